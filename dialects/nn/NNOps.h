@@ -1,0 +1,29 @@
+//===- NNOps.h - ops of the nn dialect --------------------------*- C++ -*-===//
+
+#ifndef PARC_DIALECTS_NN_NNOPS_H
+#define PARC_DIALECTS_NN_NNOPS_H
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "nn/NNDialect.h"
+
+#define GET_OP_CLASSES
+#include "nn/NNOps.h.inc"
+
+namespace parc::nn {
+
+/// Shape of broadcasting `lhs` and `rhs` with numpy rules, or failure.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// The result shape of ONNX MatMul on these operand shapes, or failure.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+} // namespace parc::nn
+
+#endif // PARC_DIALECTS_NN_NNOPS_H

@@ -1,0 +1,658 @@
+//===- NNOps.td - the nn dialect: model ops with ONNX semantics -*- tablegen -*-===//
+//
+// Every op works on ranked tensors with static shapes: the importer binds
+// dynamic dimensions and folds shape computations, so sharding and memory
+// planning later never meet a `?`. Operand-defined structure that ONNX passes
+// as tensors (Reshape's shape, Slice's starts, TopK's k …) is an attribute or
+// the result type here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_NN_OPS
+#define PARC_NN_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Dialect
+//===----------------------------------------------------------------------===//
+
+def NN_Dialect : Dialect {
+  let name = "nn";
+  let cppNamespace = "::parc::nn";
+  let summary = "Model-level tensor ops with ONNX semantics on static shapes";
+  let description = [{
+    The `nn` dialect is what an ONNX model becomes after import: one op per
+    ONNX operator (or per recognised block such as `nn.layer_norm` or
+    `nn.attention`, produced by `nn-fuse`), on ranked tensors whose shapes are
+    all static. Weights are `arith.constant` ops holding `dense_resource`
+    blobs, or `nn.external_weight` ops that reference ONNX external data, so a
+    dump of a real model stays small and readable.
+
+    Broadcasting follows ONNX (numpy) rules. Op locations carry the ONNX node
+    name, so every later diagnostic can name the node a user knows.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def NN_GeluApproximation : I32EnumAttr<"GeluApproximation",
+    "how GELU's Gaussian CDF is evaluated", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"tanh", 1>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::parc::nn";
+}
+def NN_GeluApproximationAttr
+    : EnumAttr<NN_Dialect, NN_GeluApproximation, "gelu_approximation">;
+
+def NN_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how ScatterElements combines an update with the existing value", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"add", 1>,
+      I32EnumAttrCase<"mul", 2>,
+      I32EnumAttrCase<"max", 3>,
+      I32EnumAttrCase<"min", 4>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::parc::nn";
+}
+def NN_ScatterReductionAttr
+    : EnumAttr<NN_Dialect, NN_ScatterReduction, "scatter_reduction">;
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+class NN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<NN_Dialect, mnemonic, traits>;
+
+def NN_Tensor : StaticShapeTensorOf<[AnyType]>;
+def NN_BoolTensor : StaticShapeTensorOf<[I1]>;
+def NN_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+
+// y = f(x) elementwise; same type in and out.
+class NN_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits,
+        [Pure, Elementwise, SameOperandsAndResultType])> {
+  let summary = "elementwise " # formula;
+  let description = "Computes `" # formula # "` for every element (ONNX "
+    # "semantics).\n\n```mlir\n%y = nn." # mnemonic
+    # " %x : tensor<2x8xf32>\n```";
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+// z = lhs op rhs with ONNX (numpy) multidirectional broadcasting.
+class NN_BinaryOp<string mnemonic, string formula, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [Pure, ResultsBroadcastableShape])> {
+  let summary = "elementwise " # formula # " with broadcasting";
+  let description = "Computes `" # formula # "` elementwise after "
+    # "broadcasting both operands to the result shape (numpy rules).\n\n"
+    # "```mlir\n%z = nn." # mnemonic # " %a, %b : (tensor<2x8xf32>, "
+    # "tensor<8xf32>) -> tensor<2x8xf32>\n```";
+  let arguments = (ins NN_Tensor:$lhs, NN_Tensor:$rhs);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+class NN_ReduceOp<string mnemonic, string what>
+    : NN_Op<mnemonic, [Pure]> {
+  let summary = "reduction (" # what # ") over `axes`";
+  let description = "Reduces `input` with " # what # " over the listed axes "
+    # "(non-negative, sorted). With `keepdims` the reduced axes stay as size "
+    # "1.\n\n```mlir\n%m = nn." # mnemonic # " %x {axes = array<i64: 2>, "
+    # "keepdims = true} : tensor<2x8x32xf32> -> tensor<2x8x1xf32>\n```";
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+def NN_NegOp : NN_UnaryOp<"neg", "-x"> { let hasFolder = 1; }
+def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
+def NN_LogOp : NN_UnaryOp<"log", "log(x)">;
+def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
+def NN_ReciprocalOp : NN_UnaryOp<"reciprocal", "1 / x">;
+def NN_TanhOp : NN_UnaryOp<"tanh", "tanh(x)">;
+def NN_ErfOp : NN_UnaryOp<"erf", "erf(x)">;
+def NN_SigmoidOp : NN_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def NN_ReluOp : NN_UnaryOp<"relu", "max(x, 0)">;
+def NN_NotOp : NN_UnaryOp<"not", "logical not x">;
+def NN_SiluOp : NN_UnaryOp<"silu", "x * sigmoid(x)">;
+
+def NN_GeluOp : NN_Op<"gelu", [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Φ(x)`, with Φ evaluated exactly (`x/2 · (1 + erf(x/√2))`) or by the
+    tanh approximation (`x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))`).
+    Produced by `nn-fuse` from the forms exporters emit.
+
+    ```mlir
+    %y = nn.gelu %x {approximation = #nn<gelu_approximation tanh>} : tensor<2x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input,
+    DefaultValuedAttr<NN_GeluApproximationAttr,
+                      "GeluApproximation::none">:$approximation);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs", [Commutative]>;
+def NN_SubOp : NN_BinaryOp<"sub", "lhs - rhs">;
+def NN_MulOp : NN_BinaryOp<"mul", "lhs * rhs", [Commutative]>;
+def NN_DivOp : NN_BinaryOp<"div", "lhs / rhs">;
+def NN_PowOp : NN_BinaryOp<"pow", "lhs ^ rhs">;
+def NN_MinOp : NN_BinaryOp<"min", "min(lhs, rhs)", [Commutative]>;
+def NN_MaxOp : NN_BinaryOp<"max", "max(lhs, rhs)", [Commutative]>;
+def NN_EqualOp : NN_BinaryOp<"equal", "lhs == rhs", [Commutative]>;
+def NN_LessOp : NN_BinaryOp<"less", "lhs < rhs">;
+def NN_GreaterOp : NN_BinaryOp<"greater", "lhs > rhs">;
+def NN_AndOp : NN_BinaryOp<"and", "lhs && rhs", [Commutative]>;
+def NN_OrOp : NN_BinaryOp<"or", "lhs || rhs", [Commutative]>;
+
+def NN_WhereOp : NN_Op<"where", [Pure, ResultsBroadcastableShape]> {
+  let summary = "elementwise select with broadcasting";
+  let description = [{
+    `condition ? lhs : rhs` per element, all three broadcast to the result.
+
+    ```mlir
+    %y = nn.where %mask, %scores, %neg : (tensor<1x1x8x8xi1>, tensor<2x4x8x8xf32>, tensor<f32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_BoolTensor:$condition, NN_Tensor:$lhs,
+                   NN_Tensor:$rhs);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_CastOp : NN_Op<"cast", [Pure, Elementwise]> {
+  let summary = "element type conversion";
+  let description = [{
+    Converts every element to the result's element type with ONNX Cast
+    semantics (float → int truncates toward zero; anything → i1 is `!= 0`).
+
+    ```mlir
+    %f = nn.cast %ids : tensor<2x8xi64> to tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def NN_MatMulOp : NN_Op<"matmul", [Pure]> {
+  let summary = "matrix product with numpy batch broadcasting";
+  let description = [{
+    ONNX MatMul: the last two dimensions multiply, leading dimensions
+    broadcast. 1-D operands are promoted as numpy does and the promoted
+    dimension is dropped from the result.
+
+    ```mlir
+    %s = nn.matmul %q, %kt : (tensor<2x4x8x16xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$lhs, NN_Tensor:$rhs);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def NN_GemmOp : NN_Op<"gemm", [Pure]> {
+  let summary = "general matrix multiply on 2-D operands";
+  let description = [{
+    `alpha · op(a) · op(b) + beta · c` where `op` transposes when the matching
+    flag is set and `c` (optional) broadcasts to the result.
+
+    ```mlir
+    %y = nn.gemm %a, %b, %c {trans_b = true} : (tensor<2x32xf32>, tensor<16x32xf32>, tensor<16xf32>) -> tensor<2x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$a, NN_Tensor:$b, Optional<NN_Tensor>:$c,
+    DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+    DefaultValuedAttr<F32Attr, "1.0">:$beta,
+    DefaultValuedAttr<BoolAttr, "false">:$trans_a,
+    DefaultValuedAttr<BoolAttr, "false">:$trans_b);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def NN_LinearOp : NN_Op<"linear", [Pure]> {
+  let summary = "fully connected layer: x · w (+ bias)";
+  let description = [{
+    `x[..., K] · w[K, N] + bias[N]`, or with `transpose_weight` a weight
+    stored as `[N, K]` (the layout torch keeps). Produced by `nn-fuse` from
+    MatMul + Add and from Gemm; it is the unit that tensor parallelism shards
+    by column (N) or by row (K).
+
+    ```mlir
+    %h = nn.linear %x, %w, %b : (tensor<2x8x32xf32>, tensor<32x128xf32>, tensor<128xf32>) -> tensor<2x8x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$weight,
+    Optional<NN_Tensor>:$bias,
+    DefaultValuedAttr<BoolAttr, "false">:$transpose_weight);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation and activation blocks
+//===----------------------------------------------------------------------===//
+
+def NN_SoftmaxOp : NN_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `axis` (opset-13 semantics; the
+    importer rewrites older opsets' flattening form into this one).
+
+    ```mlir
+    %p = nn.softmax %s {axis = 3 : i64} : tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, I64Attr:$axis);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def NN_LayerNormOp : NN_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalisation over the trailing axes from `axis`";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) · scale + bias`, statistics over the
+    dimensions `axis..rank-1`.
+
+    ```mlir
+    %y = nn.layer_norm %x, %g, %b {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x8x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$scale,
+    Optional<NN_Tensor>:$bias, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def NN_RmsNormOp : NN_Op<"rms_norm", [Pure]> {
+  let summary = "root-mean-square normalisation (Llama's RMSNorm)";
+  let description = [{
+    `x / sqrt(mean(x²) + epsilon) · scale`, statistics over `axis..rank-1`.
+
+    ```mlir
+    %y = nn.rms_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-06 : f32} : (tensor<2x8x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$scale, I64Attr:$axis,
+                   F32Attr:$epsilon);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$input `,` $scale attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def NN_ReduceSumOp : NN_ReduceOp<"reduce_sum", "sum">;
+def NN_ReduceMeanOp : NN_ReduceOp<"reduce_mean", "mean">;
+def NN_ReduceMaxOp : NN_ReduceOp<"reduce_max", "max">;
+def NN_ReduceMinOp : NN_ReduceOp<"reduce_min", "min">;
+def NN_ReduceProdOp : NN_ReduceOp<"reduce_prod", "product">;
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def NN_ReshapeOp : NN_Op<"reshape", [Pure]> {
+  let summary = "reinterpret the shape; element order unchanged";
+  let description = [{
+    ONNX Reshape, Squeeze, Unsqueeze and Flatten all land here: with static
+    shapes they differ only in how the target shape is spelled, and one op
+    gives sharding propagation a single rule to get right.
+
+    ```mlir
+    %h = nn.reshape %x : tensor<2x8x32xf32> to tensor<2x8x4x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_TransposeOp : NN_Op<"transpose", [Pure]> {
+  let summary = "permute dimensions";
+  let description = [{
+    `output.shape[i] = input.shape[perm[i]]`.
+
+    ```mlir
+    %t = nn.transpose %x {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x4x8xf32> -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_ExpandOp : NN_Op<"expand", [Pure]> {
+  let summary = "broadcast to the result shape";
+  let description = [{
+    ONNX Expand with the target shape folded into the result type.
+
+    ```mlir
+    %e = nn.expand %kv : tensor<2x2x1x8x16xf32> to tensor<2x2x2x8x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_ConcatOp : NN_Op<"concat", [Pure]> {
+  let summary = "concatenate along `axis`";
+  let description = [{
+    ```mlir
+    %c = nn.concat %a, %b {axis = 2 : i64} : (tensor<2x4x3x8xf32>, tensor<2x4x5x8xf32>) -> tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_SplitOp : NN_Op<"split", [Pure]> {
+  let summary = "split along `axis` into pieces sized by the result types";
+  let description = [{
+    ```mlir
+    %q, %k, %v = nn.split %qkv {axis = 2 : i64} : tensor<2x8x96xf32> -> (tensor<2x8x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32>)
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<NN_Tensor>:$outputs);
+  let assemblyFormat =
+    "$input attr-dict `:` type($input) `->` `(` type($outputs) `)`";
+  let hasVerifier = 1;
+}
+
+def NN_SliceOp : NN_Op<"slice", [Pure]> {
+  let summary = "strided slice with a start and step per dimension";
+  let description = [{
+    `output[i...] = input[starts + i * steps]` per dimension; sizes come from
+    the result type. Negative steps walk backwards. The importer normalises
+    ONNX's clamped, axis-subset form to one start and step per dimension.
+
+    ```mlir
+    %lo = nn.slice %x {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<2x8x16xf32> -> tensor<2x8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$steps);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_GatherOp : NN_Op<"gather", [Pure]> {
+  let summary = "take slices of `data` along `axis` at `indices`";
+  let description = [{
+    ONNX Gather (embedding lookup when `data` is a table): the result shape
+    is `data.shape[:axis] + indices.shape + data.shape[axis+1:]`. Negative
+    indices count from the end.
+
+    ```mlir
+    %e = nn.gather %table, %ids {axis = 0 : i64} : (tensor<64x32xf32>, tensor<2x8xi64>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$data, NN_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$data `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def NN_ScatterElementsOp : NN_Op<"scatter_elements", [Pure]> {
+  let summary = "write `updates` into a copy of `data` at `indices` along `axis`";
+  let description = [{
+    ```mlir
+    %r = nn.scatter_elements %zeros, %idx, %w {axis = 1 : i64} : (tensor<16x4xf32>, tensor<16x2xi64>, tensor<16x2xf32>) -> tensor<16x4xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$data, NN_IndexTensor:$indices,
+    NN_Tensor:$updates, I64Attr:$axis,
+    DefaultValuedAttr<NN_ScatterReductionAttr,
+                      "ScatterReduction::none">:$reduction);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def NN_TriluOp : NN_Op<"trilu", [Pure, SameOperandsAndResultType]> {
+  let summary = "keep the upper or lower triangle of the last two dims";
+  let description = [{
+    Elements outside the triangle (offset by diagonal `k`) become zero.
+
+    ```mlir
+    %m = nn.trilu %ones {upper = false, k = 0 : i64} : tensor<8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, BoolAttr:$upper,
+                   DefaultValuedAttr<I64Attr, "0">:$k);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def NN_TopKOp : NN_Op<"topk", [Pure]> {
+  let summary = "the k largest (or smallest) values along `axis` and their indices";
+  let description = [{
+    ```mlir
+    %v, %i = nn.topk %logits {axis = 1 : i64, k = 2 : i64} : tensor<16x8xf32> -> (tensor<16x2xf32>, tensor<16x2xi64>)
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, I64Attr:$k, I64Attr:$axis,
+    DefaultValuedAttr<BoolAttr, "true">:$largest,
+    DefaultValuedAttr<BoolAttr, "true">:$sorted);
+  let results = (outs NN_Tensor:$values, NN_IndexTensor:$indices);
+  let assemblyFormat =
+    "$input attr-dict `:` type($input) `->` `(` type($values) `,` type($indices) `)`";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+def NN_ConvOp : NN_Op<"conv", [Pure]> {
+  let summary = "N-d grouped convolution (NCHW, OIHW)";
+  let description = [{
+    ONNX Conv with explicit pads (`auto_pad` is resolved by the importer):
+    `pads` holds the begin pads of every spatial dim, then the end pads.
+
+    ```mlir
+    %y = nn.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 1, 0, 1>, strides = array<i64: 1, 1>} : (tensor<1x1x1x64xf32>, tensor<8x1x1x3xf32>, tensor<8xf32>) -> tensor<1x8x1x64xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$weight,
+    Optional<NN_Tensor>:$bias, DenseI64ArrayAttr:$strides,
+    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def NN_MaxPoolOp : NN_Op<"max_pool", [Pure]> {
+  let summary = "N-d max pooling (NCHW)";
+  let description = [{
+    ONNX MaxPool with explicit pads; the result type fixes the output size
+    (so `ceil_mode` is already applied). Padding never wins the max.
+
+    ```mlir
+    %y = nn.max_pool %x {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 1, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 2>} : tensor<1x8x1x64xf32> -> tensor<1x8x1x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
+    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+    DenseI64ArrayAttr:$dilations);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Transformer blocks recognised by nn-fuse
+//===----------------------------------------------------------------------===//
+
+def NN_AttentionOp : NN_Op<"attention",
+    [Pure, IsolatedFromAbove, SingleBlock]> {
+  let summary = "scaled dot-product attention with a score modifier";
+  let description = [{
+    `softmax(mod(scale · q · kᵀ, masks...)) · v` per batch and head, on the
+    head-split layout: `q` is `[B, H, S, D]`, `k` is `[B, Hkv, T, D]`, `v` is
+    `[B, Hkv, T, Dv]`, the result `[B, H, S, Dv]`. `Hkv` divides `H`: query
+    head `h` reads key/value head `h / (H / Hkv)` (grouped-query attention;
+    `Hkv == H` is multi-head attention).
+
+    The score modifier `mod` is whatever the exporter put between the two
+    products (an additive mask, a causal `where`, a multiplicative mask …),
+    kept exactly as IR rather than as a fixed mask kind, so fusion preserves
+    every model's numerics. Its block receives the scaled scores `[B, H, S,
+    T]` and then one argument per `masks` operand, and yields the modified
+    scores; yielding the first argument means no modifier.
+
+    ```mlir
+    %o = nn.attention %q, %k, %v mask(%m : tensor<2x1x1x8xf32>) {scale = 0.25 : f32}
+        : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32> {
+    ^bb0(%s: tensor<2x4x8x8xf32>, %mk: tensor<2x1x1x8xf32>):
+      %r = nn.add %s, %mk : (tensor<2x4x8x8xf32>, tensor<2x1x1x8xf32>) -> tensor<2x4x8x8xf32>
+      nn.yield %r : tensor<2x4x8x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$query, NN_Tensor:$key, NN_Tensor:$value,
+    Variadic<NN_Tensor>:$masks, F32Attr:$scale);
+  let results = (outs NN_Tensor:$output);
+  let regions = (region SizedRegion<1>:$score_mod);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $masks^ `:` type($masks) `)`)?
+    attr-dict `:` `(` type($query) `,` type($key) `,` type($value) `)`
+    `->` type($output) $score_mod
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    // Builds the op with an identity score modifier; callers that have a
+    // modifier fill the block after creation.
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$query,
+      "::mlir::Value":$key, "::mlir::Value":$value,
+      "::mlir::ValueRange":$masks, "float":$scale)>
+  ];
+  let extraClassDeclaration = [{
+    /// The type of the score matrix the modifier sees: [B, H, S, T].
+    ::mlir::RankedTensorType getScoreType();
+    /// True when the modifier yields the scores unchanged.
+    bool hasIdentityScoreMod();
+    ::mlir::Block &getScoreModBlock() { return getScoreMod().front(); }
+  }];
+}
+
+def NN_YieldOp : NN_Op<"yield", [Pure, Terminator, ReturnLike,
+                                 HasParent<"AttentionOp">]> {
+  let summary = "the modified scores of an `nn.attention` region";
+  let description = [{
+    ```mlir
+    nn.yield %s : tensor<2x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def NN_RotaryOp : NN_Op<"rotary", [Pure]> {
+  let summary = "rotary position embedding (rotate-half layout)";
+  let description = [{
+    `x · cos + rotate_half(x) · sin` where `rotate_half` maps the halves
+    `[x1, x2]` of the last dimension to `[-x2, x1]` (the Llama / GPT-NeoX
+    layout). `cos` and `sin` broadcast to `x` and span the full last dim.
+
+    ```mlir
+    %r = nn.rotary %q, %cos, %sin : (tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>) -> tensor<2x4x8x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$cos, NN_Tensor:$sin);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$input `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Weights
+//===----------------------------------------------------------------------===//
+
+def NN_ExternalWeightOp : NN_Op<"external_weight", [Pure]> {
+  let summary = "a weight stored in an ONNX external-data file";
+  let description = [{
+    References `length` bytes at `offset` of `location` (relative to the
+    model file) without reading them: IR stays small and a model whose data
+    files are absent can still be planned and inspected. Code generation maps
+    the bytes when it slices weights per rank.
+
+    ```mlir
+    %w = nn.external_weight {name = "layers.0.mlp.w1", location = "model.data", offset = 0 : i64, length = 8192 : i64} : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$location, I64Attr:$offset,
+                   I64Attr:$length);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = "attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
+#endif // PARC_NN_OPS

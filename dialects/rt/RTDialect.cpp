@@ -1,0 +1,58 @@
+//===- RTDialect.cpp - the rt dialect ---------------------------*- C++ -*-===//
+
+#include "rt/RTDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace parc::rt;
+
+#include "rt/RTDialect.cpp.inc"
+
+void RTDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "rt/RTOps.cpp.inc"
+      >();
+}
+
+LogicalResult AllocOp::verify() {
+  if (!getType().hasStaticShape() || !getType().getLayout().isIdentity())
+    return emitOpError("buffers are static, contiguous memrefs");
+  if (getOffset() && *getOffset() < 0)
+    return emitOpError("offset must be non-negative");
+  return success();
+}
+
+LogicalResult WeightOp::verify() {
+  if (auto value = getValueAttr())
+    if (cast<ShapedType>(value.getType()).getShape() != getType().getShape() ||
+        cast<ShapedType>(value.getType()).getElementType() !=
+            getType().getElementType())
+      return emitOpError("value must have the buffer's shape and element type");
+  return success();
+}
+
+LogicalResult ViewOp::verify() {
+  if (getSource().getType().getNumElements() != getType().getNumElements() ||
+      getSource().getType().getElementType() != getType().getElementType())
+    return emitOpError("a view keeps the element type and count");
+  return success();
+}
+
+LogicalResult KernelOp::verify() {
+  if (getOuts().empty())
+    return emitOpError("a kernel writes at least one buffer");
+  return success();
+}
+
+SmallVector<NamedAttribute> KernelOp::getParams() {
+  SmallVector<NamedAttribute> params;
+  for (NamedAttribute attr : (*this)->getDiscardableAttrs())
+    params.push_back(attr);
+  return params;
+}
+
+#define GET_OP_CLASSES
+#include "rt/RTOps.cpp.inc"

@@ -1,0 +1,136 @@
+//===- RTOps.td - the rt dialect: one rank's program ------*- tablegen -*-===//
+//
+// A per-rank program over buffers: every tensor of the nn program becomes a
+// memref view into one statically planned arena, a weight slot, or a program
+// input; computation is a sequence of runtime kernel calls. Code generation
+// turns each op into `parc_rt_*` calls, so the rt dialect is the contract
+// between the compiler and the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_RT_OPS
+#define PARC_RT_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def RT_Dialect : Dialect {
+  let name = "rt";
+  let cppNamespace = "::parc::rt";
+  let summary = "Per-rank programs: planned buffers and runtime kernel calls";
+  let description = [{
+    The `rt` dialect describes what one rank executes. Values are static
+    memrefs; each comes from `rt.alloc` (a slice of the rank's arena, placed
+    by `rt-plan-memory`), `rt.weight` (a tensor of the rank's weight shard),
+    `rt.input` (a program input) or `rt.view` (a reshaped alias). Ops that
+    compute are `rt.kernel` calls named after runtime entry points;
+    communication ops are added by the distribution passes.
+  }];
+}
+
+class RT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<RT_Dialect, mnemonic, traits>;
+
+def RT_Buffer : MemRefOf<[AnyType]>;
+
+def RT_AllocOp : RT_Op<"alloc", [Pure]> {
+  let summary = "a buffer in the rank's arena";
+  let description = [{
+    Without `offset` the buffer is not placed yet; `rt-plan-memory` assigns
+    every alloc a byte offset so that buffers whose lifetimes overlap never
+    share bytes, and records the arena size on the function.
+
+    ```mlir
+    %b = rt.alloc {offset = 4096 : i64} : memref<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs RT_Buffer:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def RT_WeightOp : RT_Op<"weight", [Pure]> {
+  let summary = "a tensor of the rank's weight shard";
+  let description = [{
+    Bound at start-up to the tensor `name` of the rank's safetensors file
+    (memory-mapped, read-only). Until the compiler has written that file the
+    op carries where the data comes from: `value` (the constant's elements)
+    or `external` (an ONNX external-data reference: location, offset,
+    length).
+
+    ```mlir
+    %w = rt.weight "h.0.mlp.c_fc.weight" : memref<32x128xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, OptionalAttr<ElementsAttr>:$value);
+  let results = (outs RT_Buffer:$buffer);
+  let assemblyFormat = "$name attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def RT_InputOp : RT_Op<"input", [Pure]> {
+  let summary = "a program input";
+  let description = [{
+    ```mlir
+    %x = rt.input 0 "input_ids" : memref<2x8xi64>
+    ```
+  }];
+  let arguments = (ins I64Attr:$index, StrAttr:$name);
+  let results = (outs RT_Buffer:$buffer);
+  let assemblyFormat = "$index $name attr-dict `:` type($buffer)";
+}
+
+def RT_OutputOp : RT_Op<"output"> {
+  let summary = "publish a buffer as a program output";
+  let description = [{
+    ```mlir
+    rt.output 0 "logits", %b : memref<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$index, StrAttr:$name, RT_Buffer:$buffer);
+  let assemblyFormat = "$index $name `,` $buffer attr-dict `:` type($buffer)";
+}
+
+def RT_ViewOp : RT_Op<"view", [Pure]> {
+  let summary = "the same bytes under another shape";
+  let description = [{
+    Reshapes cost nothing: the result aliases the source, and the memory plan
+    keeps the source alive while any view of it is.
+
+    ```mlir
+    %v = rt.view %b : memref<2x8x32xf32> to memref<2x8x4x8xf32>
+    ```
+  }];
+  let arguments = (ins RT_Buffer:$source);
+  let results = (outs RT_Buffer:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def RT_KernelOp : RT_Op<"kernel", [AttrSizedOperandSegments]> {
+  let summary = "call a runtime kernel";
+  let description = [{
+    Calls the runtime's kernel `callee` with `ins` read and `outs` written;
+    the remaining attributes are the kernel's parameters (axes, epsilon …),
+    passed through from the nn op.
+
+    ```mlir
+    rt.kernel "softmax" ins(%s : memref<2x4x8x8xf32>) outs(%p : memref<2x4x8x8xf32>) {axis = 3 : i64}
+    ```
+  }];
+  let arguments = (ins StrAttr:$callee, Variadic<RT_Buffer>:$ins,
+                   Variadic<RT_Buffer>:$outs);
+  let assemblyFormat = [{
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The kernel parameters: every attribute but the callee and segments.
+    llvm::SmallVector<mlir::NamedAttribute> getParams();
+  }];
+}
+
+#endif // PARC_RT_OPS

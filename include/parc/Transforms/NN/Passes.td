@@ -1,0 +1,34 @@
+//===- Passes.td - passes over the nn dialect -------------*- tablegen -*-===//
+
+#ifndef PARC_TRANSFORMS_NN_PASSES
+#define PARC_TRANSFORMS_NN_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def NNCanonicalize : Pass<"nn-canonicalize"> {
+  let summary = "Fold constants and simplify nn ops";
+  let description = [{
+    Runs every nn op's folder and canonicalization pattern to a fixed point
+    and removes dead ops. Input: any IR containing nn ops. Output: the same
+    computation with shape arithmetic, identity reshapes/transposes/casts
+    and constant subexpressions folded away.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def NNFuse : Pass<"nn-fuse"> {
+  let summary = "Recognise transformer building blocks in exported graphs";
+  let description = [{
+    Rewrites the decomposed forms exporters emit into fused nn ops:
+    LayerNorm (ReduceMean/Sub/Pow/Sqrt/Div, with or without affine),
+    RMSNorm, GELU (erf and tanh forms), SiLU, linear layers (MatMul + Add,
+    Gemm), attention (Q·Kᵀ, scale, score modifier, Softmax, ·V) including
+    grouped-query attention's repeated key/value heads, and rotary embedding.
+    Input: nn IR, ideally after nn-canonicalize and cse (duplicated
+    subexpressions hide patterns). Output: the same computation, with fused
+    ops wherever a form was recognised; everything else is left untouched.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+#endif // PARC_TRANSFORMS_NN_PASSES

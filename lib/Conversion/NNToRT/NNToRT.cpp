@@ -1,0 +1,204 @@
+//===- NNToRT.cpp - convert-nn-to-rt ----------------------------*- C++ -*-===//
+//
+// With static shapes and one arena, lowering is a single walk in program
+// order: every tensor value gets a buffer, every nn op one kernel call named
+// after it. No type converter or pattern driver is needed, and the kernel
+// names and parameters stay exactly the nn op names and attributes, so the
+// rt program reads like the nn one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nn/NNOps.h"
+#include "parc/Conversion/Passes.h"
+#include "rt/RTDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSet.h"
+
+#define DEBUG_TYPE "convert-nn-to-rt"
+
+namespace parc {
+#define GEN_PASS_DEF_CONVERTNNTORT
+#include "parc/Conversion/Passes.h.inc"
+} // namespace parc
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace rt = parc::rt;
+
+namespace {
+
+MemRefType bufferType(Type tensor) {
+  auto t = cast<RankedTensorType>(tensor);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+class Lowering {
+public:
+  Lowering(OpBuilder &b) : b(b) {}
+
+  LogicalResult lower(func::FuncOp oldFunc, func::FuncOp newFunc);
+
+private:
+  LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerAttention(nn::AttentionOp op);
+  Value alloc(Location loc, Type tensor) {
+    return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
+  }
+  /// A weight name that is unique in the program.
+  std::string uniqueName(StringRef base) {
+    std::string name = base.str();
+    for (int i = 1; !names.insert(name).second; ++i)
+      name = (base + "_" + Twine(i)).str();
+    return name;
+  }
+  Value buffer(Value tensor) { return map.lookup(tensor); }
+
+  OpBuilder &b;
+  IRMapping map;
+  llvm::StringSet<> names;
+};
+
+LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
+  Block &body = oldFunc.getBody().front();
+  b.setInsertionPointToStart(newFunc.addEntryBlock());
+  for (BlockArgument arg : body.getArguments()) {
+    auto name = oldFunc.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+    std::string argName =
+        name ? name.str() : "input_" + std::to_string(arg.getArgNumber());
+    map.map(arg, rt::InputOp::create(b, oldFunc.getLoc(),
+                                     bufferType(arg.getType()),
+                                     arg.getArgNumber(), argName));
+  }
+  for (Operation &op : body.without_terminator())
+    if (failed(lowerOp(&op)))
+      return failure();
+  // Outputs must own their bytes: an input, a weight or a buffer already
+  // published under another name is copied first.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  llvm::DenseSet<Value> published;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Value buf = buffer(v);
+    Value root = buf;
+    while (auto view = root.getDefiningOp<rt::ViewOp>())
+      root = view.getSource();
+    if (!root.getDefiningOp<rt::AllocOp>() || !published.insert(root).second) {
+      Value copy = alloc(ret.getLoc(), v.getType());
+      rt::KernelOp::create(b, ret.getLoc(), "copy", ValueRange{buf},
+                           ValueRange{copy});
+      buf = copy;
+    }
+    auto name = oldFunc.getResultAttrOfType<StringAttr>(i, "onnx.name");
+    rt::OutputOp::create(b, ret.getLoc(), i,
+                         name ? name.str() : "output_" + std::to_string(i), buf);
+  }
+  func::ReturnOp::create(b, ret.getLoc());
+  return success();
+}
+
+LogicalResult Lowering::lowerOp(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    auto value = dyn_cast<ElementsAttr>(cst.getValue());
+    if (!value)
+      return op->emitOpError("only tensor constants can become weights");
+    std::string base = "const";
+    if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
+      base = res.getRawHandle().getKey().str();
+    map.map(cst.getResult(),
+            rt::WeightOp::create(b, loc, bufferType(cst.getType()),
+                                 uniqueName(base), value));
+    return success();
+  }
+  if (auto ext = dyn_cast<nn::ExternalWeightOp>(op)) {
+    auto w = rt::WeightOp::create(b, loc, bufferType(ext.getType()),
+                                  uniqueName(ext.getName()), ElementsAttr());
+    w->setAttr("location", ext.getLocationAttr());
+    w->setAttr("offset", ext.getOffsetAttr());
+    w->setAttr("length", ext.getLengthAttr());
+    map.map(ext.getResult(), w);
+    return success();
+  }
+  if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
+    map.map(reshape.getResult(),
+            rt::ViewOp::create(b, loc, bufferType(reshape.getType()),
+                               buffer(reshape.getInput())));
+    return success();
+  }
+  if (auto attention = dyn_cast<nn::AttentionOp>(op))
+    return lowerAttention(attention);
+  if (op->getDialect() != op->getContext()->getLoadedDialect<nn::NNDialect>() ||
+      op->getNumRegions())
+    return op->emitOpError("has no runtime kernel");
+
+  SmallVector<Value> ins, outs;
+  for (Value v : op->getOperands())
+    ins.push_back(buffer(v));
+  for (Value r : op->getResults()) {
+    outs.push_back(alloc(loc, r.getType()));
+    map.map(r, outs.back());
+  }
+  auto kernel = rt::KernelOp::create(
+      b, loc, op->getName().stripDialect(), ins, outs);
+  for (NamedAttribute attr : op->getAttrDictionary())
+    if (attr.getName() != "operandSegmentSizes")
+      kernel->setAttr(attr.getName(), attr.getValue());
+  return success();
+}
+
+/// scores = scale·q·kᵀ; the modifier's ops in place; softmax; ·v. The
+/// score and value kernels map query head h to key/value head
+/// h / (H / Hkv), which is all grouped-query attention needs.
+LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
+  Location loc = op.getLoc();
+  RankedTensorType scoreType = op.getScoreType();
+  Value scores = alloc(loc, scoreType);
+  auto scoreKernel = rt::KernelOp::create(
+      b, loc, "attention_scores",
+      ValueRange{buffer(op.getQuery()), buffer(op.getKey())}, ValueRange{scores});
+  scoreKernel->setAttr("scale", op.getScaleAttr());
+
+  Block &mod = op.getScoreModBlock();
+  map.map(mod.getArgument(0), scores);
+  for (auto [arg, mask] : llvm::zip(mod.getArguments().drop_front(), op.getMasks()))
+    map.map(arg, buffer(mask));
+  for (Operation &inner : mod.without_terminator())
+    if (failed(lowerOp(&inner)))
+      return failure();
+  Value modified = buffer(cast<nn::YieldOp>(mod.getTerminator()).getValue());
+
+  Value probs = alloc(loc, scoreType);
+  auto softmax = rt::KernelOp::create(b, loc, "softmax", ValueRange{modified},
+                                      ValueRange{probs});
+  softmax->setAttr("axis", b.getI64IntegerAttr(3));
+  Value out = alloc(loc, op.getType());
+  rt::KernelOp::create(b, loc, "attention_values",
+                       ValueRange{probs, buffer(op.getValue())}, ValueRange{out});
+  map.map(op.getResult(), out);
+  return success();
+}
+
+struct ConvertNNToRTPass
+    : parc::impl::ConvertNNToRTBase<ConvertNNToRTPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal()) {
+      module.emitError("expected a func.func @main with a body");
+      return signalPassFailure();
+    }
+    OpBuilder b(main);
+    auto lowered = func::FuncOp::create(b, main.getLoc(), "main",
+                                        b.getFunctionType({}, {}));
+    if (failed(Lowering(b).lower(main, lowered))) {
+      lowered.erase();
+      return signalPassFailure();
+    }
+    main.erase();
+  }
+};
+
+} // namespace

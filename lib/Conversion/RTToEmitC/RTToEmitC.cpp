@@ -1,0 +1,574 @@
+//===- RTToEmitC.cpp - convert-rt-to-emitc ----------------------*- C++ -*-===//
+//
+// Turns one rank's rt program into an emitc module that
+// emitc::translateToCpp prints as a C++ translation unit: a `parc_forward`
+// function that calls the runtime's kernels on pointers into the arena, the
+// weights and the inputs, the program's metadata (tensor names, dtypes,
+// shapes) as static tables, and a `main` that hands both to the runtime's
+// program driver. Every shape is a static `int64_t` table, so the generated
+// code has no loops and no arithmetic of its own: the runtime is the only
+// thing that computes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Conversion/Passes.h"
+#include "nn/NNDialect.h"
+#include "rt/RTDialect.h"
+
+#include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+#define DEBUG_TYPE "convert-rt-to-emitc"
+
+namespace parc {
+#define GEN_PASS_DEF_CONVERTRTTOEMITC
+#include "parc/Conversion/Passes.h.inc"
+} // namespace parc
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace rt = parc::rt;
+
+namespace {
+
+/// The runtime's dtype enumerator for an element type.
+FailureOr<std::string> dtypeName(Type t) {
+  if (t.isF32()) return std::string("PARC_RT_F32");
+  if (t.isF16()) return std::string("PARC_RT_F16");
+  if (t.isBF16()) return std::string("PARC_RT_BF16");
+  if (t.isF64()) return std::string("PARC_RT_F64");
+  if (t.isInteger(64)) return std::string("PARC_RT_I64");
+  if (t.isInteger(32)) return std::string("PARC_RT_I32");
+  if (t.isUnsignedInteger(8)) return std::string("PARC_RT_U8");
+  if (t.isInteger(8)) return std::string("PARC_RT_I8");
+  if (t.isInteger(1)) return std::string("PARC_RT_BOOL");
+  return failure();
+}
+
+/// A C string literal.
+std::string quoted(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
+
+/// Builds one kernel call: operands are collected as they are referenced,
+/// literals go straight into `args`.
+struct Call {
+  SmallVector<Attribute> args;
+  SmallVector<Value> operands;
+  MLIRContext *ctx;
+
+  explicit Call(MLIRContext *ctx) : ctx(ctx) {}
+  Call &value(Value v) {
+    args.push_back(IntegerAttr::get(IndexType::get(ctx), operands.size()));
+    operands.push_back(v);
+    return *this;
+  }
+  Call &lit(int64_t v) {
+    args.push_back(IntegerAttr::get(IntegerType::get(ctx, 64), v));
+    return *this;
+  }
+  Call &real(double v) {
+    args.push_back(FloatAttr::get(Float32Type::get(ctx), v));
+    return *this;
+  }
+  Call &text(StringRef s) {
+    args.push_back(emitc::OpaqueAttr::get(ctx, s));
+    return *this;
+  }
+};
+
+class Emitter {
+public:
+  Emitter(ModuleOp module) : module(module), b(module.getContext()) {}
+
+  LogicalResult run(func::FuncOp program);
+
+private:
+  // --- module-level tables ------------------------------------------------
+  /// Name of a static `int64_t[]` holding `values` (shared by content).
+  std::string table(ArrayRef<int64_t> values);
+  std::string descriptors(StringRef name,
+                          ArrayRef<std::tuple<std::string, MemRefType>> tensors);
+  void global(StringRef name, Type type, Attribute init);
+
+  // --- the forward function -----------------------------------------------
+  LogicalResult emitKernel(rt::KernelOp op);
+  void emitCall(Location loc, StringRef callee, Call &call);
+  Value pointer(Value buffer) { return pointers.lookup(buffer); }
+  Call &shape(Call &call, Value buffer) {
+    auto t = memrefOf(buffer);
+    return call.lit(t.getRank()).text(table(t.getShape()));
+  }
+  std::string dtype(Value buffer) { return *dtypeName(memrefOf(buffer).getElementType()); }
+  Type opaque(StringRef s) { return emitc::OpaqueType::get(b.getContext(), s); }
+  Type ptr(Type t) { return emitc::PointerType::get(t); }
+  Type voidPtr() { return ptr(opaque("void")); }
+
+  ModuleOp module;
+  OpBuilder b;
+  Operation *anchor = nullptr; // the forward function
+  Value ctx, arena, inputs, weights, outputs;
+  llvm::DenseMap<Value, Value> pointers;
+  llvm::StringMap<std::string> tables;
+  int counter = 0;
+};
+
+void Emitter::global(StringRef name, Type type, Attribute init) {
+  // Tables go before the function that reads them.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(anchor);
+  emitc::GlobalOp::create(b, module.getLoc(), name, type, init,
+                          /*extern=*/false, /*static=*/true, /*const=*/true);
+}
+
+std::string Emitter::table(ArrayRef<int64_t> values) {
+  if (values.empty())
+    return "nullptr";
+  std::string key = llvm::join(llvm::map_range(values, [](int64_t v) {
+                                 return std::to_string(v);
+                               }),
+                               ",");
+  auto [it, inserted] = tables.try_emplace(key, "");
+  if (inserted) {
+    it->second = "parc_dims_" + std::to_string(tables.size() - 1);
+    auto type = RankedTensorType::get({(int64_t)values.size()}, b.getI64Type());
+    global(it->second,
+           emitc::ArrayType::get({(int64_t)values.size()}, b.getI64Type()),
+           DenseIntElementsAttr::get(type, values));
+  }
+  return it->second;
+}
+
+std::string Emitter::descriptors(
+    StringRef name, ArrayRef<std::tuple<std::string, MemRefType>> tensors) {
+  if (tensors.empty())
+    return "nullptr";
+  std::string init = "{";
+  for (auto &[tensorName, type] : tensors)
+    init += "{" + quoted(tensorName) + ", " + *dtypeName(type.getElementType()) +
+            ", " + std::to_string(type.getRank()) + ", " +
+            table(type.getShape()) + "}, ";
+  init += "}";
+  global(name,
+         emitc::ArrayType::get({(int64_t)tensors.size()},
+                               opaque("parc_rt_tensor_desc_t")),
+         emitc::OpaqueAttr::get(b.getContext(), init));
+  return name.str();
+}
+
+void Emitter::emitCall(Location loc, StringRef callee, Call &call) {
+  auto status = emitc::CallOpaqueOp::create(b, loc, opaque("parc_rt_status_t"),
+                                            callee, b.getArrayAttr(call.args),
+                                            ArrayAttr(), call.operands);
+  // A failing kernel aborts every rank, naming the ONNX node it came from.
+  std::string node = "?";
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner)) {
+      node = name.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  Call check(b.getContext());
+  check.value(ctx).value(status.getResult(0)).text(quoted(node));
+  emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "parc_rt_check",
+                              b.getArrayAttr(check.args), ArrayAttr(),
+                              check.operands);
+}
+
+/// Kernels by rt name: the runtime call and how its arguments are laid out.
+LogicalResult Emitter::emitKernel(rt::KernelOp op) {
+  StringRef name = op.getCallee();
+  Location loc = op.getLoc();
+  ValueRange ins = op.getIns(), outs = op.getOuts();
+  Call call(b.getContext());
+  auto attr = [&](StringRef n) { return op->getAttr(n); };
+  auto intAttr = [&](StringRef n) {
+    return cast<IntegerAttr>(attr(n)).getInt();
+  };
+  auto arrayAttr = [&](StringRef n) {
+    return cast<DenseI64ArrayAttr>(attr(n)).asArrayRef();
+  };
+  auto count = [&](Value v) { return memrefOf(v).getNumElements(); };
+  auto ptrOrNull = [&](Call &c, ValueRange vs, size_t i) -> Call & {
+    return i < vs.size() ? c.value(pointer(vs[i])) : c.text("nullptr");
+  };
+
+  static const llvm::StringMap<StringRef> unary = {
+      {"neg", "NEG"}, {"exp", "EXP"}, {"log", "LOG"}, {"sqrt", "SQRT"},
+      {"reciprocal", "RECIPROCAL"}, {"tanh", "TANH"}, {"erf", "ERF"},
+      {"sigmoid", "SIGMOID"}, {"relu", "RELU"}, {"not", "NOT"},
+      {"silu", "SILU"}};
+  static const llvm::StringMap<StringRef> binary = {
+      {"add", "ADD"}, {"sub", "SUB"}, {"mul", "MUL"}, {"div", "DIV"},
+      {"pow", "POW"}, {"min", "MIN"}, {"max", "MAX"}, {"equal", "EQUAL"},
+      {"less", "LESS"}, {"greater", "GREATER"}, {"and", "AND"}, {"or", "OR"}};
+  static const llvm::StringMap<StringRef> reductions = {
+      {"reduce_sum", "SUM"}, {"reduce_mean", "MEAN"}, {"reduce_max", "MAX"},
+      {"reduce_min", "MIN"}, {"reduce_prod", "PROD"}};
+
+  if (auto it = unary.find(name); it != unary.end() || name == "gelu") {
+    std::string kind = name == "gelu" ? "GELU" : it->second.str();
+    auto approx = dyn_cast_or_null<nn::GeluApproximationAttr>(attr("approximation"));
+    if (approx && approx.getValue() == nn::GeluApproximation::tanh)
+      kind = "GELU_TANH";
+    call.text("PARC_RT_UNARY_" + kind).text(dtype(ins[0]))
+        .value(pointer(ins[0])).value(pointer(outs[0])).lit(count(ins[0]));
+    emitCall(loc, "parc_rt_unary", call);
+    return success();
+  }
+  if (auto it = binary.find(name); it != binary.end()) {
+    call.text(("PARC_RT_BINARY_" + it->second).str()).text(dtype(ins[0]));
+    for (Value v : {ins[0], ins[1], outs[0]})
+      shape(call.value(pointer(v)), v);
+    emitCall(loc, "parc_rt_binary", call);
+    return success();
+  }
+  if (auto it = reductions.find(name); it != reductions.end()) {
+    ArrayRef<int64_t> axes = arrayAttr("axes");
+    call.text(("PARC_RT_REDUCTION_" + it->second).str()).text(dtype(ins[0]))
+        .value(pointer(ins[0]));
+    shape(call, ins[0]).lit(axes.size()).text(table(axes)).value(pointer(outs[0]));
+    emitCall(loc, "parc_rt_reduce", call);
+    return success();
+  }
+  if (name == "where") {
+    call.text(dtype(ins[1]));
+    for (Value v : {ins[0], ins[1], ins[2], outs[0]})
+      shape(call.value(pointer(v)), v);
+    emitCall(loc, "parc_rt_where", call);
+    return success();
+  }
+  if (name == "cast") {
+    call.text(dtype(ins[0])).value(pointer(ins[0])).text(dtype(outs[0]))
+        .value(pointer(outs[0])).lit(count(ins[0]));
+    emitCall(loc, "parc_rt_cast", call);
+    return success();
+  }
+  if (name == "copy") {
+    auto t = memrefOf(ins[0]);
+    call.value(pointer(outs[0])).value(pointer(ins[0]))
+        .lit(t.getNumElements() * std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1));
+    emitCall(loc, "parc_rt_copy", call);
+    return success();
+  }
+  if (name == "matmul") {
+    call.text(dtype(ins[0]));
+    for (Value v : {ins[0], ins[1], outs[0]})
+      shape(call.value(pointer(v)), v);
+    emitCall(loc, "parc_rt_matmul", call);
+    return success();
+  }
+  if (name == "gemm" || name == "linear") {
+    // linear is a gemm over the flattened leading dims of its input.
+    bool isLinear = name == "linear";
+    auto a = memrefOf(ins[0]), w = memrefOf(ins[1]);
+    bool transA = !isLinear && cast<BoolAttr>(attr("trans_a")).getValue();
+    bool transB = cast<BoolAttr>(attr(isLinear ? "transpose_weight" : "trans_b")).getValue();
+    int64_t k = isLinear ? a.getShape().back() : a.getDimSize(transA ? 0 : 1);
+    int64_t m = isLinear ? a.getNumElements() / k : a.getDimSize(transA ? 1 : 0);
+    int64_t n = w.getDimSize(transB ? 0 : 1);
+    call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(ins[1]));
+    if (ins.size() > 2)
+      shape(call.value(pointer(ins[2])), ins[2]);
+    else
+      call.text("nullptr").lit(0).text("nullptr");
+    call.value(pointer(outs[0])).lit(m).lit(n).lit(k).lit(transA).lit(transB);
+    if (isLinear)
+      call.real(1.0).real(1.0);
+    else
+      call.real(cast<FloatAttr>(attr("alpha")).getValueAsDouble())
+          .real(cast<FloatAttr>(attr("beta")).getValueAsDouble());
+    emitCall(loc, "parc_rt_gemm", call);
+    return success();
+  }
+  if (name == "softmax") {
+    call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(outs[0]));
+    shape(call, ins[0]).lit(intAttr("axis"));
+    emitCall(loc, "parc_rt_softmax", call);
+    return success();
+  }
+  if (name == "layer_norm" || name == "rms_norm") {
+    call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(ins[1]));
+    ptrOrNull(call, ins, 2).value(pointer(outs[0]));
+    shape(call, ins[0]).lit(intAttr("axis"))
+        .real(cast<FloatAttr>(attr("epsilon")).getValueAsDouble());
+    emitCall(loc, name == "layer_norm" ? "parc_rt_layer_norm" : "parc_rt_rms_norm",
+             call);
+    return success();
+  }
+  if (name == "transpose") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).text(table(arrayAttr("perm"))).value(pointer(outs[0]));
+    emitCall(loc, "parc_rt_transpose", call);
+    return success();
+  }
+  if (name == "slice") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).text(table(arrayAttr("starts")))
+        .text(table(arrayAttr("steps"))).value(pointer(outs[0]))
+        .text(table(memrefOf(outs[0]).getShape()));
+    emitCall(loc, "parc_rt_slice", call);
+    return success();
+  }
+  if (name == "expand") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).value(pointer(outs[0]));
+    shape(call, outs[0]);
+    emitCall(loc, "parc_rt_expand", call);
+    return success();
+  }
+  if (name == "concat" || name == "split") {
+    // Pointer lists go through a local array the runtime reads.
+    bool isConcat = name == "concat";
+    ValueRange pieces = isConcat ? ins : outs;
+    int64_t axis = intAttr("axis");
+    SmallVector<int64_t> sizes;
+    for (Value v : pieces)
+      sizes.push_back(memrefOf(v).getDimSize(axis));
+    std::string list = "parc_ptrs_" + std::to_string(counter++);
+    auto arrayType = emitc::ArrayType::get({(int64_t)pieces.size()}, voidPtr());
+    auto var = emitc::VariableOp::create(
+        b, loc, arrayType, emitc::OpaqueAttr::get(b.getContext(), ""));
+    for (auto [i, v] : llvm::enumerate(pieces)) {
+      Value index = emitc::LiteralOp::create(b, loc, b.getIndexType(),
+                                             std::to_string(i));
+      Value slot = emitc::SubscriptOp::create(
+          b, loc, emitc::LValueType::get(voidPtr()), var, index);
+      emitc::AssignOp::create(b, loc, slot, pointer(v));
+    }
+    Value whole = isConcat ? outs[0] : ins[0];
+    call.text(dtype(whole));
+    if (isConcat) {
+      call.lit(pieces.size()).value(var).text(table(sizes));
+      shape(call, whole).lit(axis).value(pointer(whole));
+      emitCall(loc, "parc_rt_concat", call);
+    } else {
+      call.value(pointer(whole));
+      shape(call, whole).lit(axis).lit(pieces.size()).text(table(sizes)).value(var);
+      emitCall(loc, "parc_rt_split", call);
+    }
+    return success();
+  }
+  if (name == "gather") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).lit(intAttr("axis")).text(dtype(ins[1])).value(pointer(ins[1]));
+    shape(call, ins[1]).value(pointer(outs[0]));
+    emitCall(loc, "parc_rt_gather", call);
+    return success();
+  }
+  if (name == "scatter_elements") {
+    auto reduction = dyn_cast_or_null<nn::ScatterReductionAttr>(attr("reduction"));
+    std::string kind =
+        StringRef(nn::stringifyScatterReduction(
+                      reduction ? reduction.getValue() : nn::ScatterReduction::none))
+            .upper();
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).lit(intAttr("axis")).text(dtype(ins[1]))
+        .value(pointer(ins[1])).text(table(memrefOf(ins[1]).getShape()))
+        .value(pointer(ins[2])).text("PARC_RT_SCATTER_" + kind)
+        .value(pointer(outs[0]));
+    emitCall(loc, "parc_rt_scatter_elements", call);
+    return success();
+  }
+  if (name == "trilu") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).lit(intAttr("k"))
+        .lit(cast<BoolAttr>(attr("upper")).getValue()).value(pointer(outs[0]));
+    emitCall(loc, "parc_rt_trilu", call);
+    return success();
+  }
+  if (name == "topk") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    bool largest = !attr("largest") || cast<BoolAttr>(attr("largest")).getValue();
+    shape(call, ins[0]).lit(intAttr("axis")).lit(intAttr("k")).lit(largest)
+        .value(pointer(outs[0])).value(pointer(outs[1]));
+    emitCall(loc, "parc_rt_topk", call);
+    return success();
+  }
+  if (name == "conv") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).value(pointer(ins[1])).text(table(memrefOf(ins[1]).getShape()));
+    ptrOrNull(call, ins, 2).lit(intAttr("group")).text(table(arrayAttr("strides")))
+        .text(table(arrayAttr("pads"))).text(table(arrayAttr("dilations")))
+        .value(pointer(outs[0])).text(table(memrefOf(outs[0]).getShape()));
+    emitCall(loc, "parc_rt_conv", call);
+    return success();
+  }
+  if (name == "max_pool") {
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    shape(call, ins[0]).text(table(arrayAttr("kernel_shape")))
+        .text(table(arrayAttr("strides"))).text(table(arrayAttr("pads")))
+        .text(table(arrayAttr("dilations"))).value(pointer(outs[0]))
+        .text(table(memrefOf(outs[0]).getShape()));
+    emitCall(loc, "parc_rt_max_pool", call);
+    return success();
+  }
+  if (name == "rotary") {
+    call.text(dtype(ins[0]));
+    for (Value v : {ins[0], ins[1], ins[2], outs[0]})
+      shape(call.value(pointer(v)), v);
+    emitCall(loc, "parc_rt_rotary_full", call);
+    return success();
+  }
+  if (name == "attention_scores" || name == "attention_values") {
+    // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
+    // key/value head h / (H / Hkv).
+    call.text(dtype(ins[0]));
+    for (Value v : {ins[0], ins[1], outs[0]})
+      shape(call.value(pointer(v)), v);
+    if (name == "attention_scores")
+      call.real(cast<FloatAttr>(attr("scale")).getValueAsDouble());
+    emitCall(loc, ("parc_rt_" + name).str(), call);
+    return success();
+  }
+  return op.emitOpError() << "no runtime kernel named '" << name << "'";
+}
+
+LogicalResult Emitter::run(func::FuncOp program) {
+  MLIRContext *context = module.getContext();
+  // Every buffer element type must have a runtime dtype.
+  WalkResult bad = program.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (auto t = dyn_cast<MemRefType>(v.getType()))
+        if (failed(dtypeName(t.getElementType()))) {
+          op->emitOpError() << "element type " << t.getElementType()
+                            << " has no runtime dtype";
+          return WalkResult::interrupt();
+        }
+    return WalkResult::advance();
+  });
+  if (bad.wasInterrupted())
+    return failure();
+
+  b.setInsertionPointToEnd(module.getBody());
+  emitc::IncludeOp::create(b, module.getLoc(), "parc/program.h",
+                           /*is_standard_include=*/false);
+
+  // The forward function: (ctx, arena, inputs, weights, outputs) -> void.
+  Type ptrType = voidPtr();
+  auto fnType = b.getFunctionType({ptr(opaque("parc_rt_context_t")), ptrType,
+                                   ptr(ptrType), ptr(ptrType), ptr(ptrType)},
+                                  {});
+  auto forward = emitc::FuncOp::create(b, program.getLoc(), "parc_forward", fnType);
+  anchor = forward;
+  forward.setSpecifiersAttr(b.getStrArrayAttr({"static"}));
+  Block *entry = forward.addEntryBlock();
+  ctx = entry->getArgument(0);
+  arena = entry->getArgument(1);
+  inputs = entry->getArgument(2);
+  weights = entry->getArgument(3);
+  outputs = entry->getArgument(4);
+  b.setInsertionPointToEnd(entry);
+
+  SmallVector<std::tuple<std::string, MemRefType>> inputDescs, weightDescs,
+      outputDescs;
+  llvm::StringMap<int64_t> weightIndex;
+  auto pointerCall = [&](Location loc, StringRef helper, Value base,
+                         int64_t at) {
+    Call c(context);
+    c.value(base).lit(at);
+    return emitc::CallOpaqueOp::create(b, loc, ptrType, helper,
+                                       b.getArrayAttr(c.args), ArrayAttr(),
+                                       c.operands)
+        .getResult(0);
+  };
+  for (Operation &op : program.getBody().front().without_terminator()) {
+    Location loc = op.getLoc();
+    if (auto alloc = dyn_cast<rt::AllocOp>(op)) {
+      if (!alloc.getOffset())
+        return alloc.emitOpError("is not placed: run rt-plan-memory first");
+      pointers[alloc] = pointerCall(loc, "parc_rt_at", arena, *alloc.getOffset());
+    } else if (auto in = dyn_cast<rt::InputOp>(op)) {
+      if (in.getIndex() >= inputDescs.size())
+        inputDescs.resize(in.getIndex() + 1);
+      inputDescs[in.getIndex()] = {in.getName().str(), in.getType()};
+      pointers[in] = pointerCall(loc, "parc_rt_slot", inputs, in.getIndex());
+    } else if (auto w = dyn_cast<rt::WeightOp>(op)) {
+      auto [it, fresh] = weightIndex.try_emplace(w.getName(), weightDescs.size());
+      if (fresh)
+        weightDescs.push_back({w.getName().str(), w.getType()});
+      pointers[w] = pointerCall(loc, "parc_rt_slot", weights, it->second);
+    } else if (auto view = dyn_cast<rt::ViewOp>(op)) {
+      pointers[view] = pointer(view.getSource());
+    } else if (auto out = dyn_cast<rt::OutputOp>(op)) {
+      if (out.getIndex() >= outputDescs.size())
+        outputDescs.resize(out.getIndex() + 1);
+      outputDescs[out.getIndex()] = {out.getName().str(), out.getBuffer().getType()};
+      Call c(context);
+      c.value(outputs).lit(out.getIndex()).value(pointer(out.getBuffer()));
+      emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "parc_rt_publish",
+                                  b.getArrayAttr(c.args), ArrayAttr(), c.operands);
+    } else if (auto kernel = dyn_cast<rt::KernelOp>(op)) {
+      if (failed(emitKernel(kernel)))
+        return failure();
+    } else {
+      return op.emitOpError("cannot be emitted as C++");
+    }
+  }
+  emitc::ReturnOp::create(b, program.getLoc(), Value());
+
+  // Metadata and main, after the function they point to.
+  b.setInsertionPointToEnd(module.getBody());
+  std::string inTable = descriptors("parc_inputs", inputDescs);
+  std::string wTable = descriptors("parc_weights", weightDescs);
+  std::string outTable = descriptors("parc_outputs", outputDescs);
+  auto arenaSize = program->getAttrOfType<IntegerAttr>("rt.arena_size");
+  std::string programName = "main";
+  if (auto n = module->getAttrOfType<StringAttr>("rt.program"))
+    programName = n.str();
+  anchor = nullptr;
+  b.setInsertionPointToEnd(module.getBody());
+  emitc::GlobalOp::create(b, module.getLoc(), "parc_program",
+         opaque("parc_rt_program_t"), emitc::OpaqueAttr::get(context,
+         "{" + quoted(programName) + ", " +
+             std::to_string(arenaSize ? arenaSize.getInt() : 0) + ", " +
+             std::to_string(inputDescs.size()) + ", " + inTable + ", " +
+             std::to_string(weightDescs.size()) + ", " + wTable + ", " +
+             std::to_string(outputDescs.size()) + ", " + outTable +
+             ", parc_forward}"),
+         /*extern=*/false, /*static=*/true, /*const=*/true);
+  b.setInsertionPointToEnd(module.getBody());
+  auto mainFn = emitc::FuncOp::create(
+      b, program.getLoc(), "main",
+      b.getFunctionType({b.getI32Type(), ptr(ptr(opaque("char")))},
+                        {b.getI32Type()}));
+  Block *mainEntry = mainFn.addEntryBlock();
+  b.setInsertionPointToEnd(mainEntry);
+  Call c(context);
+  c.value(mainEntry->getArgument(0)).value(mainEntry->getArgument(1))
+      .text("&parc_program");
+  Value rc = emitc::CallOpaqueOp::create(b, program.getLoc(), b.getI32Type(),
+                                         "parc_rt_program_main",
+                                         b.getArrayAttr(c.args), ArrayAttr(),
+                                         c.operands)
+                 .getResult(0);
+  emitc::ReturnOp::create(b, program.getLoc(), rc);
+  program.erase();
+  return success();
+}
+
+struct ConvertRTToEmitCPass
+    : parc::impl::ConvertRTToEmitCBase<ConvertRTToEmitCPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("expected the rt program as func.func @main");
+      return signalPassFailure();
+    }
+    if (failed(Emitter(module).run(main)))
+      signalPassFailure();
+  }
+};
+
+} // namespace

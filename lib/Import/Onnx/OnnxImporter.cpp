@@ -1,0 +1,1658 @@
+//===- OnnxImporter.cpp - ONNX models into the nn dialect -------*- C++ -*-===//
+//
+// The importer trusts ONNX for what ONNX knows: the protobuf classes parse the
+// file, the ONNX text parser reads lit inputs, and ONNX shape inference (with
+// data propagation) types every value once the user has bound the dynamic
+// input dims. What ONNX passes as data but parc needs as structure (Reshape's
+// shape, Slice's bounds, TopK's k …) must fold to a constant: every op is
+// built with createOrFold, so exporters' shape subgraphs collapse as they are
+// imported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Import/Onnx/OnnxImporter.h"
+#include "nn/NNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <functional>
+#include <queue>
+
+#define DEBUG_TYPE "import-onnx"
+
+using namespace mlir;
+namespace nn = parc::nn;
+
+namespace {
+
+/// Default-domain opsets whose semantics the importer implements.
+constexpr int64_t kMinOpset = 11, kMaxOpset = 17;
+
+/// Small integer and bool tensors stay inline (readable shape constants);
+/// everything else becomes a dense_resource blob.
+bool keepInline(Type elementType, int64_t numElements) {
+  if (elementType.isInteger(1))
+    return true;
+  if (isa<IntegerType>(elementType))
+    return numElements <= 4096;
+  return numElements <= 16;
+}
+
+std::string describe(const onnx::NodeProto &node) {
+  return "node '" + node.name() + "' (" +
+         (node.domain().empty() || node.domain() == "ai.onnx"
+              ? std::string()
+              : node.domain() + ".") +
+         node.op_type() + ")";
+}
+
+FailureOr<Type> elementType(MLIRContext *ctx, int32_t onnxType) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return Type(Float32Type::get(ctx));
+  case onnx::TensorProto::FLOAT16:
+    return Type(Float16Type::get(ctx));
+  case onnx::TensorProto::BFLOAT16:
+    return Type(BFloat16Type::get(ctx));
+  case onnx::TensorProto::DOUBLE:
+    return Type(Float64Type::get(ctx));
+  case onnx::TensorProto::INT64:
+    return Type(IntegerType::get(ctx, 64));
+  case onnx::TensorProto::INT32:
+    return Type(IntegerType::get(ctx, 32));
+  case onnx::TensorProto::INT16:
+    return Type(IntegerType::get(ctx, 16));
+  case onnx::TensorProto::INT8:
+    return Type(IntegerType::get(ctx, 8));
+  case onnx::TensorProto::UINT8:
+    return Type(IntegerType::get(ctx, 8, IntegerType::Unsigned));
+  case onnx::TensorProto::BOOL:
+    return Type(IntegerType::get(ctx, 1));
+  default:
+    return failure();
+  }
+}
+
+std::string typeName(int32_t onnxType) {
+  if (onnx::TensorProto::DataType_IsValid(onnxType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(onnxType));
+  return "type " + std::to_string(onnxType);
+}
+
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *ctx, StringRef path, onnx::ModelProto &model)
+      : ctx(ctx), builder(ctx), path(path), model(model) {}
+
+  OwningOpRef<ModuleOp> run(const parc::OnnxImportOptions &options);
+
+private:
+  // --- diagnostics --------------------------------------------------------
+  Location fileLoc() { return FileLineColLoc::get(ctx, path, 0, 0); }
+  Location nodeLoc(const onnx::NodeProto &node) {
+    return NameLoc::get(StringAttr::get(ctx, node.name()), fileLoc());
+  }
+  InFlightDiagnostic error() { return emitError(fileLoc()); }
+  InFlightDiagnostic nodeError(const onnx::NodeProto &node) {
+    auto diag = emitError(nodeLoc(node));
+    diag << describe(node) << ": ";
+    return diag;
+  }
+
+  // --- model-level steps ---------------------------------------------------
+  LogicalResult checkOpsets();
+  LogicalResult bindInputShapes(const parc::OnnxImportOptions &options);
+  LogicalResult sortNodes();
+  LogicalResult inferShapes();
+  LogicalResult checkSupported();
+  LogicalResult collectTypes();
+  FailureOr<RankedTensorType> tensorType(const onnx::TypeProto &type,
+                                         StringRef what);
+
+  // --- values ---------------------------------------------------------------
+  FailureOr<Value> lookup(const std::string &name, const onnx::NodeProto &node);
+  FailureOr<Value> importInitializer(const onnx::TensorProto &tensor,
+                                     Location loc);
+  FailureOr<Attribute> tensorAttr(const onnx::TensorProto &tensor,
+                                  RankedTensorType type, bool inlineOnly);
+
+  // --- nodes ---------------------------------------------------------------
+  LogicalResult importNode(const onnx::NodeProto &node);
+
+  MLIRContext *ctx;
+  OpBuilder builder;
+  std::string path;
+  onnx::ModelProto &model;
+  int64_t opset = 0;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
+  llvm::StringMap<RankedTensorType> types;
+  llvm::StringMap<onnx::TypeProto> inferred;
+  bool warnedMissingData = false;
+  /// The last weight created, so the next one goes after it.
+  Operation *lastWeight = nullptr;
+
+  friend class NodeImporter;
+};
+
+//===----------------------------------------------------------------------===//
+// Model-level steps
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::checkOpsets() {
+  for (const auto &imp : model.opset_import()) {
+    if (!imp.domain().empty() && imp.domain() != "ai.onnx")
+      continue; // nodes of other domains are reported as unsupported ops
+    opset = imp.version();
+  }
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return error() << "unsupported opset " << opset
+                   << " for the default ONNX domain (parc supports "
+                   << kMinOpset << " to " << kMaxOpset << ")";
+  return success();
+}
+
+LogicalResult GraphImporter::bindInputShapes(
+    const parc::OnnxImportOptions &options) {
+  llvm::StringSet<> known;
+  for (const auto &init : model.graph().initializer())
+    initializers[init.name()] = &init;
+  std::vector<std::string> unbound;
+  for (auto &input : *model.mutable_graph()->mutable_input()) {
+    if (initializers.count(input.name()))
+      continue;
+    known.insert(input.name());
+    if (!input.type().has_tensor_type())
+      return error() << "graph input '" << input.name()
+                     << "' is not a tensor (sequences and maps are unsupported)";
+    // Read has_shape before mutable_shape() creates an empty (rank-0) one:
+    // an input without a shape has unknown rank, not rank 0.
+    bool ranked = input.type().tensor_type().has_shape();
+    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    auto it = options.inputShapes.find(input.name());
+    if (it != options.inputShapes.end()) {
+      if (ranked && shape->dim_size() != (int)it->second.size())
+        return error() << "--input-shape " << input.name() << " has rank "
+                       << it->second.size() << " but the model's input has rank "
+                       << shape->dim_size();
+      for (auto [i, d] : llvm::enumerate(it->second)) {
+        if (i < (size_t)shape->dim_size() && shape->dim(i).has_dim_value() &&
+            shape->dim(i).dim_value() != d)
+          return error() << "--input-shape " << input.name() << " dim " << i
+                         << " is " << d << " but the model fixes it to "
+                         << shape->dim(i).dim_value();
+      }
+      shape->clear_dim();
+      for (int64_t d : it->second)
+        shape->add_dim()->set_dim_value(d);
+      continue;
+    }
+    std::string dynamic;
+    for (auto [i, dim] : llvm::enumerate(shape->dim()))
+      if (!dim.has_dim_value())
+        dynamic += (dynamic.empty() ? "" : ", ") + std::to_string(i) +
+                   (dim.dim_param().empty() ? "" : " ('" + dim.dim_param() + "')");
+    if (!ranked)
+      dynamic = "all (no shape given)";
+    if (!dynamic.empty())
+      unbound.push_back("'" + input.name() + "' dims " + dynamic);
+  }
+  for (const auto &entry : options.inputShapes)
+    if (!known.contains(entry.getKey()))
+      return error() << "--input-shape names '" << entry.getKey()
+                     << "', which is not a graph input";
+  if (!unbound.empty()) {
+    auto diag = error() << "graph inputs have dynamic dims; bind them with "
+                           "--input-shape NAME=D0xD1x...:";
+    for (const auto &u : unbound)
+      diag << "\n  " << u;
+    return failure();
+  }
+  return success();
+}
+
+/// ONNX requires topological order, but real files break it (an offline edit
+/// appends Constant nodes at the end); Kahn's algorithm restores it and
+/// reports a cycle by the nodes on it. Ready nodes are taken lowest index
+/// first, so a graph that is already sorted keeps the file's order.
+LogicalResult GraphImporter::sortNodes() {
+  auto *graph = model.mutable_graph();
+  int n = graph->node_size();
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto &out : graph->node(i).output())
+      if (!out.empty())
+        producer[out] = i;
+  std::vector<std::vector<int>> users(n);
+  std::vector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i)
+    for (const auto &in : graph->node(i).input()) {
+      auto it = producer.find(in);
+      if (in.empty() || it == producer.end())
+        continue;
+      users[it->second].push_back(i);
+      ++pending[i];
+    }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i)
+    if (!pending[i])
+      ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0)
+        ready.push(u);
+  }
+  if ((int)order.size() != n) {
+    // The unsorted nodes are the cycles and everything downstream of them;
+    // peel off those none of the others read, leaving the cycles.
+    std::vector<bool> onCycle(n);
+    for (int i = 0; i < n; ++i)
+      onCycle[i] = pending[i] != 0;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (int i = 0; i < n; ++i)
+        if (onCycle[i] &&
+            llvm::none_of(users[i], [&](int u) { return onCycle[u]; })) {
+          onCycle[i] = false;
+          changed = true;
+        }
+    }
+    auto diag = error() << "the graph has a cycle through:";
+    StringRef sep = " ";
+    for (int i = 0; i < n; ++i)
+      if (onCycle[i]) {
+        diag << sep << describe(graph->node(i));
+        sep = ", ";
+      }
+    return failure();
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  for (int i : order)
+    *sorted.Add() = graph->node(i);
+  graph->mutable_node()->Swap(&sorted);
+  return success();
+}
+
+LogicalResult GraphImporter::inferShapes() {
+  // Declared intermediate and output shapes are sometimes stale (exporters'
+  // symbolic names, edited models); with the inputs bound, inference
+  // recomputes all of them, so only element types are kept.
+  auto *graph = model.mutable_graph();
+  graph->clear_value_info();
+  for (auto &out : *graph->mutable_output())
+    if (out.type().has_tensor_type())
+      out.mutable_type()->mutable_tensor_type()->clear_shape();
+  try {
+    onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*error_mode=*/1,
+                                     /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       opts);
+  } catch (const std::exception &e) {
+    return error() << "ONNX shape inference failed: " << e.what();
+  }
+  for (const auto &vi : graph->value_info())
+    inferred[vi.name()] = vi.type();
+  for (const auto &vi : graph->output())
+    inferred[vi.name()] = vi.type();
+  for (const auto &vi : graph->input())
+    inferred[vi.name()] = vi.type();
+  return success();
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::tensorType(const onnx::TypeProto &type, StringRef what) {
+  if (!type.has_tensor_type())
+    return error() << what << " is not a tensor", failure();
+  auto et = elementType(ctx, type.tensor_type().elem_type());
+  if (failed(et))
+    return error() << what << " has unsupported data type "
+                   << typeName(type.tensor_type().elem_type()),
+           failure();
+  if (!type.tensor_type().has_shape())
+    return failure();
+  SmallVector<int64_t> shape;
+  for (const auto &d : type.tensor_type().shape().dim()) {
+    if (!d.has_dim_value())
+      return failure();
+    shape.push_back(d.dim_value());
+  }
+  return RankedTensorType::get(shape, *et);
+}
+
+//===----------------------------------------------------------------------===//
+// Initializers
+//===----------------------------------------------------------------------===//
+
+/// Raw little-endian bytes of a tensor's data, whatever field holds it.
+std::string rawBytes(const onnx::TensorProto &t, Type et) {
+  if (t.has_raw_data())
+    return t.raw_data();
+  std::string out;
+  auto append = [&](const void *p, size_t n) {
+    out.append(static_cast<const char *>(p), n);
+  };
+  switch (t.data_type()) {
+  case onnx::TensorProto::FLOAT:
+    for (float v : t.float_data())
+      append(&v, 4);
+    break;
+  case onnx::TensorProto::DOUBLE:
+    for (double v : t.double_data())
+      append(&v, 8);
+    break;
+  case onnx::TensorProto::INT64:
+    for (int64_t v : t.int64_data())
+      append(&v, 8);
+    break;
+  case onnx::TensorProto::INT32:
+    for (int32_t v : t.int32_data())
+      append(&v, 4);
+    break;
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    for (int32_t v : t.int32_data()) {
+      uint16_t h = v;
+      append(&h, 2);
+    }
+    break;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    for (int32_t v : t.int32_data()) {
+      uint8_t b = v;
+      append(&b, 1);
+    }
+    break;
+  default:
+    break;
+  }
+  (void)et;
+  return out;
+}
+
+FailureOr<Attribute> GraphImporter::tensorAttr(const onnx::TensorProto &t,
+                                               RankedTensorType type,
+                                               bool inlineOnly) {
+  Type et = type.getElementType();
+  int64_t n = type.getNumElements();
+  std::string bytes = rawBytes(t, et);
+  size_t width = std::max<size_t>(et.getIntOrFloatBitWidth() / 8, 1);
+  if (bytes.size() != n * width)
+    return error() << "tensor '" << t.name() << "' holds " << bytes.size()
+                   << " bytes, but " << type << " needs " << n * width,
+           failure();
+  if (et.isInteger(1)) {
+    SmallVector<bool> bits;
+    for (char c : bytes)
+      bits.push_back(c != 0);
+    return Attribute(DenseElementsAttr::get(type, ArrayRef<bool>(bits)));
+  }
+  if (inlineOnly || keepInline(et, n)) {
+    bool isSplat = false;
+    if (!DenseElementsAttr::isValidRawBuffer(type, ArrayRef(bytes.data(), bytes.size()),
+                                             isSplat))
+      return error() << "tensor '" << t.name() << "' has malformed data",
+             failure();
+    return Attribute(DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef(bytes.data(), bytes.size())));
+  }
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef(bytes.data(), bytes.size()), alignof(uint64_t));
+  std::string key = t.name().empty() ? "weight" : t.name();
+  return Attribute(DenseResourceElementsAttr::get(type, key, std::move(blob)));
+}
+
+FailureOr<Value> GraphImporter::importInitializer(const onnx::TensorProto &t,
+                                                  Location loc) {
+  auto et = elementType(ctx, t.data_type());
+  if (failed(et))
+    return error() << "initializer '" << t.name() << "' has unsupported data type "
+                   << typeName(t.data_type()),
+           failure();
+  auto type = RankedTensorType::get(
+      SmallVector<int64_t>(t.dims().begin(), t.dims().end()), *et);
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &kv : t.external_data()) {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value());
+    }
+    int64_t bytes = type.getNumElements() *
+                    std::max<int64_t>(et->getIntOrFloatBitWidth() / 8, 1);
+    if (length < 0)
+      length = bytes;
+    SmallString<256> file(llvm::sys::path::parent_path(path));
+    llvm::sys::path::append(file, location);
+    uint64_t size = 0;
+    if (llvm::sys::fs::file_size(file, size)) {
+      if (!warnedMissingData)
+        emitWarning(fileLoc())
+            << "external data file '" << file
+            << "' is missing: the model imports for planning and inspection, "
+               "but cannot be compiled to run";
+      warnedMissingData = true;
+    } else if ((uint64_t)(offset + length) > size) {
+      return error() << "initializer '" << t.name() << "' reads bytes ["
+                     << offset << ", " << offset + length << ") of '" << file
+                     << "', which has " << size << " bytes",
+             failure();
+    }
+    return nn::ExternalWeightOp::create(builder, loc, type, t.name(), location,
+                                        offset, length)
+        .getResult();
+  }
+  auto attr = tensorAttr(t, type, /*inlineOnly=*/false);
+  if (failed(attr))
+    return failure();
+  return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(*attr))
+      .getResult();
+}
+
+FailureOr<Value> GraphImporter::lookup(const std::string &name,
+                                       const onnx::NodeProto &node) {
+  if (auto it = values.find(name); it != values.end())
+    return it->second;
+  if (auto it = initializers.find(name); it != initializers.end()) {
+    // Weights are created at the top of the function in first-use order.
+    OpBuilder::InsertionGuard guard(builder);
+    if (lastWeight)
+      builder.setInsertionPointAfter(lastWeight);
+    else
+      builder.setInsertionPointToStart(builder.getInsertionBlock());
+    auto v = importInitializer(*it->second,
+                               NameLoc::get(StringAttr::get(ctx, name), fileLoc()));
+    if (succeeded(v)) {
+      values[name] = *v;
+      lastWeight = v->getDefiningOp();
+    }
+    return v;
+  }
+  return nodeError(node) << "input '" << name
+                         << "' is neither a graph input, an initializer nor "
+                            "the output of another node",
+         failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+/// Per-node helpers: attributes, operands, constant operands, result types.
+class NodeImporter {
+public:
+  NodeImporter(GraphImporter &g, const onnx::NodeProto &node)
+      : g(g), node(node), b(g.builder), loc(g.nodeLoc(node)) {}
+
+  LogicalResult import();
+
+private:
+  // Attributes.
+  const onnx::AttributeProto *attr(StringRef name) {
+    for (const auto &a : node.attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  }
+  int64_t intAttr(StringRef name, int64_t dflt) {
+    auto *a = attr(name);
+    return a ? a->i() : dflt;
+  }
+  float floatAttr(StringRef name, float dflt) {
+    auto *a = attr(name);
+    return a ? a->f() : dflt;
+  }
+  std::string strAttr(StringRef name, StringRef dflt) {
+    auto *a = attr(name);
+    return a ? a->s() : dflt.str();
+  }
+  std::optional<SmallVector<int64_t>> intsAttr(StringRef name) {
+    auto *a = attr(name);
+    if (!a)
+      return std::nullopt;
+    return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+
+  // Operands.
+  bool has(int i) { return i < node.input_size() && !node.input(i).empty(); }
+  FailureOr<Value> in(int i) {
+    if (!has(i))
+      return g.nodeError(node) << "missing required input " << i, failure();
+    return g.lookup(node.input(i), node);
+  }
+  RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+  /// A constant operand's values as int64 (shape-like inputs).
+  FailureOr<SmallVector<int64_t>> constInts(int i, StringRef what) {
+    auto v = in(i);
+    if (failed(v))
+      return failure();
+    DenseElementsAttr attr;
+    if (!matchPattern(*v, m_Constant(&attr)) ||
+        !isa<IntegerType>(attr.getElementType()))
+      return g.nodeError(node) << what << " (input " << i
+                               << ") must be a compile-time constant integer "
+                                  "tensor; it depends on runtime data",
+             failure();
+    SmallVector<int64_t> out;
+    for (APInt x : attr.getValues<APInt>())
+      out.push_back(x.getSExtValue());
+    return out;
+  }
+  FailureOr<DenseElementsAttr> constAttr(int i, StringRef what) {
+    auto v = in(i);
+    if (failed(v))
+      return failure();
+    DenseElementsAttr attr;
+    if (!matchPattern(*v, m_Constant(&attr)))
+      return g.nodeError(node) << what << " (input " << i
+                               << ") must be a compile-time constant",
+             failure();
+    return attr;
+  }
+
+  /// The static type ONNX inferred for output `i`, or `fallback` when ONNX
+  /// left it dynamic (parc's own rule for structural ops).
+  FailureOr<RankedTensorType> outType(int i,
+                                      std::optional<RankedTensorType> fallback = {}) {
+    auto it = g.inferred.find(node.output(i));
+    if (it != g.inferred.end()) {
+      auto t = g.tensorType(it->second, "output '" + node.output(i) + "'");
+      if (succeeded(t)) {
+        if (fallback && *fallback != *t)
+          return g.nodeError(node) << "ONNX infers " << *t << " for output '"
+                                   << node.output(i) << "' but the op computes "
+                                   << *fallback,
+                 failure();
+        return t;
+      }
+    }
+    if (fallback)
+      return *fallback;
+    return g.nodeError(node) << "could not infer a static shape for output '"
+                             << node.output(i) << "'",
+           failure();
+  }
+
+  static RankedTensorType shaped(ArrayRef<int64_t> shape, Type et) {
+    return RankedTensorType::get(shape, et);
+  }
+
+  int64_t normAxis(int64_t axis, int64_t rank) {
+    return axis < 0 ? axis + rank : axis;
+  }
+  LogicalResult checkAxis(int64_t axis, int64_t rank) {
+    if (axis < 0 || axis >= rank)
+      return g.nodeError(node) << "axis " << axis - (axis >= rank ? 0 : rank)
+                               << " is out of range for rank " << rank;
+    return success();
+  }
+
+  LogicalResult set(int i, Value v) {
+    if (i < node.output_size() && !node.output(i).empty())
+      g.values[node.output(i)] = v;
+    return success();
+  }
+  /// Outputs beyond `n` must be unused (e.g. Dropout's mask).
+  LogicalResult onlyOutputs(int n);
+
+  // Handlers.
+  template <typename Op> LogicalResult unary();
+  template <typename Op> LogicalResult binary(int lhs = 0, int rhs = 1);
+  template <typename Op> LogicalResult variadic();
+  template <typename Op> LogicalResult reduce();
+  LogicalResult constant();
+  LogicalResult softmax();
+  LogicalResult reshapeLike();
+  LogicalResult slice();
+  LogicalResult split();
+  LogicalResult conv();
+  LogicalResult maxPool();
+
+  GraphImporter &g;
+  const onnx::NodeProto &node;
+  OpBuilder &b;
+  Location loc;
+};
+
+LogicalResult NodeImporter::onlyOutputs(int n) {
+  for (int i = n; i < node.output_size(); ++i)
+    if (!node.output(i).empty()) {
+      for (const auto &other : g.model.graph().node())
+        for (const auto &in : other.input())
+          if (in == node.output(i))
+            return g.nodeError(node) << "output " << i << " ('" << node.output(i)
+                                     << "') is used, which parc does not support";
+      for (const auto &out : g.model.graph().output())
+        if (out.name() == node.output(i))
+          return g.nodeError(node) << "output " << i << " ('" << node.output(i)
+                                   << "') is a graph output, which parc does "
+                                      "not support";
+    }
+  return success();
+}
+
+template <typename Op> LogicalResult NodeImporter::unary() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  return set(0, b.createOrFold<Op>(loc, x->getType(), *x));
+}
+
+template <typename Op> LogicalResult NodeImporter::binary(int lhs, int rhs) {
+  auto l = in(lhs), r = in(rhs);
+  if (failed(l) || failed(r))
+    return failure();
+  auto shape = std::is_same_v<Op, nn::MatMulOp>
+                   ? nn::matmulShape(typeOf(*l).getShape(), typeOf(*r).getShape())
+                   : nn::broadcastShapes(typeOf(*l).getShape(),
+                                         typeOf(*r).getShape());
+  if (failed(shape))
+    return g.nodeError(node) << "operand shapes " << typeOf(*l) << " and "
+                             << typeOf(*r) << " are incompatible";
+  bool predicate = llvm::is_one_of<Op, nn::EqualOp, nn::LessOp, nn::GreaterOp,
+                                   nn::AndOp, nn::OrOp>::value;
+  auto t = outType(0, shaped(*shape, predicate ? b.getI1Type()
+                                                : typeOf(*l).getElementType()));
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<Op>(loc, *t, *l, *r));
+}
+
+/// Min/Max/Sum take any number of inputs; they chain pairwise.
+template <typename Op> LogicalResult NodeImporter::variadic() {
+  auto acc = in(0);
+  if (failed(acc))
+    return failure();
+  Value v = *acc;
+  for (int i = 1; i < node.input_size(); ++i) {
+    auto next = in(i);
+    if (failed(next))
+      return failure();
+    auto shape = nn::broadcastShapes(typeOf(v).getShape(),
+                                     typeOf(*next).getShape());
+    if (failed(shape))
+      return g.nodeError(node) << "inputs do not broadcast", failure();
+    v = b.createOrFold<Op>(
+        loc, RankedTensorType::get(*shape, typeOf(v).getElementType()), v, *next);
+  }
+  return set(0, v);
+}
+
+template <typename Op> LogicalResult NodeImporter::reduce() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> axes;
+  // ReduceSum takes axes as an input from opset 13 (the others from 18).
+  if (has(1)) {
+    auto a = constInts(1, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else if (auto a = intsAttr("axes")) {
+    axes = *a;
+  }
+  if (axes.empty()) {
+    if (intAttr("noop_with_empty_axes", 0))
+      return set(0, *x);
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  }
+  for (int64_t &a : axes) {
+    a = normAxis(a, rank);
+    if (failed(checkAxis(a, rank)))
+      return failure();
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  bool keep = intAttr("keepdims", 1);
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(typeOf(*x).getDimSize(d));
+    else if (keep)
+      shape.push_back(1);
+  auto t = outType(0, shaped(shape, typeOf(*x).getElementType()));
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<Op>(loc, *t, *x, b.getDenseI64ArrayAttr(axes),
+                                   b.getBoolAttr(keep)));
+}
+
+LogicalResult NodeImporter::constant() {
+  std::optional<RankedTensorType> computed;
+  if (auto *a = attr("value")) {
+    auto et = elementType(g.ctx, a->t().data_type());
+    if (failed(et))
+      return g.nodeError(node) << "unsupported data type "
+                               << typeName(a->t().data_type());
+    computed = shaped(SmallVector<int64_t>(a->t().dims().begin(),
+                                           a->t().dims().end()), *et);
+  } else if (attr("value_float")) {
+    computed = shaped({}, b.getF32Type());
+  } else if (auto *a = attr("value_floats")) {
+    computed = shaped({a->floats_size()}, b.getF32Type());
+  } else if (attr("value_int")) {
+    computed = shaped({}, b.getI64Type());
+  } else if (auto *a = attr("value_ints")) {
+    computed = shaped({a->ints_size()}, b.getI64Type());
+  }
+  auto t = outType(0, computed);
+  if (failed(t))
+    return failure();
+  Attribute value;
+  if (auto *a = attr("value")) {
+    auto v = g.tensorAttr(a->t(), *t, /*inlineOnly=*/false);
+    if (failed(v))
+      return failure();
+    value = *v;
+  } else if (auto *a = attr("value_float")) {
+    value = DenseElementsAttr::get(*t, a->f());
+  } else if (auto *a = attr("value_floats")) {
+    value = DenseElementsAttr::get(
+        *t, ArrayRef<float>(a->floats().data(), a->floats_size()));
+  } else if (auto *a = attr("value_int")) {
+    value = DenseElementsAttr::get(*t, (int64_t)a->i());
+  } else if (auto *a = attr("value_ints")) {
+    value = DenseElementsAttr::get(
+        *t, ArrayRef<int64_t>(a->ints().data(), a->ints_size()));
+  } else {
+    return g.nodeError(node) << "only tensor, float(s) and int(s) values are "
+                                "supported";
+  }
+  return set(0, arith::ConstantOp::create(b, loc, *t, cast<TypedAttr>(value)));
+}
+
+LogicalResult NodeImporter::softmax() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  auto type = typeOf(*x);
+  int64_t rank = type.getRank();
+  int64_t axis = normAxis(intAttr("axis", g.opset >= 13 ? -1 : 1), rank);
+  if (failed(checkAxis(axis, rank)))
+    return failure();
+  if (g.opset >= 13 || axis == rank - 1)
+    return set(0, nn::SoftmaxOp::create(b, loc, type, *x, axis));
+  // Before opset 13 Softmax normalises the flattened [d0..axis-1, axis..]
+  // matrix; express that with reshapes around a row softmax.
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? rows : cols) *= type.getDimSize(d);
+  auto flat = RankedTensorType::get({rows, cols}, type.getElementType());
+  Value r = nn::ReshapeOp::create(b, loc, flat, *x);
+  r = nn::SoftmaxOp::create(b, loc, flat, r, 1);
+  return set(0, nn::ReshapeOp::create(b, loc, type, r));
+}
+
+/// Reshape, Flatten, Squeeze and Unsqueeze: the target shape is the inferred
+/// output type; for Reshape it is also computed from the constant shape
+/// operand so that shapes ONNX could not propagate still import.
+LogicalResult NodeImporter::reshapeLike() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  std::optional<RankedTensorType> computed;
+  if (node.op_type() == "Reshape") {
+    auto shape = constInts(1, "shape");
+    if (failed(shape))
+      return failure();
+    auto inShape = typeOf(*x).getShape();
+    SmallVector<int64_t> out;
+    int64_t known = 1, inferAt = -1;
+    bool allowZero = intAttr("allowzero", 0);
+    for (auto [i, d] : llvm::enumerate(*shape)) {
+      if (d == 0 && !allowZero) {
+        if (i >= inShape.size())
+          return g.nodeError(node) << "shape copies dim " << i
+                                   << " that the input does not have";
+        d = inShape[i];
+      }
+      if (d == -1) {
+        if (inferAt >= 0)
+          return g.nodeError(node) << "shape has more than one -1";
+        inferAt = i;
+      } else {
+        known *= d;
+      }
+      out.push_back(d);
+    }
+    int64_t total = typeOf(*x).getNumElements();
+    if (inferAt >= 0) {
+      if (known == 0 || total % known)
+        return g.nodeError(node) << "cannot infer the -1 dim of the shape";
+      out[inferAt] = total / known;
+    }
+    computed = RankedTensorType::get(out, typeOf(*x).getElementType());
+  } else {
+    auto inShape = typeOf(*x).getShape();
+    int64_t rank = inShape.size();
+    SmallVector<int64_t> out;
+    if (node.op_type() == "Flatten") {
+      int64_t axis = normAxis(intAttr("axis", 1), rank), rows = 1;
+      for (int64_t d = 0; d < axis; ++d)
+        rows *= inShape[d];
+      out = {rows, rows ? typeOf(*x).getNumElements() / rows : 0};
+    } else {
+      // Squeeze/Unsqueeze: axes from the input (opset 13) or the attribute.
+      SmallVector<int64_t> axes;
+      if (has(1)) {
+        auto a = constInts(1, "axes");
+        if (failed(a))
+          return failure();
+        axes = *a;
+      } else if (auto a = intsAttr("axes")) {
+        axes = *a;
+      }
+      bool unsqueeze = node.op_type() == "Unsqueeze";
+      int64_t outRank = unsqueeze ? rank + axes.size() : rank;
+      for (int64_t &a : axes)
+        a = normAxis(a, outRank);
+      if (unsqueeze) {
+        for (int64_t d = 0, src = 0; d < outRank; ++d)
+          out.push_back(llvm::is_contained(axes, d) ? 1 : inShape[src++]);
+      } else {
+        for (int64_t d = 0; d < rank; ++d)
+          if (axes.empty() ? inShape[d] != 1 : !llvm::is_contained(axes, d))
+            out.push_back(inShape[d]);
+      }
+    }
+    computed = RankedTensorType::get(out, typeOf(*x).getElementType());
+  }
+  auto t = outType(0, computed);
+  if (failed(t))
+    return failure();
+  if (t->getNumElements() != typeOf(*x).getNumElements())
+    return g.nodeError(node) << "cannot reshape " << typeOf(*x) << " to " << *t;
+  return set(0, b.createOrFold<nn::ReshapeOp>(loc, *t, *x));
+}
+
+LogicalResult NodeImporter::slice() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  auto shape = typeOf(*x).getShape();
+  int64_t rank = shape.size();
+  auto starts = constInts(1, "starts"), ends = constInts(2, "ends");
+  if (failed(starts) || failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps;
+  if (has(3)) {
+    auto a = constInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  }
+  if (has(4)) {
+    auto s = constInts(4, "steps");
+    if (failed(s))
+      return failure();
+    steps = *s;
+  } else {
+    steps.assign(starts->size(), 1);
+  }
+  if (axes.size() != starts->size() || ends->size() != starts->size() ||
+      steps.size() != starts->size())
+    return g.nodeError(node) << "starts, ends, axes and steps differ in length";
+  SmallVector<int64_t> outStart(rank, 0), outStep(rank, 1), outShape(shape);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = normAxis(axes[i], rank);
+    if (failed(checkAxis(a, rank)))
+      return failure();
+    int64_t dim = shape[a], step = steps[i];
+    if (step == 0)
+      return g.nodeError(node) << "step of axis " << a << " is zero";
+    // ONNX clamps: starts to [0, dim] ([0, dim-1] backwards), ends likewise.
+    auto clampIdx = [&](int64_t v, bool forward) {
+      if (v < 0)
+        v += dim;
+      return forward ? std::clamp<int64_t>(v, 0, dim)
+                     : std::clamp<int64_t>(v, -1, dim - 1);
+    };
+    int64_t s = clampIdx((*starts)[i], step > 0);
+    int64_t e = clampIdx((*ends)[i], step > 0);
+    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
+    outStart[a] = std::max<int64_t>(count > 0 ? s : 0, 0);
+    outStep[a] = step;
+    outShape[a] = std::max<int64_t>(count, 0);
+  }
+  auto computed = RankedTensorType::get(outShape, typeOf(*x).getElementType());
+  auto t = outType(0, computed);
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<nn::SliceOp>(loc, *t, *x,
+                                             b.getDenseI64ArrayAttr(outStart),
+                                             b.getDenseI64ArrayAttr(outStep)));
+}
+
+LogicalResult NodeImporter::split() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  int64_t axis = normAxis(intAttr("axis", 0), rank);
+  if (failed(checkAxis(axis, rank)))
+    return failure();
+  // Piece sizes: the `split` input (opset 13) or attribute, else equal.
+  SmallVector<int64_t> sizes;
+  if (has(1)) {
+    auto s = constInts(1, "split");
+    if (failed(s))
+      return failure();
+    sizes = *s;
+  } else if (auto s = intsAttr("split")) {
+    sizes = *s;
+  } else {
+    int64_t dim = typeOf(*x).getDimSize(axis), n = node.output_size();
+    for (int64_t i = 0; i < n; ++i)
+      sizes.push_back(dim / n + (i < dim % n ? 1 : 0));
+  }
+  if ((int)sizes.size() != node.output_size())
+    return g.nodeError(node) << "split sizes do not match the output count";
+  SmallVector<Type> types;
+  for (int i = 0; i < node.output_size(); ++i) {
+    SmallVector<int64_t> shape(typeOf(*x).getShape());
+    shape[axis] = sizes[i];
+    auto t = outType(i, shaped(shape, typeOf(*x).getElementType()));
+    if (failed(t))
+      return failure();
+    types.push_back(*t);
+  }
+  auto op = nn::SplitOp::create(b, loc, types, *x, axis);
+  for (int i = 0; i < node.output_size(); ++i)
+    (void)set(i, op.getResult(i));
+  return success();
+}
+
+/// Explicit begin/end pads per spatial dim, resolving auto_pad.
+static FailureOr<SmallVector<int64_t>>
+resolvePads(NodeImporter *self, StringRef autoPad, ArrayRef<int64_t> in,
+            ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+            ArrayRef<int64_t> dilations, std::optional<SmallVector<int64_t>> pads) {
+  size_t n = in.size();
+  if (autoPad == "NOTSET" || autoPad.empty())
+    return pads ? *pads : SmallVector<int64_t>(2 * n, 0);
+  SmallVector<int64_t> out(2 * n, 0);
+  if (autoPad == "VALID")
+    return out;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t outSize = (in[i] + strides[i] - 1) / strides[i];
+    int64_t total = std::max<int64_t>(
+        (outSize - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - in[i], 0);
+    int64_t small = total / 2, large = total - small;
+    out[i] = autoPad == "SAME_UPPER" ? small : large;
+    out[i + n] = autoPad == "SAME_UPPER" ? large : small;
+  }
+  (void)self;
+  return out;
+}
+
+LogicalResult NodeImporter::conv() {
+  auto x = in(0), w = in(1);
+  if (failed(x) || failed(w))
+    return failure();
+  size_t spatial = typeOf(*x).getRank() - 2;
+  auto kernel = typeOf(*w).getShape().drop_front(2);
+  SmallVector<int64_t> strides = intsAttr("strides").value_or(
+      SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> dilations = intsAttr("dilations").value_or(
+      SmallVector<int64_t>(spatial, 1));
+  auto pads = resolvePads(this, strAttr("auto_pad", "NOTSET"),
+                          typeOf(*x).getShape().drop_front(2), kernel, strides,
+                          dilations, intsAttr("pads"));
+  if (failed(pads))
+    return failure();
+  SmallVector<int64_t> shape{typeOf(*x).getDimSize(0), typeOf(*w).getDimSize(0)};
+  for (size_t i = 0; i < spatial; ++i)
+    shape.push_back((typeOf(*x).getDimSize(i + 2) + (*pads)[i] +
+                     (*pads)[i + spatial] - dilations[i] * (kernel[i] - 1) - 1) /
+                        strides[i] + 1);
+  auto t = outType(0, shaped(shape, typeOf(*x).getElementType()));
+  if (failed(t))
+    return failure();
+  Value bias;
+  if (has(2)) {
+    auto bv = in(2);
+    if (failed(bv))
+      return failure();
+    bias = *bv;
+  }
+  return set(0, nn::ConvOp::create(b, loc, *t, *x, *w, bias,
+                                   b.getDenseI64ArrayAttr(strides),
+                                   b.getDenseI64ArrayAttr(*pads),
+                                   b.getDenseI64ArrayAttr(dilations),
+                                   intAttr("group", 1)));
+}
+
+LogicalResult NodeImporter::maxPool() {
+  auto x = in(0);
+  if (failed(x) || failed(onlyOutputs(1)))
+    return failure();
+  if (intAttr("storage_order", 0))
+    return g.nodeError(node) << "storage_order = 1 is not supported";
+  size_t spatial = typeOf(*x).getRank() - 2;
+  auto kernel = intsAttr("kernel_shape");
+  if (!kernel || kernel->size() != spatial)
+    return g.nodeError(node) << "kernel_shape must have one entry per spatial dim";
+  SmallVector<int64_t> strides = intsAttr("strides").value_or(
+      SmallVector<int64_t>(spatial, 1));
+  SmallVector<int64_t> dilations = intsAttr("dilations").value_or(
+      SmallVector<int64_t>(spatial, 1));
+  auto pads = resolvePads(this, strAttr("auto_pad", "NOTSET"),
+                          typeOf(*x).getShape().drop_front(2), *kernel, strides,
+                          dilations, intsAttr("pads"));
+  if (failed(pads))
+    return failure();
+  SmallVector<int64_t> shape(typeOf(*x).getShape().take_front(2));
+  bool ceilMode = intAttr("ceil_mode", 0);
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t span = typeOf(*x).getDimSize(i + 2) + (*pads)[i] +
+                   (*pads)[i + spatial] - dilations[i] * ((*kernel)[i] - 1) - 1;
+    int64_t n = (ceilMode ? (span + strides[i] - 1) / strides[i]
+                          : span / strides[i]) + 1;
+    // ONNX up to opset 17 (and its shape inference) keeps a last ceil-mode
+    // window even when it starts in the end padding; the kernel clips it.
+    shape.push_back(n);
+  }
+  auto t = outType(0, shaped(shape, typeOf(*x).getElementType()));
+  if (failed(t))
+    return failure();
+  return set(0, nn::MaxPoolOp::create(b, loc, *t, *x,
+                                      b.getDenseI64ArrayAttr(*kernel),
+                                      b.getDenseI64ArrayAttr(strides),
+                                      b.getDenseI64ArrayAttr(*pads),
+                                      b.getDenseI64ArrayAttr(dilations)));
+}
+
+LogicalResult NodeImporter::import() {
+  StringRef op = node.op_type();
+  // Elementwise.
+  if (op == "Neg") return unary<nn::NegOp>();
+  if (op == "Exp") return unary<nn::ExpOp>();
+  if (op == "Log") return unary<nn::LogOp>();
+  if (op == "Sqrt") return unary<nn::SqrtOp>();
+  if (op == "Reciprocal") return unary<nn::ReciprocalOp>();
+  if (op == "Tanh") return unary<nn::TanhOp>();
+  if (op == "Erf") return unary<nn::ErfOp>();
+  if (op == "Sigmoid") return unary<nn::SigmoidOp>();
+  if (op == "Relu") return unary<nn::ReluOp>();
+  if (op == "Not") return unary<nn::NotOp>();
+  if (op == "Add") return binary<nn::AddOp>();
+  if (op == "Sub") return binary<nn::SubOp>();
+  if (op == "Mul") return binary<nn::MulOp>();
+  if (op == "Div") return binary<nn::DivOp>();
+  if (op == "Pow") return binary<nn::PowOp>();
+  if (op == "Equal") return binary<nn::EqualOp>();
+  if (op == "Less") return binary<nn::LessOp>();
+  if (op == "Greater") return binary<nn::GreaterOp>();
+  if (op == "And") return binary<nn::AndOp>();
+  if (op == "Or") return binary<nn::OrOp>();
+  if (op == "Min") return variadic<nn::MinOp>();
+  if (op == "Max") return variadic<nn::MaxOp>();
+  if (op == "Sum") return variadic<nn::AddOp>();
+  if (op == "Where") {
+    auto c = in(0), l = in(1), r = in(2);
+    if (failed(c) || failed(l) || failed(r))
+      return failure();
+    auto lr = nn::broadcastShapes(typeOf(*l).getShape(), typeOf(*r).getShape());
+    FailureOr<SmallVector<int64_t>> all = failure();
+    if (succeeded(lr))
+      all = nn::broadcastShapes(typeOf(*c).getShape(), *lr);
+    if (failed(all))
+      return g.nodeError(node) << "operands do not broadcast";
+    auto t = outType(0, shaped(*all, typeOf(*l).getElementType()));
+    if (failed(t))
+      return failure();
+    return set(0, b.createOrFold<nn::WhereOp>(loc, *t, *c, *l, *r));
+  }
+  if (op == "Cast") {
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    auto et = elementType(g.ctx, intAttr("to", 0));
+    if (failed(et))
+      return g.nodeError(node) << "unsupported data type "
+                               << typeName(intAttr("to", 0));
+    auto t = outType(0, shaped(typeOf(*x).getShape(), *et));
+    if (failed(t))
+      return failure();
+    return set(0, b.createOrFold<nn::CastOp>(loc, *t, *x));
+  }
+  if (op == "Identity" || op == "Dropout") {
+    // Inference: Dropout is the identity; its mask output must be unused.
+    auto x = in(0);
+    if (failed(x) || failed(onlyOutputs(1)))
+      return failure();
+    return set(0, *x);
+  }
+  // Linear algebra.
+  if (op == "MatMul") return binary<nn::MatMulOp>();
+  if (op == "Gemm") {
+    auto a = in(0), bb = in(1);
+    if (failed(a) || failed(bb))
+      return failure();
+    if (typeOf(*a).getRank() != 2 || typeOf(*bb).getRank() != 2)
+      return g.nodeError(node) << "A and B must be 2-D";
+    int64_t m = typeOf(*a).getDimSize(intAttr("transA", 0) ? 1 : 0);
+    int64_t n = typeOf(*bb).getDimSize(intAttr("transB", 0) ? 0 : 1);
+    auto t = outType(0, shaped({m, n}, typeOf(*a).getElementType()));
+    if (failed(t))
+      return failure();
+    Value c;
+    if (has(2)) {
+      auto cv = in(2);
+      if (failed(cv))
+        return failure();
+      c = *cv;
+    }
+    return set(0, nn::GemmOp::create(b, loc, *t, *a, *bb, c,
+                                     b.getF32FloatAttr(floatAttr("alpha", 1.0f)),
+                                     b.getF32FloatAttr(floatAttr("beta", 1.0f)),
+                                     b.getBoolAttr(intAttr("transA", 0) != 0),
+                                     b.getBoolAttr(intAttr("transB", 0) != 0)));
+  }
+  // Normalisation and reductions.
+  if (op == "Softmax") return softmax();
+  if (op == "LayerNormalization") {
+    auto x = in(0), s = in(1);
+    if (failed(x) || failed(s) || failed(onlyOutputs(1)))
+      return failure();
+    auto t = outType(0, typeOf(*x));
+    if (failed(t))
+      return failure();
+    Value bias;
+    if (has(2)) {
+      auto bv = in(2);
+      if (failed(bv))
+        return failure();
+      bias = *bv;
+    }
+    int64_t rank = typeOf(*x).getRank();
+    int64_t axis = normAxis(intAttr("axis", -1), rank);
+    if (failed(checkAxis(axis, rank)))
+      return failure();
+    return set(0, nn::LayerNormOp::create(
+                      b, loc, *t, *x, *s, bias, b.getI64IntegerAttr(axis),
+                      b.getF32FloatAttr(floatAttr("epsilon", 1e-5f))));
+  }
+  if (op == "ReduceMean") return reduce<nn::ReduceMeanOp>();
+  if (op == "ReduceSum") return reduce<nn::ReduceSumOp>();
+  if (op == "ReduceMax") return reduce<nn::ReduceMaxOp>();
+  if (op == "ReduceMin") return reduce<nn::ReduceMinOp>();
+  if (op == "ReduceProd") return reduce<nn::ReduceProdOp>();
+  // Data movement.
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+      op == "Unsqueeze")
+    return reshapeLike();
+  if (op == "Transpose") {
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    int64_t rank = typeOf(*x).getRank();
+    SmallVector<int64_t> perm = intsAttr("perm").value_or(
+        llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
+    SmallVector<int64_t> shape;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= rank)
+        return g.nodeError(node) << "perm is not a permutation";
+      shape.push_back(typeOf(*x).getDimSize(p));
+    }
+    auto t = outType(0, shaped(shape, typeOf(*x).getElementType()));
+    if (failed(t))
+      return failure();
+    return set(0, b.createOrFold<nn::TransposeOp>(loc, *t, *x,
+                                                  b.getDenseI64ArrayAttr(perm)));
+  }
+  if (op == "Expand") {
+    auto x = in(0);
+    auto target = constInts(1, "shape");
+    if (failed(x) || failed(target))
+      return failure();
+    auto shape = nn::broadcastShapes(typeOf(*x).getShape(), *target);
+    if (failed(shape))
+      return g.nodeError(node) << "input does not broadcast to the shape";
+    auto t = outType(0, shaped(*shape, typeOf(*x).getElementType()));
+    if (failed(t))
+      return failure();
+    return set(0, b.createOrFold<nn::ExpandOp>(loc, *t, *x));
+  }
+  if (op == "Concat") {
+    SmallVector<Value> inputs;
+    for (int i = 0; i < node.input_size(); ++i) {
+      auto v = in(i);
+      if (failed(v))
+        return failure();
+      inputs.push_back(*v);
+    }
+    int64_t rank = typeOf(inputs.front()).getRank();
+    int64_t axis = normAxis(intAttr("axis", 0), rank);
+    if (failed(checkAxis(axis, rank)))
+      return failure();
+    SmallVector<int64_t> shape(typeOf(inputs.front()).getShape());
+    shape[axis] = 0;
+    for (Value v : inputs)
+      shape[axis] += typeOf(v).getDimSize(axis);
+    auto t = outType(0, shaped(shape, typeOf(inputs.front()).getElementType()));
+    if (failed(t))
+      return failure();
+    // Zero-sized pieces (an empty KV past) contribute nothing.
+    llvm::erase_if(inputs, [&](Value v) { return typeOf(v).getDimSize(axis) == 0; });
+    if (inputs.empty())
+      return g.nodeError(node) << "every input is empty";
+    return set(0, b.createOrFold<nn::ConcatOp>(loc, *t, inputs, axis));
+  }
+  if (op == "Split") return split();
+  if (op == "Slice") return slice();
+  if (op == "Gather") {
+    auto data = in(0), idx = in(1);
+    if (failed(data) || failed(idx))
+      return failure();
+    int64_t axis = normAxis(intAttr("axis", 0), typeOf(*data).getRank());
+    if (failed(checkAxis(axis, typeOf(*data).getRank())))
+      return failure();
+    auto ds = typeOf(*data).getShape();
+    SmallVector<int64_t> shape(ds.take_front(axis));
+    llvm::append_range(shape, typeOf(*idx).getShape());
+    llvm::append_range(shape, ds.drop_front(axis + 1));
+    auto t = outType(0, shaped(shape, typeOf(*data).getElementType()));
+    if (failed(t))
+      return failure();
+    return set(0, b.createOrFold<nn::GatherOp>(loc, *t, *data, *idx, axis));
+  }
+  if (op == "ScatterElements") {
+    auto data = in(0), idx = in(1), upd = in(2);
+    if (failed(data) || failed(idx) || failed(upd))
+      return failure();
+    auto t = outType(0, typeOf(*data));
+    if (failed(t))
+      return failure();
+    auto reduction = nn::symbolizeScatterReduction(strAttr("reduction", "none"));
+    if (!reduction)
+      return g.nodeError(node) << "unsupported reduction '"
+                               << strAttr("reduction", "none") << "'";
+    int64_t axis = normAxis(intAttr("axis", 0), t->getRank());
+    if (failed(checkAxis(axis, t->getRank())))
+      return failure();
+    return set(0, nn::ScatterElementsOp::create(b, loc, *t, *data, *idx, *upd,
+                                                axis, *reduction));
+  }
+  if (op == "Trilu") {
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    int64_t k = 0;
+    if (has(1)) {
+      auto kv = constInts(1, "k");
+      if (failed(kv))
+        return failure();
+      k = kv->front();
+    }
+    return set(0, nn::TriluOp::create(b, loc, typeOf(*x), *x,
+                                      intAttr("upper", 1) != 0, k));
+  }
+  if (op == "TopK") {
+    auto x = in(0);
+    auto k = constInts(1, "k");
+    if (failed(x) || failed(k))
+      return failure();
+    int64_t rank = typeOf(*x).getRank();
+    int64_t axis = normAxis(intAttr("axis", -1), rank);
+    if (failed(checkAxis(axis, rank)))
+      return failure();
+    SmallVector<int64_t> shape(typeOf(*x).getShape());
+    shape[axis] = k->front();
+    auto tv = outType(0, shaped(shape, typeOf(*x).getElementType()));
+    auto ti = outType(1, shaped(shape, b.getI64Type()));
+    if (failed(tv) || failed(ti))
+      return failure();
+    auto top = nn::TopKOp::create(b, loc, *tv, *ti, *x, k->front(), axis,
+                                  intAttr("largest", 1) != 0,
+                                  intAttr("sorted", 1) != 0);
+    (void)set(0, top.getValues());
+    return set(1, top.getIndices());
+  }
+  // Convolution.
+  if (op == "Conv") return conv();
+  if (op == "MaxPool") return maxPool();
+  // Ops whose value is known at compile time once shapes are static.
+  if (op == "Constant") return constant();
+  if (op == "Shape") {
+    auto x = in(0);
+    if (failed(x))
+      return failure();
+    auto shape = typeOf(*x).getShape();
+    int64_t rank = shape.size();
+    int64_t start = std::clamp<int64_t>(normAxis(intAttr("start", 0), rank), 0, rank);
+    int64_t end = std::clamp<int64_t>(normAxis(intAttr("end", rank), rank), 0, rank);
+    SmallVector<int64_t> dims(shape.begin() + start,
+                              shape.begin() + std::max(start, end));
+    auto t = outType(0, shaped({(int64_t)dims.size()}, b.getI64Type()));
+    if (failed(t))
+      return failure();
+    return set(0, arith::ConstantOp::create(
+                      b, loc, *t, DenseElementsAttr::get(*t, ArrayRef(dims))));
+  }
+  if (op == "Size") {
+    auto x = in(0);
+    auto t = outType(0, shaped({}, b.getI64Type()));
+    if (failed(x) || failed(t))
+      return failure();
+    return set(0, arith::ConstantOp::create(
+                      b, loc, *t,
+                      DenseElementsAttr::get(*t, typeOf(*x).getNumElements())));
+  }
+  if (op == "ConstantOfShape") {
+    auto dims = constInts(0, "shape");
+    if (failed(dims))
+      return failure();
+    Type et = b.getF32Type();
+    if (auto *a = attr("value")) {
+      auto vt = elementType(g.ctx, a->t().data_type());
+      if (failed(vt))
+        return g.nodeError(node) << "unsupported data type "
+                                 << typeName(a->t().data_type());
+      et = *vt;
+    }
+    auto t = outType(0, shaped(*dims, et));
+    if (failed(t))
+      return failure();
+    Attribute splat;
+    if (auto *a = attr("value")) {
+      auto scalarType = RankedTensorType::get({}, t->getElementType());
+      auto v = g.tensorAttr(a->t(), RankedTensorType::get(
+                                        SmallVector<int64_t>(a->t().dims_size(), 1),
+                                        t->getElementType()),
+                            /*inlineOnly=*/true);
+      if (failed(v))
+        return failure();
+      (void)scalarType;
+      splat = DenseElementsAttr::get(
+          *t, cast<DenseElementsAttr>(*v).getSplatValue<Attribute>());
+    } else {
+      splat = DenseElementsAttr::get(*t, 0.0f);
+    }
+    return set(0, arith::ConstantOp::create(b, loc, *t, cast<TypedAttr>(splat)));
+  }
+  if (op == "Range") {
+    auto s = constAttr(0, "start"), l = constAttr(1, "limit"),
+         d = constAttr(2, "delta");
+    if (failed(s) || failed(l) || failed(d))
+      return failure();
+    auto asDouble = [](DenseElementsAttr a) {
+      return isa<FloatType>(a.getElementType())
+                 ? a.getSplatValue<APFloat>().convertToDouble()
+                 : (double)a.getSplatValue<APInt>().getSExtValue();
+    };
+    double delta0 = asDouble(*d);
+    if (delta0 == 0)
+      return g.nodeError(node) << "delta is zero";
+    int64_t count = std::max<int64_t>(
+        (int64_t)std::ceil((asDouble(*l) - asDouble(*s)) / delta0), 0);
+    auto t = outType(0, shaped({count}, s->getElementType()));
+    if (failed(t))
+      return failure();
+    if (isa<FloatType>(t->getElementType())) {
+      double start = s->getSplatValue<APFloat>().convertToDouble();
+      double delta = d->getSplatValue<APFloat>().convertToDouble();
+      SmallVector<APFloat> vals;
+      for (int64_t i = 0; i < t->getNumElements(); ++i) {
+        APFloat v(start + i * delta);
+        bool lost;
+        v.convert(cast<FloatType>(t->getElementType()).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &lost);
+        vals.push_back(v);
+      }
+      return set(0, arith::ConstantOp::create(b, loc, *t,
+                                              DenseElementsAttr::get(*t, vals)));
+    }
+    int64_t start = s->getSplatValue<APInt>().getSExtValue();
+    int64_t delta = d->getSplatValue<APInt>().getSExtValue();
+    SmallVector<APInt> vals;
+    for (int64_t i = 0; i < t->getNumElements(); ++i)
+      vals.push_back(APInt(t->getElementTypeBitWidth(), start + i * delta, true));
+    return set(0, arith::ConstantOp::create(b, loc, *t,
+                                            DenseElementsAttr::get(*t, vals)));
+  }
+  llvm_unreachable("checkSupported admitted an op without a handler");
+}
+
+/// The ops NodeImporter::import handles, by ONNX op type.
+const llvm::StringSet<> &supportedOps() {
+  static const llvm::StringSet<> ops = {
+      "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Erf", "Sigmoid",
+      "Relu", "Not", "Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
+      "Greater", "And", "Or", "Min", "Max", "Sum", "Where", "Cast",
+      "Identity", "Dropout", "MatMul", "Gemm", "Softmax",
+      "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
+      "ReduceMin", "ReduceProd", "Reshape", "Flatten", "Squeeze",
+      "Unsqueeze", "Transpose", "Expand", "Concat", "Split", "Slice",
+      "Gather", "ScatterElements", "Trilu", "TopK", "Conv", "MaxPool",
+      "Constant", "Shape", "Size", "ConstantOfShape", "Range"};
+  return ops;
+}
+
+LogicalResult GraphImporter::checkSupported() {
+  std::vector<const onnx::NodeProto *> unsupported;
+  for (const auto &node : model.graph().node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!defaultDomain || !supportedOps().contains(node.op_type()))
+      unsupported.push_back(&node);
+  }
+  if (unsupported.empty())
+    return success();
+  auto diag = error() << unsupported.size()
+                      << " node(s) use ops parc does not support:";
+  for (const auto *node : unsupported)
+    diag << "\n  " << describe(*node);
+  return failure();
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
+  return NodeImporter(*this, node).import();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options) {
+  // Unnamed nodes get their op type and index, so diagnostics can name them.
+  for (auto [i, node] : llvm::enumerate(*model.mutable_graph()->mutable_node()))
+    if (node.name().empty())
+      node.set_name(node.op_type() + "_" + std::to_string(i));
+  if (failed(checkOpsets()) || failed(checkSupported()) ||
+      failed(bindInputShapes(options)) || failed(sortNodes()) ||
+      failed(inferShapes()))
+    return nullptr;
+
+  const auto &graph = model.graph();
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const auto &input : graph.input()) {
+    if (initializers.count(input.name()))
+      continue;
+    auto t = tensorType(input.type(), "graph input '" + input.name() + "'");
+    if (failed(t)) {
+      // tensorType has already reported an unsupported element type.
+      if (succeeded(elementType(ctx, input.type().tensor_type().elem_type())))
+        error() << "graph input '" << input.name() << "' has no static shape";
+      return nullptr;
+    }
+    argTypes.push_back(*t);
+    argNames.push_back(input.name());
+  }
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+  // Result types are known once the body is built: ONNX inference may leave
+  // outputs dynamic that folding made static.
+  auto func = func::FuncOp::create(builder, fileLoc(), "main",
+                                   builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    func.setArgAttr(i, "onnx.name", builder.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  builder.setInsertionPointToEnd(entry);
+  for (const auto &node : graph.node())
+    if (failed(importNode(node)))
+      return nullptr;
+  SmallVector<Value> results;
+  for (auto [i, out] : llvm::enumerate(graph.output())) {
+    auto it = values.find(out.name());
+    if (it == values.end()) {
+      if (!initializers.count(out.name()))
+        return error() << "graph output '" << out.name()
+                       << "' is produced by no node",
+               nullptr;
+      onnx::NodeProto none;
+      none.set_name(out.name());
+      auto v = lookup(out.name(), none);
+      if (failed(v))
+        return nullptr;
+      it = values.find(out.name());
+    }
+    results.push_back(it->second);
+  }
+  func::ReturnOp::create(builder, fileLoc(), results);
+  // Folding leaves the constants of exporters' shape subgraphs (and nodes
+  // whose outputs nothing reads) unused; users come before producers in
+  // reverse order, so one sweep removes whole dead chains.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  func.setFunctionType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "onnx.name", builder.getStringAttr(out.name()));
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+llvm::Error parc::parseInputShapes(ArrayRef<std::string> specs,
+                                   OnnxImportOptions &options) {
+  for (const std::string &spec : specs) {
+    auto [name, dims] = StringRef(spec).rsplit('=');
+    if (name.empty() || dims.empty())
+      return llvm::createStringError("--input-shape '" + spec +
+                                     "' is not NAME=D0xD1x...");
+    SmallVector<int64_t> shape;
+    SmallVector<StringRef> parts;
+    if (dims != "scalar")
+      dims.split(parts, 'x');
+    for (StringRef p : parts) {
+      int64_t d;
+      if (p.getAsInteger(10, d) || d < 0)
+        return llvm::createStringError("--input-shape '" + spec +
+                                       "' has a bad dimension '" + p + "'");
+      shape.push_back(d);
+    }
+    options.inputShapes[name] = shape;
+  }
+  return llvm::Error::success();
+}
+
+OwningOpRef<ModuleOp> parc::importOnnx(const llvm::MemoryBuffer &buffer,
+                                       StringRef path, MLIRContext *context,
+                                       const OnnxImportOptions &options) {
+  context->loadDialect<nn::NNDialect, arith::ArithDialect, func::FuncDialect>();
+  auto loc = FileLineColLoc::get(context, path, 0, 0);
+  onnx::ModelProto model;
+  StringRef text = buffer.getBuffer();
+  // The ONNX text syntax starts with a `<...>` header or a graph name, after
+  // any `#` comment lines (lit tests keep their RUN lines there); a binary
+  // model starts with a protobuf field tag.
+  StringRef head = text.ltrim();
+  while (head.starts_with("#"))
+    head = head.drop_until([](char c) { return c == '\n'; }).ltrim();
+  bool isText =
+      !head.empty() && (head.starts_with("<") || llvm::isAlpha(head.front()));
+  if (isText) {
+    auto status = onnx::OnnxParser::Parse(model, text.str().c_str());
+    if (!status.IsOK())
+      return emitError(loc) << "not a valid ONNX text model: "
+                            << status.ErrorMessage(),
+             nullptr;
+  } else if (text.size() > INT_MAX ||
+             !model.ParseFromArray(text.data(), (int)text.size())) {
+    return emitError(loc) << "not a valid ONNX model (the protobuf does not "
+                             "parse: truncated or not an ONNX file)",
+           nullptr;
+  }
+  if (!model.has_graph() || model.graph().output_size() == 0)
+    return emitError(loc) << "not a valid ONNX model (no graph with outputs; "
+                             "truncated or not an ONNX file)",
+           nullptr;
+  return GraphImporter(context, path, model).run(options);
+}
+
+OwningOpRef<ModuleOp> parc::importOnnxFile(StringRef path, MLIRContext *context,
+                                           const OnnxImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/true);
+  if (!buffer) {
+    emitError(UnknownLoc::get(context))
+        << "cannot read '" << path << "': " << buffer.getError().message();
+    return nullptr;
+  }
+  return importOnnx(**buffer, path, context, options);
+}
+
+void parc::registerOnnxImportTranslation() {
+  static llvm::cl::list<std::string> inputShapes(
+      "input-shape",
+      llvm::cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
+      llvm::cl::value_desc("name=shape"));
+  TranslateToMLIRRegistration registration(
+      "import-onnx", "Import an ONNX model (binary or text) into the nn dialect",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context) -> OwningOpRef<Operation *> {
+        OnnxImportOptions options;
+        if (auto err = parseInputShapes(inputShapes, options)) {
+          emitError(UnknownLoc::get(context)) << llvm::toString(std::move(err));
+          return nullptr;
+        }
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        auto module = importOnnx(*buffer, buffer->getBufferIdentifier(), context,
+                                 options);
+        return OwningOpRef<Operation *>(module.release());
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<nn::NNDialect, arith::ArithDialect, func::FuncDialect>();
+      });
+}

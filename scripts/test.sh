@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds parc and runs every test suite:
+#   lit      — IR, import, pass and diagnostic tests (test/)
+#   ctest    — gtest unit tests of non-IR code (unittests/)
+#   ort      — self-test of the onnxruntime reference runner
+#   examples — the example-model generator's own checks
+# Ends with the line `N passed, N failed` and exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+scripts/build.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+passed=0 failed=0
+log=build/test-logs
+mkdir -p "$log"
+
+# lit reports its own counts; the suites below count as one test each.
+echo "== lit"
+/usr/lib/llvm-22/bin/lit -sv build/test 2>&1 | tee "$log/lit.txt" | grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|Total|Passed|Failed' || true
+count() { grep -E "^ *$1 *:" "$log/lit.txt" | grep -oE '[0-9]+' | head -1; }
+lit_pass=$(count 'Passed'); lit_fail=0
+for kind in Failed 'Unresolved' 'Timed Out' 'Unexpectedly Passed'; do
+  n=$(count "$kind"); lit_fail=$((lit_fail + ${n:-0}))
+done
+passed=$((passed + ${lit_pass:-0})) failed=$((failed + lit_fail))
+[ -n "$lit_pass" ] || { echo "lit did not run"; failed=$((failed + 1)); }
+
+# gtest unit tests (runtime, file formats), registered with CTest.
+echo "== ctest"
+ctest --test-dir build --output-on-failure >"$log/ctest.txt" 2>&1
+summary=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log/ctest.txt" || true)
+if [ -n "$summary" ]; then
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
+  bad=$(sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/' <<<"$summary")
+  passed=$((passed + total - bad)) failed=$((failed + bad))
+  echo "$summary"; grep -E '\*\*\*Failed|Not Run' "$log/ctest.txt" || true
+elif ! grep -q 'No tests were found' "$log/ctest.txt"; then
+  echo "ctest did not run"; cat "$log/ctest.txt"; failed=$((failed + 1))
+fi
+
+suite() {
+  local name=$1; shift
+  echo "== $name"
+  if "$@" >"$log/$name.txt" 2>&1; then
+    passed=$((passed + 1)); echo "PASS: $name"
+  else
+    failed=$((failed + 1)); echo "FAIL: $name (log: $log/$name.txt)"; tail -20 "$log/$name.txt"
+  fi
+}
+suite ort-reference tools/ort-reference/selftest.sh
+suite examples bash -c '/usr/bin/python3 examples/models/generate.py --out build/models &&
+  /usr/bin/python3 examples/models/check_generated.py build/models'
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
