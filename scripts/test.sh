@@ -4,6 +4,8 @@
 #   ctest    — gtest unit tests of non-IR code (unittests/)
 #   ort      — self-test of the onnxruntime reference runner
 #   examples — the example-model generator's own checks
+#   differential — every model through parc (cpu) and onnxruntime
+#   conformance  — ONNX backend node tests with their own expected outputs
 # Ends with the line `N passed, N failed` and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,24 @@ suite() {
 suite ort-reference tools/ort-reference/selftest.sh
 suite examples bash -c '/usr/bin/python3 examples/models/generate.py --out build/models &&
   /usr/bin/python3 examples/models/check_generated.py build/models'
+
+# Suites that count their own cases and print a table.
+counted() {
+  local name=$1; shift
+  echo "== $name"
+  "$@" 2>&1 | tee "$log/$name.txt" | grep -vE '^\$ '
+  local line
+  line=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$log/$name.txt" | tail -1)
+  if [ -z "$line" ]; then
+    echo "FAIL: $name printed no result"; failed=$((failed + 1)); return
+  fi
+  passed=$((passed + ${line%% passed*}))
+  line=${line#*passed, }; failed=$((failed + ${line%% failed*}))
+}
+counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin \
+  --generated build/models --work build/e2e
+counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
+  --work build/conformance
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

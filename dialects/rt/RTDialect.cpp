@@ -20,7 +20,7 @@ void RTDialect::initialize() {
 LogicalResult AllocOp::verify() {
   if (!getType().hasStaticShape() || !getType().getLayout().isIdentity())
     return emitOpError("buffers are static, contiguous memrefs");
-  if (getOffset() && *getOffset() < 0)
+  if (getOffsetAttr() && getOffsetAttr().getInt() < 0)
     return emitOpError("offset must be non-negative");
   return success();
 }

@@ -130,8 +130,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto attention = dyn_cast<nn::AttentionOp>(op))
     return lowerAttention(attention);
-  if (op->getDialect() != op->getContext()->getLoadedDialect<nn::NNDialect>() ||
-      op->getNumRegions())
+  if (!isa_and_nonnull<nn::NNDialect>(op->getDialect()) || op->getNumRegions())
     return op->emitOpError("has no runtime kernel");
 
   SmallVector<Value> ins, outs;

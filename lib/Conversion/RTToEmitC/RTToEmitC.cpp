@@ -442,7 +442,7 @@ LogicalResult Emitter::run(func::FuncOp program) {
       if (auto t = dyn_cast<MemRefType>(v.getType()))
         if (failed(dtypeName(t.getElementType()))) {
           op->emitOpError() << "element type " << t.getElementType()
-                            << " has no runtime dtype";
+                            << " is not supported by the runtime";
           return WalkResult::interrupt();
         }
     return WalkResult::advance();
@@ -487,7 +487,8 @@ LogicalResult Emitter::run(func::FuncOp program) {
     if (auto alloc = dyn_cast<rt::AllocOp>(op)) {
       if (!alloc.getOffset())
         return alloc.emitOpError("is not placed: run rt-plan-memory first");
-      pointers[alloc] = pointerCall(loc, "parc_rt_at", arena, *alloc.getOffset());
+      pointers[alloc] = pointerCall(loc, "parc_rt_at", arena,
+                                    alloc.getOffsetAttr().getInt());
     } else if (auto in = dyn_cast<rt::InputOp>(op)) {
       if (in.getIndex() >= inputDescs.size())
         inputDescs.resize(in.getIndex() + 1);

@@ -629,6 +629,7 @@ private:
   // Handlers.
   template <typename Op> LogicalResult unary();
   template <typename Op> LogicalResult binary(int lhs = 0, int rhs = 1);
+  template <typename Op> LogicalResult binaryOf(Value lhs, Value rhs);
   template <typename Op> LogicalResult variadic();
   template <typename Op> LogicalResult reduce();
   LogicalResult constant();
@@ -673,20 +674,24 @@ template <typename Op> LogicalResult NodeImporter::binary(int lhs, int rhs) {
   auto l = in(lhs), r = in(rhs);
   if (failed(l) || failed(r))
     return failure();
+  return binaryOf<Op>(*l, *r);
+}
+
+template <typename Op> LogicalResult NodeImporter::binaryOf(Value l, Value r) {
   auto shape = std::is_same_v<Op, nn::MatMulOp>
-                   ? nn::matmulShape(typeOf(*l).getShape(), typeOf(*r).getShape())
-                   : nn::broadcastShapes(typeOf(*l).getShape(),
-                                         typeOf(*r).getShape());
+                   ? nn::matmulShape(typeOf(l).getShape(), typeOf(r).getShape())
+                   : nn::broadcastShapes(typeOf(l).getShape(),
+                                         typeOf(r).getShape());
   if (failed(shape))
-    return g.nodeError(node) << "operand shapes " << typeOf(*l) << " and "
-                             << typeOf(*r) << " are incompatible";
+    return g.nodeError(node) << "operand shapes " << typeOf(l) << " and "
+                             << typeOf(r) << " are incompatible";
   bool predicate = llvm::is_one_of<Op, nn::EqualOp, nn::LessOp, nn::GreaterOp,
                                    nn::AndOp, nn::OrOp>::value;
   auto t = outType(0, shaped(*shape, predicate ? b.getI1Type()
-                                                : typeOf(*l).getElementType()));
+                                                : typeOf(l).getElementType()));
   if (failed(t))
     return failure();
-  return set(0, b.createOrFold<Op>(loc, *t, *l, *r));
+  return set(0, b.createOrFold<Op>(loc, *t, l, r));
 }
 
 /// Min/Max/Sum take any number of inputs; they chain pairwise.
@@ -1114,7 +1119,18 @@ LogicalResult NodeImporter::import() {
   if (op == "Sub") return binary<nn::SubOp>();
   if (op == "Mul") return binary<nn::MulOp>();
   if (op == "Div") return binary<nn::DivOp>();
-  if (op == "Pow") return binary<nn::PowOp>();
+  if (op == "Pow") {
+    // The runtime computes in the base's type: an exponent of another type
+    // (ONNX allows any numeric pair) is cast to it first.
+    auto base = in(0), exponent = in(1);
+    if (failed(base) || failed(exponent))
+      return failure();
+    Type et = typeOf(*base).getElementType();
+    Value e = *exponent;
+    if (typeOf(e).getElementType() != et)
+      e = b.createOrFold<nn::CastOp>(loc, shaped(typeOf(e).getShape(), et), e);
+    return binaryOf<nn::PowOp>(*base, e);
+  }
   if (op == "Equal") return binary<nn::EqualOp>();
   if (op == "Less") return binary<nn::LessOp>();
   if (op == "Greater") return binary<nn::GreaterOp>();
@@ -1156,6 +1172,14 @@ LogicalResult NodeImporter::import() {
     auto x = in(0);
     if (failed(x) || failed(onlyOutputs(1)))
       return failure();
+    if (op == "Dropout" && has(2)) {
+      auto training = constAttr(2, "training_mode");
+      if (failed(training))
+        return failure();
+      if (training->getSplatValue<bool>())
+        return g.nodeError(node) << "training mode is not supported (parc "
+                                    "compiles inference graphs)";
+    }
     return set(0, *x);
   }
   // Linear algebra.

@@ -1,0 +1,82 @@
+/*===- program.h - what generated rank programs are built from ---*- C -*-===*
+ *
+ * A generated program is a forward function plus static tables describing
+ * its tensors; parc_rt_program_main does everything else (MPI start-up,
+ * weights, arena, inputs, timing, outputs), so generated code stays a flat
+ * list of checked kernel calls.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef PARC_PROGRAM_H
+#define PARC_PROGRAM_H
+
+#include "parc/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct parc_rt_tensor_desc_t {
+  const char *name;
+  parc_rt_dtype_t dtype;
+  int64_t rank;
+  const int64_t *dims;
+} parc_rt_tensor_desc_t;
+
+/* Runs one forward pass. Input, weight and output slots follow the
+ * program's tables; the function stores each output's address in its slot. */
+typedef void (*parc_rt_forward_fn_t)(parc_rt_context_t *ctx, void *arena,
+                                     void **inputs, void **weights,
+                                     void **outputs);
+
+typedef struct parc_rt_program_t {
+  const char *name;
+  int64_t arena_size;
+  int64_t num_inputs;
+  const parc_rt_tensor_desc_t *inputs;
+  int64_t num_weights;
+  const parc_rt_tensor_desc_t *weights;
+  int64_t num_outputs;
+  const parc_rt_tensor_desc_t *outputs;
+  parc_rt_forward_fn_t forward;
+} parc_rt_program_t;
+
+/* The program's main: parses
+ *   --weights-dir=DIR   (reads DIR/rank<world rank>.safetensors)
+ *   --input=NAME=PATH   (.npy, one per program input)
+ *   --output-dir=DIR    (rank --output-rank writes NAME.npy per output)
+ *   --repeat=N --warmup=W --output-rank=R
+ * and returns the process exit code. Any failure aborts every rank. */
+int parc_rt_program_main(int argc, char **argv, const parc_rt_program_t *program);
+
+/* Aborts every rank if `status` is an error, naming the ONNX node. */
+void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
+                   const char *node);
+
+/* Kernels only generated code needs (see attention.cpp). */
+parc_rt_status_t parc_rt_attention_scores(
+    parc_rt_dtype_t dtype, const void *q, int64_t q_rank, const int64_t *q_dims,
+    const void *k, int64_t k_rank, const int64_t *k_dims, void *out,
+    int64_t out_rank, const int64_t *out_dims, float scale);
+parc_rt_status_t parc_rt_attention_values(
+    parc_rt_dtype_t dtype, const void *p, int64_t p_rank, const int64_t *p_dims,
+    const void *v, int64_t v_rank, const int64_t *v_dims, void *out,
+    int64_t out_rank, const int64_t *out_dims);
+parc_rt_status_t parc_rt_rotary_full(
+    parc_rt_dtype_t dtype, const void *x, int64_t x_rank, const int64_t *x_dims,
+    const void *cos, int64_t cos_rank, const int64_t *cos_dims, const void *sin,
+    int64_t sin_rank, const int64_t *sin_dims, void *y, int64_t y_rank,
+    const int64_t *y_dims);
+
+static inline void *parc_rt_at(void *base, int64_t offset) {
+  return (char *)base + offset;
+}
+static inline void *parc_rt_slot(void **slots, int64_t i) { return slots[i]; }
+static inline void parc_rt_publish(void **slots, int64_t i, void *buffer) {
+  slots[i] = buffer;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PARC_PROGRAM_H */

@@ -1,0 +1,168 @@
+//===- attention.cpp - attention products and full-width rotary -*- C++ -*-===//
+//
+// nn.attention lowers to scores = scale·q·kᵀ, the model's own score
+// modifier, softmax, then ·v. The two products are batched GEMMs whose only
+// twist is grouped-query attention: query head h reads key/value head
+// h / (H / Hkv), so K and V are never materialised per query head.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blas.h"
+#include "shape.h"
+
+using namespace parc::rt;
+
+namespace {
+
+struct AttentionDims {
+  int64_t batch, heads, kvHeads, rows, inner, cols;
+};
+
+/// Checks lhs [B, H, S, X], rhs [B, Hkv, ·, ·] and out [B, H, S, Y].
+parc_rt_status_t resolve(const char *op, int64_t lr, const int64_t *ld,
+                         int64_t rr, const int64_t *rd, int64_t orank,
+                         const int64_t *od) {
+  if (lr != 4 || rr != 4 || orank != 4)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: operands must be 4-D", op);
+  if (ld[0] != rd[0] || od[0] != ld[0] || od[1] != ld[1] || od[2] != ld[2] ||
+      rd[1] == 0 || ld[1] % rd[1])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: shapes %s, %s -> %s do not match (heads %lld must be a "
+                "multiple of key/value heads %lld)",
+                op, shapeString(lr, ld).c_str(), shapeString(rr, rd).c_str(),
+                shapeString(orank, od).c_str(), (long long)ld[1],
+                (long long)rd[1]);
+  return PARC_RT_OK;
+}
+
+/// out[b, h] = alpha · lhs[b, h] · op(rhs[b, h / group]) per batch and head.
+void batched(const AttentionDims &d, bool transRhs, float alpha,
+             const float *lhs, const float *rhs, float *out) {
+  int64_t group = d.heads / d.kvHeads;
+  int64_t rhsRows = transRhs ? d.cols : d.inner;
+  int64_t rhsCols = transRhs ? d.inner : d.cols;
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h) {
+      const float *l = lhs + (b * d.heads + h) * d.rows * d.inner;
+      const float *r = rhs + (b * d.kvHeads + h / group) * rhsRows * rhsCols;
+      float *o = out + (b * d.heads + h) * d.rows * d.cols;
+      gemm(false, transRhs, d.rows, d.cols, d.inner, alpha, l, r, 0.0, o);
+    }
+}
+
+} // namespace
+
+extern "C" parc_rt_status_t
+parc_rt_attention_scores(parc_rt_dtype_t dtype, const void *q, int64_t q_rank,
+                         const int64_t *q_dims, const void *k, int64_t k_rank,
+                         const int64_t *k_dims, void *out, int64_t out_rank,
+                         const int64_t *out_dims, float scale) {
+  const char *op = "attention_scores";
+  PARC_RT_RETURN_IF_ERROR(
+      resolve(op, q_rank, q_dims, k_rank, k_dims, out_rank, out_dims));
+  if (k_dims[3] != q_dims[3] || out_dims[3] != k_dims[2])
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: q %s and k %s give scores %s",
+                op, shapeString(4, q_dims).c_str(),
+                shapeString(4, k_dims).c_str(),
+                shapeString(4, out_dims).c_str());
+  if (dtype != PARC_RT_F32)
+    return unsupportedDtype(op, dtype);
+  AttentionDims d{q_dims[0], q_dims[1], k_dims[1],
+                  q_dims[2], q_dims[3], k_dims[2]};
+  batched(d, /*transRhs=*/true, scale, static_cast<const float *>(q),
+          static_cast<const float *>(k), static_cast<float *>(out));
+  return PARC_RT_OK;
+}
+
+extern "C" parc_rt_status_t
+parc_rt_attention_values(parc_rt_dtype_t dtype, const void *p, int64_t p_rank,
+                         const int64_t *p_dims, const void *v, int64_t v_rank,
+                         const int64_t *v_dims, void *out, int64_t out_rank,
+                         const int64_t *out_dims) {
+  const char *op = "attention_values";
+  PARC_RT_RETURN_IF_ERROR(
+      resolve(op, p_rank, p_dims, v_rank, v_dims, out_rank, out_dims));
+  if (v_dims[2] != p_dims[3] || out_dims[3] != v_dims[3])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: probabilities %s and v %s give %s", op,
+                shapeString(4, p_dims).c_str(), shapeString(4, v_dims).c_str(),
+                shapeString(4, out_dims).c_str());
+  if (dtype != PARC_RT_F32)
+    return unsupportedDtype(op, dtype);
+  AttentionDims d{p_dims[0], p_dims[1], v_dims[1],
+                  p_dims[2], p_dims[3], v_dims[3]};
+  batched(d, /*transRhs=*/false, 1.0f, static_cast<const float *>(p),
+          static_cast<const float *>(v), static_cast<float *>(out));
+  return PARC_RT_OK;
+}
+
+/// y = x·cos + rotate_half(x)·sin with cos and sin broadcast to x: the form
+/// nn.rotary keeps from exporters, whose tables span the whole last dim.
+extern "C" parc_rt_status_t
+parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
+                    const int64_t *x_dims, const void *cos, int64_t cos_rank,
+                    const int64_t *cos_dims, const void *sin, int64_t sin_rank,
+                    const int64_t *sin_dims, void *y, int64_t y_rank,
+                    const int64_t *y_dims) {
+  const char *op = "rotary";
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", x_rank, x_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "cos", cos_rank, cos_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "sin", sin_rank, sin_dims));
+  if (x_rank < 1 || y_rank != x_rank || x_dims[x_rank - 1] % 2 ||
+      !std::equal(x_dims, x_dims + x_rank, y_dims))
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: x %s and y %s must match with an "
+                "even last dim",
+                op, shapeString(x_rank, x_dims).c_str(),
+                shapeString(y_rank, y_dims).c_str());
+  // Element strides of a table broadcast to x's shape (0 on broadcast dims).
+  auto strides = [&](int64_t rank, const int64_t *dims, const char *what,
+                     std::array<int64_t, PARC_RT_MAX_RANK> &out) {
+    if (rank > x_rank || dims[rank - 1] != x_dims[x_rank - 1])
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "%s: %s %s must broadcast to %s and "
+                  "span its last dim",
+                  op, what, shapeString(rank, dims).c_str(),
+                  shapeString(x_rank, x_dims).c_str());
+    int64_t s = 1;
+    for (int64_t d = x_rank - 1; d >= 0; --d) {
+      int64_t td = d - (x_rank - rank);
+      int64_t size = td >= 0 ? dims[td] : 1;
+      if (size != 1 && size != x_dims[d])
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "%s: %s %s does not broadcast to %s", op, what,
+                    shapeString(rank, dims).c_str(),
+                    shapeString(x_rank, x_dims).c_str());
+      out[d] = size == 1 ? 0 : s;
+      s *= size;
+    }
+    return PARC_RT_OK;
+  };
+  std::array<int64_t, PARC_RT_MAX_RANK> cs{}, ss{};
+  PARC_RT_RETURN_IF_ERROR(strides(cos_rank, cos_dims, "cos", cs));
+  PARC_RT_RETURN_IF_ERROR(strides(sin_rank, sin_dims, "sin", ss));
+  if (dtype != PARC_RT_F32)
+    return unsupportedDtype(op, dtype);
+  const float *xf = static_cast<const float *>(x);
+  const float *cf = static_cast<const float *>(cos);
+  const float *sf = static_cast<const float *>(sin);
+  float *yf = static_cast<float *>(y);
+  int64_t width = x_dims[x_rank - 1], half = width / 2;
+  int64_t rows = numElements(x_rank - 1, x_dims);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rem = r, co = 0, so = 0;
+    for (int64_t d = x_rank - 2; d >= 0; --d) {
+      int64_t i = rem % x_dims[d];
+      rem /= x_dims[d];
+      co += i * cs[d];
+      so += i * ss[d];
+    }
+    const float *xr = xf + r * width;
+    float *yr = yf + r * width;
+    for (int64_t j = 0; j < width; ++j) {
+      float rotated = j < half ? -xr[j + half] : xr[j - half];
+      yr[j] = xr[j] * cf[co + j] + rotated * sf[so + j];
+    }
+  }
+  return PARC_RT_OK;
+}

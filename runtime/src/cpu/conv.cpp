@@ -1,0 +1,340 @@
+//===- conv.cpp - N-d convolution (im2col + GEMM) and max pooling ---------===//
+//
+// Convolution lowers each (image, group) to one GEMM: weights
+// [C_out/g, C_in/g * prod(kernel)] times the im2col matrix
+// [C_in/g * prod(kernel), prod(out spatial)]. 1x1 stride-1 unpadded
+// convolutions skip im2col: the input already is that matrix.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blas.h"
+#include "dtype_traits.h"
+#include "shape.h"
+
+#include <vector>
+
+using namespace parc::rt;
+
+namespace {
+
+struct Window {
+  int64_t spatial; // number of spatial dims
+  const int64_t *in, *kernel, *out, *strides, *padsBegin, *padsEnd, *dilations;
+};
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
+
+/// Checks attributes and that out[s] is the floor (or, if allowed, ceil)
+/// ONNX output size.
+parc_rt_status_t checkWindow(const char *op, const Window &w, bool allowCeil) {
+  for (int64_t s = 0; s < w.spatial; ++s) {
+    if (w.strides[s] < 1 || w.dilations[s] < 1 || w.padsBegin[s] < 0 ||
+        w.padsEnd[s] < 0 || w.kernel[s] < 1)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "%s: spatial dim %lld: kernel %lld, stride %lld, dilation "
+                  "%lld and pads %lld/%lld must be positive (pads >= 0)",
+                  op, (long long)s, (long long)w.kernel[s],
+                  (long long)w.strides[s], (long long)w.dilations[s],
+                  (long long)w.padsBegin[s], (long long)w.padsEnd[s]);
+    const int64_t span = w.in[s] + w.padsBegin[s] + w.padsEnd[s] -
+                         w.dilations[s] * (w.kernel[s] - 1) - 1;
+    const int64_t floorOut = floorDiv(span, w.strides[s]) + 1;
+    int64_t ceilOut = ceilDiv(span, w.strides[s]) + 1;
+    // A last window starting inside the end padding is dropped (ONNX).
+    if ((ceilOut - 1) * w.strides[s] >= w.in[s] + w.padsBegin[s])
+      --ceilOut;
+    const bool ok = w.out[s] == std::max<int64_t>(floorOut, 0) ||
+                    (allowCeil && w.out[s] == std::max<int64_t>(ceilOut, 0));
+    if (!ok)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "%s: spatial dim %lld: output size %lld, expected %lld for "
+                  "input %lld, kernel %lld, stride %lld, dilation %lld, pads "
+                  "%lld/%lld",
+                  op, (long long)s, (long long)w.out[s], (long long)floorOut,
+                  (long long)w.in[s], (long long)w.kernel[s],
+                  (long long)w.strides[s], (long long)w.dilations[s],
+                  (long long)w.padsBegin[s], (long long)w.padsEnd[s]);
+  }
+  return PARC_RT_OK;
+}
+
+/// Fills col [channels * prod(kernel), prod(out)] from x [channels, in...].
+template <typename T>
+void im2col(const Window &w, int64_t channels, const T *x, T *col) {
+  const int64_t S = w.spatial;
+  const int64_t inPlane = numElements(S, w.in);
+  const int64_t kernelCount = numElements(S, w.kernel);
+  const int64_t outCount = numElements(S, w.out);
+  const int64_t outInner = w.out[S - 1], outRows = outCount / outInner;
+  int64_t inStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(S, w.in, inStrides);
+  int64_t k[PARC_RT_MAX_RANK], o[PARC_RT_MAX_RANK];
+  for (int64_t c = 0; c < channels; ++c) {
+    const T *plane = x + c * inPlane;
+    for (int64_t kIndex = 0; kIndex < kernelCount; ++kIndex) {
+      for (int64_t s = S - 1, rem = kIndex; s >= 0; --s) {
+        k[s] = rem % w.kernel[s];
+        rem /= w.kernel[s];
+      }
+      T *dst = col + (c * kernelCount + kIndex) * outCount;
+      // Along the innermost spatial dim the valid outputs are one interval.
+      const int64_t st = w.strides[S - 1], n = w.in[S - 1];
+      const int64_t base = k[S - 1] * w.dilations[S - 1] - w.padsBegin[S - 1];
+      const int64_t lo =
+          std::clamp<int64_t>(base >= 0 ? 0 : ceilDiv(-base, st), 0, outInner);
+      const int64_t hi =
+          std::clamp<int64_t>(ceilDiv(n - base, st), lo, outInner);
+      std::fill(o, o + S, int64_t(0));
+      for (int64_t row = 0; row < outRows; ++row, dst += outInner) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (int64_t s = 0; s + 1 < S; ++s) {
+          const int64_t i =
+              o[s] * w.strides[s] + k[s] * w.dilations[s] - w.padsBegin[s];
+          inside &= i >= 0 && i < w.in[s];
+          offset += i * inStrides[s];
+        }
+        if (!inside) {
+          std::fill(dst, dst + outInner, T(0));
+        } else {
+          const T *src = plane + offset + base;
+          std::fill(dst, dst + lo, T(0));
+          for (int64_t j = lo; j < hi; ++j)
+            dst[j] = src[j * st];
+          std::fill(dst + hi, dst + outInner, T(0));
+        }
+        for (int64_t s = S - 2; s >= 0; --s) {
+          if (++o[s] < w.out[s])
+            break;
+          o[s] = 0;
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void convTyped(const Window &w, int64_t batch, int64_t cIn, int64_t cOut,
+               int64_t group, const T *x, const T *weights, const T *bias,
+               T *y) {
+  const int64_t S = w.spatial;
+  const int64_t cInG = cIn / group, cOutG = cOut / group;
+  const int64_t inPlane = numElements(S, w.in);
+  const int64_t outCount = numElements(S, w.out);
+  const int64_t kDim = cInG * numElements(S, w.kernel);
+  bool direct = true; // 1x1, stride 1, no padding: x is already im2col
+  for (int64_t s = 0; s < S; ++s)
+    direct &= w.kernel[s] == 1 && w.strides[s] == 1 && w.padsBegin[s] == 0 &&
+              w.padsEnd[s] == 0;
+  std::vector<T> col(direct ? 0 : size_t(kDim * outCount));
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      const T *xg = x + (n * cIn + g * cInG) * inPlane;
+      T *yg = y + (n * cOut + g * cOutG) * outCount;
+      const T *matrix = xg;
+      if (!direct) {
+        im2col(w, cInG, xg, col.data());
+        matrix = col.data();
+      }
+      gemm(false, false, cOutG, outCount, kDim, 1.0, weights + g * cOutG * kDim,
+           matrix, 0.0, yg);
+      if (bias)
+        for (int64_t c = 0; c < cOutG; ++c) {
+          const T b = bias[g * cOutG + c];
+          T *row = yg + c * outCount;
+          for (int64_t i = 0; i < outCount; ++i)
+            row[i] += b;
+        }
+    }
+}
+
+template <parc_rt_dtype_t D>
+void maxPoolTyped(const Window &w, int64_t planes, const void *xv, void *yv) {
+  using Tr = Traits<D>;
+  using S = typename Tr::Storage;
+  using C = typename Tr::Compute;
+  const S *x = static_cast<const S *>(xv);
+  S *y = static_cast<S *>(yv);
+  const int64_t SD = w.spatial;
+  const int64_t inPlane = numElements(SD, w.in),
+                outPlane = numElements(SD, w.out),
+                kernelCount = numElements(SD, w.kernel);
+  int64_t inStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(SD, w.in, inStrides);
+  const C lowest = std::numeric_limits<C>::has_infinity
+                       ? -std::numeric_limits<C>::infinity()
+                       : std::numeric_limits<C>::lowest();
+  parallelRanges(planes, 1, [&](int64_t begin, int64_t end) {
+    int64_t o[PARC_RT_MAX_RANK], k[PARC_RT_MAX_RANK];
+    for (int64_t p = begin; p < end; ++p) {
+      const S *plane = x + p * inPlane;
+      S *out = y + p * outPlane;
+      std::fill(o, o + SD, int64_t(0));
+      for (int64_t i = 0; i < outPlane; ++i) {
+        C best = lowest;
+        std::fill(k, k + SD, int64_t(0));
+        for (int64_t kk = 0; kk < kernelCount; ++kk) {
+          int64_t offset = 0;
+          bool inside = true;
+          for (int64_t s = 0; s < SD; ++s) {
+            const int64_t at =
+                o[s] * w.strides[s] + k[s] * w.dilations[s] - w.padsBegin[s];
+            inside &= at >= 0 && at < w.in[s];
+            offset += at * inStrides[s];
+          }
+          if (inside) {
+            const C v = Tr::load(plane[offset]);
+            if (v > best || v != v)
+              best = v;
+          }
+          for (int64_t s = SD - 1; s >= 0; --s) {
+            if (++k[s] < w.kernel[s])
+              break;
+            k[s] = 0;
+          }
+        }
+        out[i] = Tr::store(best);
+        for (int64_t s = SD - 1; s >= 0; --s) {
+          if (++o[s] < w.out[s])
+            break;
+          o[s] = 0;
+        }
+      }
+    }
+  });
+}
+
+/// Half types: widen inputs, convolve in f32, narrow y.
+parc_rt_status_t convViaF32(parc_rt_dtype_t dtype, const Window &w,
+                            int64_t batch, int64_t cIn, int64_t cOut,
+                            int64_t group, const void *x, const void *weights,
+                            const void *bias, void *y, int64_t xCount,
+                            int64_t wCount, int64_t yCount) {
+  const bool bf16 = dtype == PARC_RT_BF16;
+  std::vector<float> fx(static_cast<size_t>(xCount)),
+      fw(static_cast<size_t>(wCount)), fb(bias ? size_t(cOut) : 0),
+      fy(static_cast<size_t>(yCount));
+  halfToF32(bf16, static_cast<const uint16_t *>(x), fx.data(), xCount);
+  halfToF32(bf16, static_cast<const uint16_t *>(weights), fw.data(), wCount);
+  if (bias)
+    halfToF32(bf16, static_cast<const uint16_t *>(bias), fb.data(), cOut);
+  convTyped<float>(w, batch, cIn, cOut, group, fx.data(), fw.data(),
+                   bias ? fb.data() : nullptr, fy.data());
+  f32ToHalf(bf16, fy.data(), static_cast<uint16_t *>(y), yCount);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t checkSpatialRank(const char *op, int64_t rank) {
+  if (rank < 3 || rank > PARC_RT_MAX_RANK)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: rank %lld must be 2 + spatial dims (3..%d)", op,
+                (long long)rank, PARC_RT_MAX_RANK);
+  return PARC_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
+                              int64_t rank, const int64_t *x_dims,
+                              const void *w, const int64_t *w_dims,
+                              const void *bias, int64_t group,
+                              const int64_t *strides, const int64_t *pads,
+                              const int64_t *dilations, void *y,
+                              const int64_t *y_dims) {
+  const char *op = "conv";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkSpatialRank(op, rank));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, x_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "w", rank, w_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "y", rank, y_dims));
+  if (!strides || !pads || !dilations)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "conv: strides, pads and dilations are required");
+  const int64_t batch = x_dims[0], cIn = x_dims[1], cOut = w_dims[0];
+  if (group < 1 || cIn % group || cOut % group || w_dims[1] * group != cIn ||
+      y_dims[0] != batch || y_dims[1] != cOut)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "conv: x %s, w %s, y %s and group %lld are inconsistent",
+                shapeString(rank, x_dims).c_str(),
+                shapeString(rank, w_dims).c_str(),
+                shapeString(rank, y_dims).c_str(), (long long)group);
+  const int64_t S = rank - 2;
+  Window win{S,       x_dims + 2, w_dims + 2, y_dims + 2,
+             strides, pads,       pads + S,   dilations};
+  PARC_RT_RETURN_IF_ERROR(checkWindow(op, win, false));
+  const int64_t xCount = numElements(rank, x_dims),
+                wCount = numElements(rank, w_dims),
+                yCount = numElements(rank, y_dims);
+  if (yCount == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "w", w, wCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
+  numThreads();
+  switch (dtype) {
+  case PARC_RT_F32:
+    convTyped(win, batch, cIn, cOut, group, static_cast<const float *>(x),
+              static_cast<const float *>(w), static_cast<const float *>(bias),
+              static_cast<float *>(y));
+    return PARC_RT_OK;
+  case PARC_RT_F64:
+    convTyped(win, batch, cIn, cOut, group, static_cast<const double *>(x),
+              static_cast<const double *>(w), static_cast<const double *>(bias),
+              static_cast<double *>(y));
+    return PARC_RT_OK;
+  case PARC_RT_F16:
+  case PARC_RT_BF16:
+    return convViaF32(dtype, win, batch, cIn, cOut, group, x, w, bias, y,
+                      xCount, wCount, yCount);
+  default:
+    return unsupportedDtype(op, dtype);
+  }
+}
+
+parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
+                                  int64_t rank, const int64_t *x_dims,
+                                  const int64_t *kernel, const int64_t *strides,
+                                  const int64_t *pads, const int64_t *dilations,
+                                  void *y, const int64_t *y_dims) {
+  const char *op = "max_pool";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkSpatialRank(op, rank));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, x_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "y", rank, y_dims));
+  if (!kernel || !strides || !pads || !dilations)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "max_pool: kernel, strides, pads and dilations are required");
+  if (y_dims[0] != x_dims[0] || y_dims[1] != x_dims[1])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "max_pool: y %s must keep the batch and channels of x %s",
+                shapeString(rank, y_dims).c_str(),
+                shapeString(rank, x_dims).c_str());
+  const int64_t S = rank - 2;
+  Window win{S,       x_dims + 2, kernel,   y_dims + 2,
+             strides, pads,       pads + S, dilations};
+  PARC_RT_RETURN_IF_ERROR(checkWindow(op, win, true));
+  const int64_t xCount = numElements(rank, x_dims),
+                yCount = numElements(rank, y_dims);
+  if (yCount == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
+  const int64_t planes = x_dims[0] * x_dims[1];
+  auto run = [&](auto tag) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    if constexpr (Traits<D>::kind == Kind::Bool) {
+      return unsupportedDtype(op, D);
+    } else {
+      maxPoolTyped<D>(win, planes, x, y);
+      return PARC_RT_OK;
+    }
+  };
+  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
+}
+
+} // extern "C"

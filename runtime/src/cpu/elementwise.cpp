@@ -1,0 +1,464 @@
+//===- elementwise.cpp - Unary, broadcasting binary, where, cast, fill
+//-----===//
+//
+// Each op is a lambda applied by one generic loop per arity, so adding an op
+// is one line and the dtype handling (half types widen to f32 per element)
+// lives in Traits, not in the ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtype_traits.h"
+#include "shape.h"
+
+#include <cstring>
+#include <type_traits>
+
+using namespace parc::rt;
+
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+const char *unaryName(parc_rt_unary_op_t op) {
+  static const char *names[] = {
+      "neg",  "abs",       "exp",     "log",  "sqrt", "reciprocal",
+      "tanh", "erf",       "sigmoid", "relu", "not",  "silu",
+      "gelu", "gelu_tanh", "floor",   "ceil", "sin",  "cos"};
+  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "unary";
+}
+
+template <parc_rt_dtype_t D, typename F>
+parc_rt_status_t unaryLoop(const void *x, void *y, int64_t n, F f) {
+  using Tr = Traits<D>;
+  using S = typename Tr::Storage;
+  // No __restrict: x == y is allowed.
+  const S *in = static_cast<const S *>(x);
+  S *out = static_cast<S *>(y);
+  parallelRanges(n, kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      out[i] = Tr::store(f(Tr::load(in[i])));
+  });
+  return PARC_RT_OK;
+}
+
+template <parc_rt_dtype_t D>
+parc_rt_status_t unaryTyped(parc_rt_unary_op_t op, const void *x, void *y,
+                            int64_t n) {
+  using Tr = Traits<D>;
+  using C = typename Tr::Compute;
+  auto run = [&](auto f) { return unaryLoop<D>(x, y, n, f); };
+  if constexpr (Tr::kind == Kind::Bool) {
+    if (op == PARC_RT_UNARY_NOT)
+      return run([](C v) { return C(v == 0); });
+  } else if constexpr (Tr::kind == Kind::Int) {
+    if constexpr (std::is_signed_v<C>) {
+      switch (op) {
+      case PARC_RT_UNARY_NEG: // through unsigned: -INT_MIN wraps, not UB
+        return run([](C v) {
+          return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(v));
+        });
+      case PARC_RT_UNARY_ABS:
+        return run([](C v) {
+          return v < 0 ? C(std::make_unsigned_t<C>(0) -
+                           std::make_unsigned_t<C>(v))
+                       : v;
+        });
+      case PARC_RT_UNARY_RELU:
+        return run([](C v) { return v > 0 ? v : C(0); });
+      default:
+        break;
+      }
+    }
+  } else {
+    const C half = C(0.5), one = C(1);
+    switch (op) {
+    case PARC_RT_UNARY_NEG:
+      return run([](C v) { return -v; });
+    case PARC_RT_UNARY_ABS:
+      return run([](C v) { return std::fabs(v); });
+    case PARC_RT_UNARY_EXP:
+      return run([](C v) { return std::exp(v); });
+    case PARC_RT_UNARY_LOG:
+      return run([](C v) { return std::log(v); });
+    case PARC_RT_UNARY_SQRT:
+      return run([](C v) { return std::sqrt(v); });
+    case PARC_RT_UNARY_RECIPROCAL:
+      return run([=](C v) { return one / v; });
+    case PARC_RT_UNARY_TANH:
+      return run([](C v) { return std::tanh(v); });
+    case PARC_RT_UNARY_ERF:
+      return run([](C v) { return std::erf(v); });
+    case PARC_RT_UNARY_SIGMOID:
+      // exp(-v) overflows to inf for very negative v: 1/inf = 0 is right.
+      return run([=](C v) { return one / (one + std::exp(-v)); });
+    case PARC_RT_UNARY_RELU:
+      return run([](C v) { return v > C(0) ? v : C(0); });
+    case PARC_RT_UNARY_SILU:
+      return run([=](C v) { return v / (one + std::exp(-v)); });
+    case PARC_RT_UNARY_GELU:
+      return run([=](C v) {
+        return half * v * (one + std::erf(v * C(0.70710678118654752440)));
+      });
+    case PARC_RT_UNARY_GELU_TANH:
+      return run([=](C v) {
+        const C inner =
+            C(0.79788456080286535588) * (v + C(0.044715) * v * v * v);
+        return half * v * (one + std::tanh(inner));
+      });
+    case PARC_RT_UNARY_FLOOR:
+      return run([](C v) { return std::floor(v); });
+    case PARC_RT_UNARY_CEIL:
+      return run([](C v) { return std::ceil(v); });
+    case PARC_RT_UNARY_SIN:
+      return run([](C v) { return std::sin(v); });
+    case PARC_RT_UNARY_COS:
+      return run([](C v) { return std::cos(v); });
+    case PARC_RT_UNARY_NOT:
+      break;
+    }
+  }
+  return fail(PARC_RT_UNSUPPORTED, "unary '%s': dtype %s is not supported",
+              unaryName(op), parc_rt_dtype_name(D));
+}
+
+//===----------------------------------------------------------------------===//
+// Binary
+//===----------------------------------------------------------------------===//
+
+const char *binaryName(parc_rt_binary_op_t op) {
+  static const char *names[] = {
+      "add",     "sub",           "mul",   "div",  "pow",
+      "min",     "max",           "equal", "less", "less_equal",
+      "greater", "greater_equal", "and",   "or",   "xor"};
+  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "binary";
+}
+
+/// out = f(a, b) over a broadcast loop nest; the inner-stride cases are
+/// split so that each inner loop is unit-strided or has a scalar operand.
+template <typename S, typename O, typename F>
+void binaryLoop(const LoopNest<3> &loop, const S *a, const S *b, O *out, F f) {
+  const int64_t sa = loop.innerStride(1), sb = loop.innerStride(2);
+  loop.run([&](const std::array<int64_t, 3> &off, int64_t n) {
+    O *o = out + off[0];
+    const S *pa = a + off[1], *pb = b + off[2];
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = f(pa[i], pb[i]);
+    } else if (sa == 1 && sb == 0) {
+      const S vb = *pb;
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = f(pa[i], vb);
+    } else if (sa == 0 && sb == 1) {
+      const S va = *pa;
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = f(va, pb[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = f(pa[i * sa], pb[i * sb]);
+    }
+  });
+}
+
+template <typename C> C intPow(C base, C exp) {
+  if (exp < 0)
+    return base == 1 ? 1 : base == C(-1) ? ((exp & 1) ? C(-1) : 1) : 0;
+  C result = 1;
+  while (exp) {
+    if (exp & 1)
+      result = C(result * base);
+    base = C(base * base);
+    exp >>= 1;
+  }
+  return result;
+}
+
+template <parc_rt_dtype_t D>
+parc_rt_status_t binaryTyped(parc_rt_binary_op_t op, const LoopNest<3> &loop,
+                             const void *av, const void *bv, int64_t bCount,
+                             void *outv) {
+  using Tr = Traits<D>;
+  using S = typename Tr::Storage;
+  using C = typename Tr::Compute;
+  const S *a = static_cast<const S *>(av), *b = static_cast<const S *>(bv);
+  auto arith = [&](auto f) {
+    binaryLoop(loop, a, b, static_cast<S *>(outv), [f](S x, S y) {
+      return Tr::store(f(Tr::load(x), Tr::load(y)));
+    });
+    return PARC_RT_OK;
+  };
+  auto compare = [&](auto f) {
+    binaryLoop(loop, a, b, static_cast<uint8_t *>(outv),
+               [f](S x, S y) { return uint8_t(f(Tr::load(x), Tr::load(y))); });
+    return PARC_RT_OK;
+  };
+  switch (op) {
+  case PARC_RT_BINARY_EQUAL:
+    return compare([](C x, C y) { return x == y; });
+  case PARC_RT_BINARY_LESS:
+    return compare([](C x, C y) { return x < y; });
+  case PARC_RT_BINARY_LESS_EQUAL:
+    return compare([](C x, C y) { return x <= y; });
+  case PARC_RT_BINARY_GREATER:
+    return compare([](C x, C y) { return x > y; });
+  case PARC_RT_BINARY_GREATER_EQUAL:
+    return compare([](C x, C y) { return x >= y; });
+  default:
+    break;
+  }
+  if constexpr (Tr::kind == Kind::Bool) {
+    switch (op) {
+    case PARC_RT_BINARY_AND:
+      return compare([](C x, C y) { return x && y; });
+    case PARC_RT_BINARY_OR:
+      return compare([](C x, C y) { return x || y; });
+    case PARC_RT_BINARY_XOR:
+      return compare([](C x, C y) { return (x != 0) != (y != 0); });
+    default:
+      break;
+    }
+  } else {
+    switch (op) {
+    case PARC_RT_BINARY_ADD:
+      return arith([](C x, C y) { return C(x + y); });
+    case PARC_RT_BINARY_SUB:
+      return arith([](C x, C y) { return C(x - y); });
+    case PARC_RT_BINARY_MUL:
+      return arith([](C x, C y) { return C(x * y); });
+    case PARC_RT_BINARY_DIV:
+      if constexpr (Tr::kind == Kind::Int) {
+        // Every element of b is used when out is non-empty, so scanning b
+        // up front turns SIGFPE into an error before anything is written.
+        for (int64_t i = 0; i < bCount; ++i)
+          if (b[i] == 0)
+            return fail(PARC_RT_INVALID_ARGUMENT,
+                        "div: integer division by zero (divisor element %lld)",
+                        (long long)i);
+        return arith([](C x, C y) {
+          if constexpr (std::is_signed_v<C>)
+            if (y == C(-1)) // INT_MIN / -1 overflows
+              return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
+          return C(x / y);
+        });
+      } else {
+        return arith([](C x, C y) { return x / y; });
+      }
+    case PARC_RT_BINARY_POW:
+      if constexpr (Tr::kind == Kind::Int)
+        return arith([](C x, C y) { return intPow(x, y); });
+      else
+        return arith([](C x, C y) { return C(std::pow(x, y)); });
+    case PARC_RT_BINARY_MIN: // NaN propagates, as in numpy and ONNX
+      return arith([](C x, C y) { return (x < y || x != x) ? x : y; });
+    case PARC_RT_BINARY_MAX:
+      return arith([](C x, C y) { return (x > y || x != x) ? x : y; });
+    default:
+      break;
+    }
+  }
+  return fail(PARC_RT_UNSUPPORTED, "%s: dtype %s is not supported",
+              binaryName(op), parc_rt_dtype_name(D));
+}
+
+//===----------------------------------------------------------------------===//
+// Cast
+//===----------------------------------------------------------------------===//
+
+template <parc_rt_dtype_t From, parc_rt_dtype_t To>
+void castLoop(const void *x, void *y, int64_t n) {
+  using F = Traits<From>;
+  using T = Traits<To>;
+  using FS = typename F::Storage;
+  using TS = typename T::Storage;
+  using TC = typename T::Compute;
+  const FS *in = static_cast<const FS *>(x);
+  TS *out = static_cast<TS *>(y);
+  parallelRanges(n, kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      auto v = F::load(in[i]);
+      if constexpr (T::kind == Kind::Bool)
+        out[i] = TS(v != 0);
+      else if constexpr (T::kind == Kind::Int && F::kind == Kind::Float)
+        out[i] = saturatingFromDouble<TS>(double(v));
+      else if constexpr (F::kind == Kind::Bool)
+        out[i] = T::store(TC(v != 0));
+      else
+        out[i] = T::store(TC(v));
+    }
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
+                               const void *x, void *y, int64_t count) {
+  const char *name = unaryName(op);
+  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
+  if (count < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative count %lld", name,
+                (long long)count);
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, count));
+  return visitDtype(
+      dtype,
+      [&](auto tag) {
+        return unaryTyped<decltype(tag)::value>(op, x, y, count);
+      },
+      [] { return PARC_RT_INTERNAL; });
+}
+
+parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
+                                const void *a, int64_t a_rank,
+                                const int64_t *a_dims, const void *b,
+                                int64_t b_rank, const int64_t *b_dims,
+                                void *out, int64_t out_rank,
+                                const int64_t *out_dims) {
+  const char *name = binaryName(op);
+  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "a", a_rank, a_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "b", b_rank, b_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "out", out_rank, out_dims));
+  const int64_t ranks[] = {a_rank, b_rank};
+  const int64_t *dims[] = {a_dims, b_dims};
+  PARC_RT_RETURN_IF_ERROR(
+      checkBroadcastResult(name, 2, ranks, dims, out_rank, out_dims));
+  const int64_t n = numElements(out_rank, out_dims);
+  if (n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "a", a, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "b", b, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "out", out, n));
+  int64_t outStrides[PARC_RT_MAX_RANK], aStrides[PARC_RT_MAX_RANK],
+      bStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(out_rank, out_dims, outStrides);
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "a", a_rank, a_dims, out_rank,
+                                           out_dims, aStrides));
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "b", b_rank, b_dims, out_rank,
+                                           out_dims, bStrides));
+  LoopNest<3> loop(out_rank, out_dims, {outStrides, aStrides, bStrides});
+  const int64_t bCount = numElements(b_rank, b_dims);
+  return visitDtype(
+      dtype,
+      [&](auto tag) {
+        return binaryTyped<decltype(tag)::value>(op, loop, a, b, bCount, out);
+      },
+      [] { return PARC_RT_INTERNAL; });
+}
+
+parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
+                               int64_t cond_rank, const int64_t *cond_dims,
+                               const void *x, int64_t x_rank,
+                               const int64_t *x_dims, const void *y,
+                               int64_t y_rank, const int64_t *y_dims, void *out,
+                               int64_t out_rank, const int64_t *out_dims) {
+  const char *name = "where";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "cond", cond_rank, cond_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "x", x_rank, x_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "y", y_rank, y_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "out", out_rank, out_dims));
+  const int64_t ranks[] = {cond_rank, x_rank, y_rank};
+  const int64_t *dims[] = {cond_dims, x_dims, y_dims};
+  PARC_RT_RETURN_IF_ERROR(
+      checkBroadcastResult(name, 3, ranks, dims, out_rank, out_dims));
+  const int64_t n = numElements(out_rank, out_dims);
+  if (n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "cond", cond, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "out", out, n));
+  int64_t strides[4][PARC_RT_MAX_RANK];
+  contiguousStrides(out_rank, out_dims, strides[0]);
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "cond", cond_rank, cond_dims,
+                                           out_rank, out_dims, strides[1]));
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "x", x_rank, x_dims, out_rank,
+                                           out_dims, strides[2]));
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "y", y_rank, y_dims, out_rank,
+                                           out_dims, strides[3]));
+  LoopNest<4> loop(out_rank, out_dims,
+                   {strides[0], strides[1], strides[2], strides[3]});
+  const int64_t sc = loop.innerStride(1), sx = loop.innerStride(2),
+                sy = loop.innerStride(3);
+  visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
+    using W = decltype(word);
+    const uint8_t *c = static_cast<const uint8_t *>(cond);
+    const W *px = static_cast<const W *>(x), *py = static_cast<const W *>(y);
+    W *po = static_cast<W *>(out);
+    loop.run([&](const std::array<int64_t, 4> &off, int64_t len) {
+      const uint8_t *cc = c + off[1];
+      const W *xx = px + off[2], *yy = py + off[3];
+      W *oo = po + off[0];
+      for (int64_t i = 0; i < len; ++i)
+        oo[i] = cc[i * sc] ? xx[i * sx] : yy[i * sy];
+    });
+  });
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
+                              parc_rt_dtype_t to, void *y, int64_t count) {
+  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", from));
+  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", to));
+  if (count < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "cast: negative count %lld",
+                (long long)count);
+  PARC_RT_RETURN_IF_ERROR(checkData("cast", "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData("cast", "y", y, count));
+  if (from == to) {
+    if (x != y && count > 0)
+      std::memmove(y, x, size_t(count) * parc_rt_dtype_size(from));
+    return PARC_RT_OK;
+  }
+  return visitDtype(
+      from,
+      [&](auto fromTag) {
+        return visitDtype(
+            to,
+            [&](auto toTag) {
+              castLoop<decltype(fromTag)::value, decltype(toTag)::value>(x, y,
+                                                                         count);
+              return PARC_RT_OK;
+            },
+            [] { return PARC_RT_INTERNAL; });
+      },
+      [] { return PARC_RT_INTERNAL; });
+}
+
+parc_rt_status_t parc_rt_copy(void *dst, const void *src, size_t bytes) {
+  if (bytes == 0)
+    return PARC_RT_OK;
+  if (!dst || !src)
+    return fail(PARC_RT_INVALID_ARGUMENT, "copy: null %s pointer",
+                dst ? "source" : "destination");
+  std::memmove(dst, src, bytes);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
+                              const void *value) {
+  PARC_RT_RETURN_IF_ERROR(checkDtype("fill", dtype));
+  if (count < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "fill: negative count %lld",
+                (long long)count);
+  PARC_RT_RETURN_IF_ERROR(checkData("fill", "dst", dst, count));
+  PARC_RT_RETURN_IF_ERROR(checkData("fill", "value", value, count));
+  visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
+    using W = decltype(word);
+    W v;
+    std::memcpy(&v, value, sizeof(W));
+    W *out = static_cast<W *>(dst);
+    parallelRanges(count, kGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        out[i] = v;
+    });
+  });
+  return PARC_RT_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,265 @@
+//===- linalg.cpp - matmul (numpy broadcasting) and ONNX Gemm via BLAS ----===//
+//
+// f32/f64 go to cblas_{s,d}gemm; f16/bf16 widen to f32 around sgemm (the CPU
+// target is for verification, not for half-precision speed); i32/i64 use a
+// plain loop. Batched matmul calls BLAS once per batch, or once in total
+// when a's batches are contiguous rows over a single shared b.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blas.h"
+#include "dtype_traits.h"
+#include "shape.h"
+
+#include <limits>
+#include <vector>
+
+using namespace parc::rt;
+
+namespace {
+
+constexpr int64_t kBlasMax = std::numeric_limits<int32_t>::max();
+
+parc_rt_status_t checkBlasDims(const char *op, int64_t m, int64_t n,
+                               int64_t k) {
+  if (m > kBlasMax || n > kBlasMax || k > kBlasMax)
+    return fail(PARC_RT_UNSUPPORTED,
+                "%s: matrix dims %lldx%lldx%lld exceed the BLAS integer range",
+                op, (long long)m, (long long)n, (long long)k);
+  return PARC_RT_OK;
+}
+
+/// Resolved matmul problem: batch loop over matrices of MxK and KxN.
+struct MatmulShape {
+  int64_t m, n, k;
+  int64_t batchRank;
+  int64_t batch[PARC_RT_MAX_RANK];
+  int64_t aStrides[PARC_RT_MAX_RANK], bStrides[PARC_RT_MAX_RANK],
+      outStrides[PARC_RT_MAX_RANK];
+  bool foldBatchIntoM; // a's batches are contiguous rows over one b
+};
+
+parc_rt_status_t resolveMatmul(int64_t aRank, const int64_t *aDims,
+                               int64_t bRank, const int64_t *bDims,
+                               int64_t outRank, const int64_t *outDims,
+                               MatmulShape &s) {
+  const char *op = "matmul";
+  if (aRank < 1 || bRank < 1)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "matmul: operands must have rank >= 1, got a %s and b %s",
+                shapeString(aRank, aDims).c_str(),
+                shapeString(bRank, bDims).c_str());
+  const bool aVec = aRank == 1, bVec = bRank == 1;
+  s.m = aVec ? 1 : aDims[aRank - 2];
+  s.k = aDims[aRank - 1];
+  const int64_t kb = bVec ? bDims[0] : bDims[bRank - 2];
+  s.n = bVec ? 1 : bDims[bRank - 1];
+  if (s.k != kb)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "matmul: contraction dims differ: a %s and b %s",
+                shapeString(aRank, aDims).c_str(),
+                shapeString(bRank, bDims).c_str());
+  const int64_t aBatchRank = aVec ? 0 : aRank - 2;
+  const int64_t bBatchRank = bVec ? 0 : bRank - 2;
+  const int64_t ranks[] = {aBatchRank, bBatchRank};
+  const int64_t *dims[] = {aDims, bDims};
+  s.batchRank = std::max(aBatchRank, bBatchRank);
+  std::fill(s.batch, s.batch + s.batchRank, int64_t(1));
+  for (int i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < ranks[i]; ++j) {
+      int64_t &d = s.batch[s.batchRank - ranks[i] + j];
+      const int64_t e = dims[i][j];
+      if (d == 1)
+        d = e;
+      else if (e != 1 && e != d)
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "matmul: batch dims of a %s and b %s are not "
+                    "broadcastable",
+                    shapeString(aRank, aDims).c_str(),
+                    shapeString(bRank, bDims).c_str());
+    }
+  int64_t expected[PARC_RT_MAX_RANK + 2];
+  int64_t expectedRank = 0;
+  for (int64_t i = 0; i < s.batchRank; ++i)
+    expected[expectedRank++] = s.batch[i];
+  if (!aVec)
+    expected[expectedRank++] = s.m;
+  if (!bVec)
+    expected[expectedRank++] = s.n;
+  if (expectedRank != outRank ||
+      !std::equal(expected, expected + expectedRank, outDims))
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "matmul: output shape %s does not match %s for a %s and b %s",
+                shapeString(outRank, outDims).c_str(),
+                shapeString(expectedRank, expected).c_str(),
+                shapeString(aRank, aDims).c_str(),
+                shapeString(bRank, bDims).c_str());
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(op, "a batch", aBatchRank, aDims,
+                                           s.batchRank, s.batch, s.aStrides));
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(op, "b batch", bBatchRank, bDims,
+                                           s.batchRank, s.batch, s.bStrides));
+  contiguousStrides(s.batchRank, s.batch, s.outStrides);
+  const int64_t batchCount = numElements(s.batchRank, s.batch);
+  s.foldBatchIntoM = !aVec && numElements(aBatchRank, aDims) == batchCount &&
+                     numElements(bBatchRank, bDims) == 1 &&
+                     s.m * batchCount <= kBlasMax;
+  return checkBlasDims(op, s.m, s.n, s.k);
+}
+
+template <typename T>
+void matmulTyped(const MatmulShape &s, const T *a, const T *b, T *out) {
+  if (s.foldBatchIntoM) {
+    gemm(false, false, s.m * numElements(s.batchRank, s.batch), s.n, s.k, 1.0,
+         a, b, 0.0, out);
+    return;
+  }
+  const int64_t aMat = s.m * s.k, bMat = s.k * s.n, oMat = s.m * s.n;
+  LoopNest<3> loop(s.batchRank, s.batch,
+                   {s.outStrides, s.aStrides, s.bStrides});
+  const int64_t so = loop.innerStride(0), sa = loop.innerStride(1),
+                sb = loop.innerStride(2);
+  // Serial over batches: BLAS owns the threads.
+  loop.run(
+      [&](const std::array<int64_t, 3> &off, int64_t count) {
+        for (int64_t i = 0; i < count; ++i)
+          gemm(false, false, s.m, s.n, s.k, 1.0, a + (off[1] + i * sa) * aMat,
+               b + (off[2] + i * sb) * bMat, 0.0,
+               out + (off[0] + i * so) * oMat);
+      },
+      std::numeric_limits<int64_t>::max());
+}
+
+/// Half types: widen both operands, run the f32 path, narrow the result.
+template <typename Body>
+parc_rt_status_t viaF32(parc_rt_dtype_t dtype, int64_t aCount, const void *a,
+                        int64_t bCount, const void *b, int64_t outCount,
+                        void *out, Body &&body) {
+  const bool bf16 = dtype == PARC_RT_BF16;
+  std::vector<float> fa(static_cast<size_t>(aCount)),
+      fb(static_cast<size_t>(bCount)), fo(static_cast<size_t>(outCount));
+  halfToF32(bf16, static_cast<const uint16_t *>(a), fa.data(), aCount);
+  halfToF32(bf16, static_cast<const uint16_t *>(b), fb.data(), bCount);
+  body(fa.data(), fb.data(), fo.data());
+  f32ToHalf(bf16, fo.data(), static_cast<uint16_t *>(out), outCount);
+  return PARC_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
+                                int64_t a_rank, const int64_t *a_dims,
+                                const void *b, int64_t b_rank,
+                                const int64_t *b_dims, void *out,
+                                int64_t out_rank, const int64_t *out_dims) {
+  const char *op = "matmul";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "a", a_rank, a_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "b", b_rank, b_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
+  MatmulShape s;
+  PARC_RT_RETURN_IF_ERROR(
+      resolveMatmul(a_rank, a_dims, b_rank, b_dims, out_rank, out_dims, s));
+  const int64_t aCount = numElements(a_rank, a_dims),
+                bCount = numElements(b_rank, b_dims),
+                outCount = numElements(out_rank, out_dims);
+  if (outCount == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, aCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, bCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outCount));
+  numThreads(); // make sure BLAS threading is configured
+  switch (dtype) {
+  case PARC_RT_F32:
+    matmulTyped(s, static_cast<const float *>(a), static_cast<const float *>(b),
+                static_cast<float *>(out));
+    return PARC_RT_OK;
+  case PARC_RT_F64:
+    matmulTyped(s, static_cast<const double *>(a),
+                static_cast<const double *>(b), static_cast<double *>(out));
+    return PARC_RT_OK;
+  case PARC_RT_F16:
+  case PARC_RT_BF16:
+    return viaF32(dtype, aCount, a, bCount, b, outCount, out,
+                  [&](const float *fa, const float *fb, float *fo) {
+                    matmulTyped(s, fa, fb, fo);
+                  });
+  case PARC_RT_I32:
+    matmulTyped(s, static_cast<const int32_t *>(a),
+                static_cast<const int32_t *>(b), static_cast<int32_t *>(out));
+    return PARC_RT_OK;
+  case PARC_RT_I64:
+    matmulTyped(s, static_cast<const int64_t *>(a),
+                static_cast<const int64_t *>(b), static_cast<int64_t *>(out));
+    return PARC_RT_OK;
+  default:
+    return unsupportedDtype(op, dtype);
+  }
+}
+
+parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
+                              const void *b, const void *c, int64_t c_rank,
+                              const int64_t *c_dims, void *y, int64_t m,
+                              int64_t n, int64_t k, int trans_a, int trans_b,
+                              float alpha, float beta) {
+  const char *op = "gemm";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  if (m < 0 || n < 0 || k < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "gemm: negative size M=%lld N=%lld K=%lld", (long long)m,
+                (long long)n, (long long)k);
+  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, m, n, k));
+  const int64_t yDims[2] = {m, n};
+  if (c) {
+    PARC_RT_RETURN_IF_ERROR(checkShape(op, "c", c_rank, c_dims));
+    int64_t unused[2];
+    PARC_RT_RETURN_IF_ERROR(
+        broadcastStrides(op, "c", c_rank, c_dims, 2, yDims, unused));
+  }
+  if (m == 0 || n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, m * k));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, k * n));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, m * n));
+  numThreads();
+  const bool useC = c && beta != 0.0f;
+  // y = broadcast(c), then BLAS accumulates alpha AB on top with beta.
+  auto run = [&](auto *pa, auto *pb, auto *py, parc_rt_dtype_t cDtype,
+                 const void *pc) -> parc_rt_status_t {
+    if (useC)
+      PARC_RT_RETURN_IF_ERROR(
+          parc_rt_expand(cDtype, pc, c_rank, c_dims, py, 2, yDims));
+    gemm(trans_a != 0, trans_b != 0, m, n, k, alpha, pa, pb,
+         useC ? double(beta) : 0.0, py);
+    return PARC_RT_OK;
+  };
+  switch (dtype) {
+  case PARC_RT_F32:
+    return run(static_cast<const float *>(a), static_cast<const float *>(b),
+               static_cast<float *>(y), dtype, c);
+  case PARC_RT_F64:
+    return run(static_cast<const double *>(a), static_cast<const double *>(b),
+               static_cast<double *>(y), dtype, c);
+  case PARC_RT_F16:
+  case PARC_RT_BF16: {
+    std::vector<float> fc;
+    if (useC) {
+      const int64_t cCount = numElements(c_rank, c_dims);
+      fc.resize(size_t(cCount));
+      halfToF32(dtype == PARC_RT_BF16, static_cast<const uint16_t *>(c),
+                fc.data(), cCount);
+    }
+    parc_rt_status_t status = PARC_RT_OK;
+    viaF32(dtype, m * k, a, k * n, b, m * n, y,
+           [&](const float *fa, const float *fb, float *fy) {
+             status = run(fa, fb, fy, PARC_RT_F32, fc.data());
+           });
+    return status;
+  }
+  default:
+    return unsupportedDtype(op, dtype);
+  }
+}
+
+} // extern "C"

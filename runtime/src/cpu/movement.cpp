@@ -1,0 +1,520 @@
+//===- movement.cpp - transpose, slice, concat/split, gather, scatter, ... ===//
+//
+// Pure data movement is dtype-agnostic: every op here except scatter with a
+// reduction is a strided copy of 1/2/4/8-byte words. transpose, slice,
+// expand, concat and split all reduce to stridedCopy with suitable strides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtype_traits.h"
+#include "shape.h"
+
+#include <cstring>
+#include <vector>
+
+using namespace parc::rt;
+
+namespace {
+
+/// Copy whose source is contiguous along outer dim p while the destination
+/// is contiguous along the inner dim (a transpose): done in square tiles so
+/// both sides stay in cache; a row-by-row walk would miss on every read.
+template <typename W>
+void tiledCopy(const LoopNest<2> &loop, int p, W *dst, const W *src) {
+  constexpr int64_t kTile = 32;
+  const int q = loop.rank() - 1;
+  const int64_t rows = loop.dim(p), cols = loop.dim(q);
+  const int64_t dRow = loop.stride(0, p), sCol = loop.stride(1, q);
+  // Every dim but p and q is an outer loop of whole tiles.
+  int64_t outer = 1;
+  for (int d = 0; d < q; ++d)
+    if (d != p)
+      outer *= loop.dim(d);
+  const int64_t rowTiles = (rows + kTile - 1) / kTile;
+  parallelRanges(outer * rowTiles, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t rest = t / rowTiles, dBase = 0, sBase = 0;
+      for (int d = q - 1; d >= 0; --d) {
+        if (d == p)
+          continue;
+        const int64_t i = rest % loop.dim(d);
+        rest /= loop.dim(d);
+        dBase += i * loop.stride(0, d);
+        sBase += i * loop.stride(1, d);
+      }
+      const int64_t i0 = (t % rowTiles) * kTile,
+                    i1 = std::min(rows, i0 + kTile);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        const int64_t j1 = std::min(cols, j0 + kTile);
+        for (int64_t i = i0; i < i1; ++i) {
+          W *d = dst + dBase + i * dRow;
+          const W *s = src + sBase + i;
+          for (int64_t j = j0; j < j1; ++j)
+            d[j] = s[j * sCol];
+        }
+      }
+    }
+  });
+}
+
+/// dst[i] = src[i] over an index space of `dims`, each side with its own
+/// element strides (negative allowed: reversed slices).
+void stridedCopy(size_t elemSize, int64_t rank, const int64_t *dims, void *dst,
+                 const int64_t *dstStrides, const void *src,
+                 const int64_t *srcStrides) {
+  LoopNest<2> loop(rank, dims, {dstStrides, srcStrides});
+  const int64_t sd = loop.innerStride(0), ss = loop.innerStride(1);
+  visitWord(elemSize, [&](auto word) {
+    using W = decltype(word);
+    W *d = static_cast<W *>(dst);
+    const W *s = static_cast<const W *>(src);
+    if (sd == 1 && ss != 1 && ss != 0 && loop.innerSize() >= 8)
+      for (int p = loop.rank() - 2; p >= 0; --p)
+        if (loop.stride(1, p) == 1 && loop.dim(p) >= 8)
+          return tiledCopy(loop, p, d, s);
+    loop.run([&](const std::array<int64_t, 2> &off, int64_t n) {
+      W *dr = d + off[0];
+      const W *sr = s + off[1];
+      if (sd == 1 && ss == 1)
+        std::memcpy(dr, sr, size_t(n) * sizeof(W));
+      else if (ss == 0)
+        for (int64_t i = 0; i < n; ++i)
+          dr[i * sd] = *sr;
+      else
+        for (int64_t i = 0; i < n; ++i)
+          dr[i * sd] = sr[i * ss];
+    });
+  });
+}
+
+/// Reads an i32/i64 index and maps it into [0, size), or reports it.
+struct IndexReader {
+  const char *op;
+  parc_rt_dtype_t dtype;
+  const void *data;
+
+  parc_rt_status_t check() const {
+    if (dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "%s: indices must be i32 or i64, got %s", op,
+                  parc_rt_dtype_name(dtype));
+    return PARC_RT_OK;
+  }
+  int64_t raw(int64_t i) const {
+    return dtype == PARC_RT_I64 ? static_cast<const int64_t *>(data)[i]
+                                : static_cast<const int32_t *>(data)[i];
+  }
+  parc_rt_status_t get(int64_t i, int64_t size, int64_t axis,
+                       int64_t &out) const {
+    int64_t v = raw(i);
+    if (v < -size || v >= size)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "%s: index %lld at position %lld is out of range [%lld, "
+                  "%lld) for axis %lld",
+                  op, (long long)v, (long long)i, (long long)-size,
+                  (long long)size, (long long)axis);
+    out = v < 0 ? v + size : v;
+    return PARC_RT_OK;
+  }
+};
+
+template <parc_rt_scatter_reduction_t R, typename C>
+C scatterCombine(C a, C b) {
+  if constexpr (R == PARC_RT_SCATTER_ADD)
+    return C(a + b);
+  else if constexpr (R == PARC_RT_SCATTER_MUL)
+    return C(a * b);
+  else if constexpr (R == PARC_RT_SCATTER_MAX)
+    return a > b ? a : b;
+  else if constexpr (R == PARC_RT_SCATTER_MIN)
+    return a < b ? a : b;
+  else
+    return b;
+}
+
+/// Applies updates at precomputed flat targets, in index order (so with
+/// duplicates under NONE the last update wins, as in onnxruntime).
+template <parc_rt_dtype_t D, parc_rt_scatter_reduction_t R>
+void scatterApply(const std::vector<int64_t> &targets, const void *updatesv,
+                  void *outv) {
+  using Tr = Traits<D>;
+  using S = typename Tr::Storage;
+  const S *updates = static_cast<const S *>(updatesv);
+  S *out = static_cast<S *>(outv);
+  for (size_t i = 0; i < targets.size(); ++i) {
+    S &t = out[targets[i]];
+    if constexpr (R == PARC_RT_SCATTER_NONE)
+      t = updates[i];
+    else
+      t = Tr::store(scatterCombine<R>(Tr::load(t), Tr::load(updates[i])));
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_transpose(parc_rt_dtype_t dtype, const void *x,
+                                   int64_t rank, const int64_t *dims,
+                                   const int64_t *perm, void *y) {
+  const char *op = "transpose";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  if (rank > 0 && !perm)
+    return fail(PARC_RT_INVALID_ARGUMENT, "transpose: perm is null");
+  bool seen[PARC_RT_MAX_RANK] = {};
+  for (int64_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]])
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "transpose: perm %s is not a permutation of rank %lld",
+                  shapeString(rank, perm).c_str(), (long long)rank);
+    seen[perm[i]] = true;
+  }
+  const int64_t count = numElements(rank, dims);
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  if (count == 0)
+    return PARC_RT_OK;
+  // Iterate in y's order: y is written contiguously, x read through perm.
+  int64_t xStrides[PARC_RT_MAX_RANK], yDims[PARC_RT_MAX_RANK],
+      yStrides[PARC_RT_MAX_RANK], readStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, dims, xStrides);
+  for (int64_t i = 0; i < rank; ++i) {
+    yDims[i] = dims[perm[i]];
+    readStrides[i] = xStrides[perm[i]];
+  }
+  contiguousStrides(rank, yDims, yStrides);
+  stridedCopy(parc_rt_dtype_size(dtype), rank, yDims, y, yStrides, x,
+              readStrides);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_slice(parc_rt_dtype_t dtype, const void *x,
+                               int64_t rank, const int64_t *dims,
+                               const int64_t *starts, const int64_t *steps,
+                               void *y, const int64_t *out_dims) {
+  const char *op = "slice";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", rank, out_dims));
+  if (rank > 0 && (!starts || !steps))
+    return fail(PARC_RT_INVALID_ARGUMENT, "slice: starts or steps is null");
+  const int64_t count = numElements(rank, out_dims);
+  if (count == 0)
+    return PARC_RT_OK;
+  int64_t xStrides[PARC_RT_MAX_RANK], readStrides[PARC_RT_MAX_RANK],
+      yStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, dims, xStrides);
+  contiguousStrides(rank, out_dims, yStrides);
+  int64_t base = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t last = starts[i] + (out_dims[i] - 1) * steps[i];
+    if (steps[i] == 0 || starts[i] < 0 || starts[i] >= dims[i] || last < 0 ||
+        last >= dims[i])
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "slice: dim %lld: start %lld step %lld for %lld elements "
+                  "leaves [0, %lld) of x %s",
+                  (long long)i, (long long)starts[i], (long long)steps[i],
+                  (long long)out_dims[i], (long long)dims[i],
+                  shapeString(rank, dims).c_str());
+    base += starts[i] * xStrides[i];
+    readStrides[i] = steps[i] * xStrides[i];
+  }
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  const size_t elem = parc_rt_dtype_size(dtype);
+  stridedCopy(elem, rank, out_dims, y, yStrides,
+              static_cast<const char *>(x) + base * int64_t(elem), readStrides);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
+                                const void *const *inputs,
+                                const int64_t *axis_sizes, int64_t rank,
+                                const int64_t *out_dims, int64_t axis,
+                                void *out) {
+  const char *op = "concat";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", rank, out_dims));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  if (n < 1 || !inputs || !axis_sizes)
+    return fail(PARC_RT_INVALID_ARGUMENT, "concat: no inputs");
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (axis_sizes[i] < 0)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "concat: input %lld has negative size %lld", (long long)i,
+                  (long long)axis_sizes[i]);
+    total += axis_sizes[i];
+  }
+  if (total != out_dims[a])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "concat: input sizes along axis %lld sum to %lld, output %s "
+                "has %lld",
+                (long long)axis, (long long)total,
+                shapeString(rank, out_dims).c_str(), (long long)out_dims[a]);
+  const size_t elem = parc_rt_dtype_size(dtype);
+  int64_t outStrides[PARC_RT_MAX_RANK], inDims[PARC_RT_MAX_RANK],
+      inStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, out_dims, outStrides);
+  std::copy(out_dims, out_dims + rank, inDims);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    inDims[a] = axis_sizes[i];
+    const int64_t count = numElements(rank, inDims);
+    if (count > 0) {
+      if (!inputs[i] || !out)
+        return fail(PARC_RT_INVALID_ARGUMENT, "concat: input %lld is null",
+                    (long long)i);
+      contiguousStrides(rank, inDims, inStrides);
+      stridedCopy(elem, rank, inDims,
+                  static_cast<char *>(out) +
+                      offset * outStrides[a] * int64_t(elem),
+                  outStrides, inputs[i], inStrides);
+    }
+    offset += axis_sizes[i];
+  }
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
+                               int64_t rank, const int64_t *dims, int64_t axis,
+                               int64_t n, const int64_t *axis_sizes,
+                               void *const *outputs) {
+  const char *op = "split";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  if (n < 1 || !outputs || !axis_sizes)
+    return fail(PARC_RT_INVALID_ARGUMENT, "split: no outputs");
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (axis_sizes[i] < 0)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "split: output %lld has negative size %lld", (long long)i,
+                  (long long)axis_sizes[i]);
+    total += axis_sizes[i];
+  }
+  if (total != dims[a])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "split: output sizes along axis %lld sum to %lld, x %s has "
+                "%lld",
+                (long long)axis, (long long)total,
+                shapeString(rank, dims).c_str(), (long long)dims[a]);
+  const size_t elem = parc_rt_dtype_size(dtype);
+  int64_t xStrides[PARC_RT_MAX_RANK], outDims[PARC_RT_MAX_RANK],
+      outStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, dims, xStrides);
+  std::copy(dims, dims + rank, outDims);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    outDims[a] = axis_sizes[i];
+    const int64_t count = numElements(rank, outDims);
+    if (count > 0) {
+      if (!outputs[i] || !x)
+        return fail(PARC_RT_INVALID_ARGUMENT, "split: output %lld is null",
+                    (long long)i);
+      contiguousStrides(rank, outDims, outStrides);
+      stridedCopy(elem, rank, outDims, outputs[i], outStrides,
+                  static_cast<const char *>(x) +
+                      offset * xStrides[a] * int64_t(elem),
+                  xStrides);
+    }
+    offset += axis_sizes[i];
+  }
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
+                                int64_t rank, const int64_t *dims, int64_t axis,
+                                parc_rt_dtype_t index_dtype,
+                                const void *indices, int64_t index_rank,
+                                const int64_t *index_dims, void *out) {
+  const char *op = "gather";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", index_rank, index_dims));
+  if (rank == 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "gather: data must have rank >= 1");
+  if (rank - 1 + index_rank > PARC_RT_MAX_RANK)
+    return fail(PARC_RT_INVALID_ARGUMENT, "gather: output rank exceeds %d",
+                PARC_RT_MAX_RANK);
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  IndexReader reader{op, index_dtype, indices};
+  PARC_RT_RETURN_IF_ERROR(reader.check());
+  const int64_t outer = numElements(a, dims), size = dims[a],
+                inner = numElements(rank - a - 1, dims + a + 1);
+  const int64_t count = numElements(index_rank, index_dims);
+  if (outer * count * inner == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, outer * size * inner));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outer * count * inner));
+  // Validate every index before writing anything.
+  std::vector<int64_t> resolved(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    PARC_RT_RETURN_IF_ERROR(reader.get(i, size, axis, resolved[i]));
+  const size_t rowBytes = size_t(inner) * parc_rt_dtype_size(dtype);
+  const char *src = static_cast<const char *>(data);
+  char *dst = static_cast<char *>(out);
+  parallelRanges(
+      outer * count, std::max<int64_t>(1, (1 << 16) / int64_t(rowBytes)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t o = r / count, j = r % count;
+          std::memcpy(dst + r * rowBytes,
+                      src + (o * size + resolved[j]) * rowBytes, rowBytes);
+        }
+      });
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t
+parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
+                         const int64_t *dims, int64_t axis,
+                         parc_rt_dtype_t index_dtype, const void *indices,
+                         const int64_t *index_dims, const void *updates,
+                         parc_rt_scatter_reduction_t reduction, void *out) {
+  const char *op = "scatter_elements";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", rank, index_dims));
+  if (rank == 0)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "scatter_elements: data must have rank >= 1");
+  if (unsigned(reduction) > PARC_RT_SCATTER_MIN)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "scatter_elements: invalid reduction %d", int(reduction));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  IndexReader reader{op, index_dtype, indices};
+  PARC_RT_RETURN_IF_ERROR(reader.check());
+  for (int64_t i = 0; i < rank; ++i)
+    if (index_dims[i] > dims[i] && i != a)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "scatter_elements: indices %s exceed data %s outside axis "
+                  "%lld",
+                  shapeString(rank, index_dims).c_str(),
+                  shapeString(rank, dims).c_str(), (long long)axis);
+  const int64_t dataCount = numElements(rank, dims);
+  const int64_t count = numElements(rank, index_dims);
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, dataCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, dataCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "updates", updates, count));
+  // Resolve all targets first: a bad index must not leave out half-written.
+  int64_t dataStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, dims, dataStrides);
+  std::vector<int64_t> targets(static_cast<size_t>(count));
+  int64_t index[PARC_RT_MAX_RANK] = {};
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t target = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t coordinate = index[d];
+      if (d == a)
+        PARC_RT_RETURN_IF_ERROR(reader.get(i, dims[a], axis, coordinate));
+      target += coordinate * dataStrides[d];
+    }
+    targets[i] = target;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < index_dims[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  if (out != data && dataCount > 0)
+    std::memcpy(out, data, size_t(dataCount) * parc_rt_dtype_size(dtype));
+  auto run = [&](auto tag) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    switch (reduction) {
+    case PARC_RT_SCATTER_NONE:
+      scatterApply<D, PARC_RT_SCATTER_NONE>(targets, updates, out);
+      return PARC_RT_OK;
+    default:
+      break;
+    }
+    if constexpr (Traits<D>::kind == Kind::Bool) {
+      return unsupportedDtype(op, D);
+    } else {
+      switch (reduction) {
+      case PARC_RT_SCATTER_ADD:
+        scatterApply<D, PARC_RT_SCATTER_ADD>(targets, updates, out);
+        break;
+      case PARC_RT_SCATTER_MUL:
+        scatterApply<D, PARC_RT_SCATTER_MUL>(targets, updates, out);
+        break;
+      case PARC_RT_SCATTER_MAX:
+        scatterApply<D, PARC_RT_SCATTER_MAX>(targets, updates, out);
+        break;
+      default:
+        scatterApply<D, PARC_RT_SCATTER_MIN>(targets, updates, out);
+        break;
+      }
+      return PARC_RT_OK;
+    }
+  };
+  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
+}
+
+parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,
+                                int64_t rank, const int64_t *dims, void *y,
+                                int64_t out_rank, const int64_t *out_dims) {
+  const char *op = "expand";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
+  int64_t readStrides[PARC_RT_MAX_RANK], yStrides[PARC_RT_MAX_RANK];
+  PARC_RT_RETURN_IF_ERROR(
+      broadcastStrides(op, "x", rank, dims, out_rank, out_dims, readStrides));
+  const int64_t count = numElements(out_rank, out_dims);
+  if (count == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  contiguousStrides(out_rank, out_dims, yStrides);
+  stridedCopy(parc_rt_dtype_size(dtype), out_rank, out_dims, y, yStrides, x,
+              readStrides);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
+                               int64_t rank, const int64_t *dims, int64_t k,
+                               int upper, void *y) {
+  const char *op = "trilu";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  if (rank < 2)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "trilu: x must have rank >= 2, got %s",
+                shapeString(rank, dims).c_str());
+  const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+  const int64_t batch = numElements(rank - 2, dims);
+  const int64_t count = batch * rows * cols;
+  if (count == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  const size_t elem = parc_rt_dtype_size(dtype);
+  const char *src = static_cast<const char *>(x);
+  char *dst = static_cast<char *>(y);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t row = (b * rows + i) * cols;
+      // Kept columns form one interval: [max(0, i+k), cols) or [0, i+k].
+      const int64_t lo = upper ? std::clamp<int64_t>(i + k, 0, cols) : 0;
+      const int64_t hi = upper ? cols : std::clamp<int64_t>(i + k + 1, 0, cols);
+      char *d = dst + row * int64_t(elem);
+      const char *s = src + row * int64_t(elem);
+      std::memset(d, 0, size_t(lo) * elem); // all-zero bits: 0, 0.0, false
+      if (hi > lo && d != s)
+        std::memcpy(d + lo * int64_t(elem), s + lo * int64_t(elem),
+                    size_t(hi - lo) * elem);
+      std::memset(d + hi * int64_t(elem), 0, size_t(cols - hi) * elem);
+    }
+  return PARC_RT_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,264 @@
+//===- norm.cpp - softmax, log_softmax, layer_norm, rms_norm --------------===//
+//
+// Row statistics accumulate in double: rows of 4k-16k elements are common
+// and the kernels are memory-bound, so the wider sum costs nothing visible
+// and keeps f32 results within an ulp or two of a double reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dtype_traits.h"
+#include "shape.h"
+
+#include <vector>
+
+using namespace parc::rt;
+
+namespace {
+
+/// outer x axis x inner view of a tensor around `axis`.
+struct AxisView {
+  int64_t outer = 1, axis = 1, inner = 1;
+};
+
+parc_rt_status_t resolveAxis(const char *op, int64_t rank, const int64_t *dims,
+                             int64_t axis, AxisView &v) {
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  v.outer = numElements(a, dims);
+  v.axis = dims[a];
+  v.inner = numElements(rank - a - 1, dims + a + 1);
+  return PARC_RT_OK;
+}
+
+/// Softmax along a contiguous row (inner == 1), the attention hot path.
+template <parc_rt_dtype_t D, bool Log>
+void softmaxRows(const AxisView &v, const void *xv, void *yv) {
+  using Tr = Traits<D>;
+  using S = typename Tr::Storage;
+  using C = typename Tr::Compute;
+  const S *x = static_cast<const S *>(xv);
+  S *y = static_cast<S *>(yv);
+  const int64_t n = v.axis;
+  parallelRanges(v.outer,
+                 std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(n, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   std::vector<C> e(static_cast<size_t>(n));
+                   for (int64_t r = begin; r < end; ++r) {
+                     const S *xr = x + r * n;
+                     S *yr = y + r * n;
+                     C mx = -std::numeric_limits<C>::infinity();
+                     for (int64_t i = 0; i < n; ++i)
+                       mx = std::max(mx, Tr::load(xr[i]));
+                     double sum = 0;
+                     for (int64_t i = 0; i < n; ++i) {
+                       e[i] = std::exp(Tr::load(xr[i]) - mx);
+                       sum += e[i];
+                     }
+                     if constexpr (Log) {
+                       const C shift = mx + C(std::log(sum));
+                       for (int64_t i = 0; i < n; ++i)
+                         yr[i] = Tr::store(Tr::load(xr[i]) - shift);
+                     } else {
+                       const C inv = C(1.0 / sum);
+                       for (int64_t i = 0; i < n; ++i)
+                         yr[i] = Tr::store(e[i] * inv);
+                     }
+                   }
+                 });
+}
+
+/// Softmax over a strided axis: the inner dim is the vector lane.
+template <parc_rt_dtype_t D, bool Log>
+void softmaxStrided(const AxisView &v, const void *xv, void *yv) {
+  using Tr = Traits<D>;
+  using S = typename Tr::Storage;
+  using C = typename Tr::Compute;
+  const S *x = static_cast<const S *>(xv);
+  S *y = static_cast<S *>(yv);
+  const int64_t n = v.axis, in = v.inner;
+  parallelRanges(v.outer, 1, [&](int64_t begin, int64_t end) {
+    std::vector<C> mx(static_cast<size_t>(in)), e(size_t(n * in));
+    std::vector<double> sum(static_cast<size_t>(in));
+    for (int64_t o = begin; o < end; ++o) {
+      const S *xo = x + o * n * in;
+      S *yo = y + o * n * in;
+      std::fill(mx.begin(), mx.end(), -std::numeric_limits<C>::infinity());
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < in; ++j)
+          mx[j] = std::max(mx[j], Tr::load(xo[i * in + j]));
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < in; ++j) {
+          e[i * in + j] = std::exp(Tr::load(xo[i * in + j]) - mx[j]);
+          sum[j] += e[i * in + j];
+        }
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < in; ++j) {
+          if constexpr (Log)
+            yo[i * in + j] = Tr::store(Tr::load(xo[i * in + j]) - mx[j] -
+                                       C(std::log(sum[j])));
+          else
+            yo[i * in + j] = Tr::store(C(e[i * in + j] / sum[j]));
+        }
+    }
+  });
+}
+
+template <bool Log>
+parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype, const void *x,
+                         void *y, int64_t rank, const int64_t *dims,
+                         int64_t axis) {
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  AxisView v;
+  PARC_RT_RETURN_IF_ERROR(resolveAxis(op, rank, dims, axis, v));
+  const int64_t count = v.outer * v.axis * v.inner;
+  if (count == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  auto run = [&](auto tag) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    if constexpr (Traits<D>::kind != Kind::Float) {
+      return unsupportedDtype(op, D);
+    } else {
+      if (v.inner == 1)
+        softmaxRows<D, Log>(v, x, y);
+      else
+        softmaxStrided<D, Log>(v, x, y);
+      return PARC_RT_OK;
+    }
+  };
+  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
+}
+
+/// Sum of f(x[i]) with four partial sums to break the add latency chain.
+template <typename F> double sumOf(int64_t n, F f) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += f(i);
+    s1 += f(i + 1);
+    s2 += f(i + 2);
+    s3 += f(i + 3);
+  }
+  for (; i < n; ++i)
+    s0 += f(i);
+  return (s0 + s1) + (s2 + s3);
+}
+
+template <parc_rt_dtype_t D, bool Rms>
+void normRows(int64_t rows, int64_t n, const void *xv, const void *scalev,
+              const void *biasv, void *yv, float epsilon) {
+  using Tr = Traits<D>;
+  using S = typename Tr::Storage;
+  using C = typename Tr::Compute;
+  const S *x = static_cast<const S *>(xv);
+  const S *scale = static_cast<const S *>(scalev);
+  const S *bias = static_cast<const S *>(biasv);
+  S *y = static_cast<S *>(yv);
+  parallelRanges(
+      rows, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(n, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const S *xr = x + r * n;
+          S *yr = y + r * n;
+          C mean = 0;
+          double meanSquare;
+          if constexpr (Rms) {
+            meanSquare = sumOf(n,
+                               [&](int64_t i) {
+                                 double v = Tr::load(xr[i]);
+                                 return v * v;
+                               }) /
+                         double(n);
+          } else {
+            const double m =
+                sumOf(n, [&](int64_t i) { return double(Tr::load(xr[i])); }) /
+                double(n);
+            meanSquare = sumOf(n,
+                               [&](int64_t i) {
+                                 double d = double(Tr::load(xr[i])) - m;
+                                 return d * d;
+                               }) /
+                         double(n);
+            mean = C(m);
+          }
+          const C inv = C(1.0 / std::sqrt(meanSquare + double(epsilon)));
+          if (bias)
+            for (int64_t i = 0; i < n; ++i)
+              yr[i] = Tr::store((Tr::load(xr[i]) - mean) * inv *
+                                    Tr::load(scale[i]) +
+                                Tr::load(bias[i]));
+          else
+            for (int64_t i = 0; i < n; ++i)
+              yr[i] = Tr::store((Tr::load(xr[i]) - mean) * inv *
+                                Tr::load(scale[i]));
+        }
+      });
+}
+
+template <bool Rms>
+parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const void *x,
+                      const void *scale, const void *bias, void *y,
+                      int64_t rank, const int64_t *dims, int64_t axis,
+                      float epsilon) {
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  if (!(epsilon >= 0.0f))
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: epsilon %g is not >= 0", op,
+                double(epsilon));
+  const int64_t rows = numElements(a, dims);
+  const int64_t n = numElements(rank - a, dims + a);
+  if (rows * n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, rows * n));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "scale", scale, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, rows * n));
+  auto run = [&](auto tag) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    if constexpr (Traits<D>::kind != Kind::Float) {
+      return unsupportedDtype(op, D);
+    } else {
+      normRows<D, Rms>(rows, n, x, scale, bias, y, epsilon);
+      return PARC_RT_OK;
+    }
+  };
+  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_softmax(parc_rt_dtype_t dtype, const void *x, void *y,
+                                 int64_t rank, const int64_t *dims,
+                                 int64_t axis) {
+  return softmax<false>("softmax", dtype, x, y, rank, dims, axis);
+}
+
+parc_rt_status_t parc_rt_log_softmax(parc_rt_dtype_t dtype, const void *x,
+                                     void *y, int64_t rank, const int64_t *dims,
+                                     int64_t axis) {
+  return softmax<true>("log_softmax", dtype, x, y, rank, dims, axis);
+}
+
+parc_rt_status_t parc_rt_layer_norm(parc_rt_dtype_t dtype, const void *x,
+                                    const void *scale, const void *bias,
+                                    void *y, int64_t rank, const int64_t *dims,
+                                    int64_t axis, float epsilon) {
+  return norm<false>("layer_norm", dtype, x, scale, bias, y, rank, dims, axis,
+                     epsilon);
+}
+
+parc_rt_status_t parc_rt_rms_norm(parc_rt_dtype_t dtype, const void *x,
+                                  const void *scale, const void *bias, void *y,
+                                  int64_t rank, const int64_t *dims,
+                                  int64_t axis, float epsilon) {
+  return norm<true>("rms_norm", dtype, x, scale, bias, y, rank, dims, axis,
+                    epsilon);
+}
+
+} // extern "C"

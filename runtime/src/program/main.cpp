@@ -1,0 +1,211 @@
+//===- main.cpp - the driver of every generated rank program ----*- C++ -*-===//
+//
+// Start-up (MPI, this rank's weight shard, the arena, the inputs), the timed
+// forward passes and the outputs live here once, not in every generated
+// file. Every failure goes through parc_rt_abort, which names the rank and
+// brings the other ranks down instead of leaving them waiting.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/program.h"
+
+#include "../cpu/shape.h"
+#include "../status.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using namespace parc::rt;
+
+namespace {
+
+struct Options {
+  std::string weightsDir = "weights";
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string outputDir;
+  long repeat = 1, warmup = 0, outputRank = 0;
+};
+
+bool parseLong(const char *text, long &out) {
+  char *end = nullptr;
+  errno = 0;
+  long v = std::strtol(text, &end, 10);
+  if (errno || !*text || *end || v < 0)
+    return false;
+  out = v;
+  return true;
+}
+
+parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      size_t n = std::strlen(flag);
+      return arg.compare(0, n, flag) == 0 ? argv[i] + n : nullptr;
+    };
+    const char *v;
+    if ((v = value("--weights-dir="))) {
+      o.weightsDir = v;
+    } else if ((v = value("--output-dir="))) {
+      o.outputDir = v;
+    } else if ((v = value("--input="))) {
+      const char *eq = std::strchr(v, '=');
+      if (!eq || eq == v || !eq[1])
+        return fail(PARC_RT_INVALID_ARGUMENT, "--input=%s is not NAME=PATH", v);
+      o.inputs.emplace_back(std::string(v, eq), std::string(eq + 1));
+    } else if ((v = value("--repeat="))) {
+      if (!parseLong(v, o.repeat) || o.repeat < 1)
+        return fail(PARC_RT_INVALID_ARGUMENT, "--repeat needs a positive count");
+    } else if ((v = value("--warmup="))) {
+      if (!parseLong(v, o.warmup))
+        return fail(PARC_RT_INVALID_ARGUMENT, "--warmup needs a count");
+    } else if ((v = value("--output-rank="))) {
+      if (!parseLong(v, o.outputRank))
+        return fail(PARC_RT_INVALID_ARGUMENT, "--output-rank needs a rank");
+    } else {
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "unknown argument '%s' (expected --weights-dir=, --input=, "
+                  "--output-dir=, --repeat=, --warmup=, --output-rank=)",
+                  argv[i]);
+    }
+  }
+  return PARC_RT_OK;
+}
+
+std::string shapeOf(const parc_rt_tensor_desc_t &d) {
+  return std::string(parc_rt_dtype_name(d.dtype)) + shapeString(d.rank, d.dims);
+}
+
+/// Output file names keep [A-Za-z0-9._-] and map the rest to '_'.
+std::string fileName(const char *name) {
+  std::string s = name;
+  for (char &c : s)
+    if (!std::isalnum((unsigned char)c) && c != '.' && c != '_' && c != '-')
+      c = '_';
+  return s + ".npy";
+}
+
+size_t bytesOf(const parc_rt_tensor_desc_t &d) {
+  return numElements(d.rank, d.dims) * parc_rt_dtype_size(d.dtype);
+}
+
+} // namespace
+
+extern "C" void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
+                              const char *node) {
+  if (status == PARC_RT_OK)
+    return;
+  std::string message = parc_rt_last_error();
+  fail(status, "node '%s': %s", node, message.c_str());
+  parc_rt_abort(ctx, status);
+}
+
+extern "C" int parc_rt_program_main(int argc, char **argv,
+                                    const parc_rt_program_t *p) {
+  parc_rt_context_t *ctx = nullptr;
+  if (parc_rt_init(&argc, &argv, &ctx) != PARC_RT_OK) {
+    std::fprintf(stderr, "parc: %s\n", parc_rt_last_error());
+    return 1;
+  }
+  const int rank = parc_rt_context_rank(ctx);
+  Options o;
+  parc_rt_check(ctx, parseArgs(argc, argv, o), "<arguments>");
+
+  // Weights: this rank's shard, checked against the program's table.
+  std::string weightsPath = o.weightsDir + "/rank" + std::to_string(rank) + ".safetensors";
+  parc_rt_weights_t *weights = nullptr;
+  std::vector<void *> weightSlots(p->num_weights);
+  if (p->num_weights) {
+    parc_rt_check(ctx, parc_rt_weights_open(weightsPath.c_str(), &weights),
+                  "<weights>");
+    for (int64_t i = 0; i < p->num_weights; ++i) {
+      const parc_rt_tensor_desc_t &d = p->weights[i];
+      const void *data = nullptr;
+      parc_rt_check(ctx,
+                    parc_rt_weights_get_checked(weights, d.name, d.dtype, d.rank,
+                                                d.dims, &data),
+                    "<weights>");
+      // Kernels never write weights; the slot type is shared with buffers.
+      weightSlots[i] = const_cast<void *>(data);
+    }
+  }
+
+  // Inputs: exactly the program's, by name.
+  std::vector<void *> inputSlots(p->num_inputs);
+  for (const auto &[name, path] : o.inputs) {
+    bool known = false;
+    for (int64_t i = 0; i < p->num_inputs; ++i)
+      known |= name == p->inputs[i].name;
+    if (!known)
+      parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
+                              "the program has no input '%s'", name.c_str()),
+                    "<inputs>");
+  }
+  for (int64_t i = 0; i < p->num_inputs; ++i) {
+    const parc_rt_tensor_desc_t &d = p->inputs[i];
+    auto it = std::find_if(o.inputs.begin(), o.inputs.end(),
+                           [&](const auto &kv) { return kv.first == d.name; });
+    if (it == o.inputs.end())
+      parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
+                              "missing --input=%s=PATH (%s)", d.name,
+                              shapeOf(d).c_str()),
+                    "<inputs>");
+    void *buffer = std::aligned_alloc(64, std::max<size_t>(64, (bytesOf(d) + 63) / 64 * 64));
+    parc_rt_check(ctx,
+                  parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
+                                        d.dims, buffer),
+                  "<inputs>");
+    inputSlots[i] = buffer;
+  }
+
+  parc_rt_arena_t *arena = nullptr;
+  parc_rt_check(ctx, parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64, &arena),
+                "<arena>");
+  std::vector<void *> outputSlots(p->num_outputs);
+  parc_rt_comm_t *world = parc_rt_context_world(ctx);
+  std::vector<double> times;
+  for (long run = 0; run < o.warmup + o.repeat; ++run) {
+    // Barriers make the time a rank reports the time of the slowest rank.
+    parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
+    auto start = std::chrono::steady_clock::now();
+    p->forward(ctx, parc_rt_arena_base(arena), inputSlots.data(),
+               weightSlots.data(), outputSlots.data());
+    parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
+    auto end = std::chrono::steady_clock::now();
+    if (run >= o.warmup)
+      times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  if (rank == 0 && o.repeat > 1) {
+    std::sort(times.begin(), times.end());
+    std::printf("parc: latency ms: min=%.4f median=%.4f (runs=%ld warmup=%ld "
+                "ranks=%d)\n",
+                times.front(), times[times.size() / 2], o.repeat, o.warmup,
+                parc_rt_context_size(ctx));
+  }
+  if (rank == o.outputRank && !o.outputDir.empty()) {
+    ::mkdir(o.outputDir.c_str(), 0777);
+    for (int64_t i = 0; i < p->num_outputs; ++i) {
+      const parc_rt_tensor_desc_t &d = p->outputs[i];
+      std::string path = o.outputDir + "/" + fileName(d.name);
+      parc_rt_check(ctx,
+                    parc_rt_npy_write(path.c_str(), d.dtype, d.rank, d.dims,
+                                      outputSlots[i]),
+                    "<outputs>");
+    }
+  }
+  for (void *buffer : inputSlots)
+    std::free(buffer);
+  parc_rt_arena_release(arena);
+  if (weights)
+    parc_rt_weights_release(weights);
+  parc_rt_finalize(ctx);
+  return 0;
+}

@@ -1,0 +1,69 @@
+// RUN: parc-opt %s --split-input-file --convert-nn-to-rt | FileCheck %s
+
+// Inputs, weights, views, one kernel per op named after it with its
+// attributes, and outputs by ONNX name.
+// CHECK-LABEL: func.func @main()
+// CHECK-NEXT: %[[X:.*]] = rt.input 0 "x" : memref<2x8xf32>
+// CHECK-NEXT: %[[W:.*]] = rt.weight "const" {value = dense<5.000000e-01> : tensor<8x4xf32>} : memref<8x4xf32>
+// CHECK-NEXT: %[[H:.*]] = rt.alloc : memref<2x4xf32>
+// CHECK-NEXT: rt.kernel "linear" ins(%[[X]], %[[W]] : memref<2x8xf32>, memref<8x4xf32>) outs(%[[H]] : memref<2x4xf32>) {transpose_weight = false}
+// CHECK-NEXT: %[[V:.*]] = rt.view %[[H]] : memref<2x4xf32> to memref<8xf32>
+// CHECK-NEXT: %[[S:.*]] = rt.alloc : memref<8xf32>
+// CHECK-NEXT: rt.kernel "softmax" ins(%[[V]] : memref<8xf32>) outs(%[[S]] : memref<8xf32>) {axis = 0 : i64}
+// CHECK-NEXT: rt.output 0 "y", %[[S]] : memref<8xf32>
+// CHECK-NEXT: return
+func.func @main(%x: tensor<2x8xf32> {onnx.name = "x"}) -> (tensor<8xf32> {onnx.name = "y"}) {
+  %w = arith.constant dense<0.5> : tensor<8x4xf32>
+  %h = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+  %v = nn.reshape %h : tensor<2x4xf32> to tensor<8xf32>
+  %s = nn.softmax %v {axis = 0 : i64} : tensor<8xf32>
+  return %s : tensor<8xf32>
+}
+
+// -----
+
+// An output that is an input (or published twice) is copied into its own
+// buffer; external weights keep their reference.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[X:.*]] = rt.input 0 "input_0" : memref<4xf32>
+// CHECK: %[[E:.*]] = rt.weight "w" {length = 16 : i64, location = "w.bin", offset = 32 : i64} : memref<4xf32>
+// CHECK: %[[C:.*]] = rt.alloc : memref<4xf32>
+// CHECK: rt.kernel "copy" ins(%[[X]] : memref<4xf32>) outs(%[[C]] : memref<4xf32>)
+// CHECK: rt.output 0 "output_0", %[[C]]
+// CHECK: %[[C2:.*]] = rt.alloc : memref<4xf32>
+// CHECK: rt.kernel "copy" ins(%[[E]] : memref<4xf32>) outs(%[[C2]] : memref<4xf32>)
+// CHECK: rt.output 1 "output_1", %[[C2]]
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %w = nn.external_weight {name = "w", location = "w.bin", offset = 32 : i64, length = 16 : i64} : tensor<4xf32>
+  return %x, %w : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Attention: scores, the modifier's own ops, softmax over the key axis,
+// values; grouped-query heads stay un-repeated (4 query heads, 2 kv heads).
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[Q:.*]] = rt.input 0 "q"
+// CHECK: %[[K:.*]] = rt.input 1 "k"
+// CHECK: %[[V:.*]] = rt.input 2 "v"
+// CHECK: %[[M:.*]] = rt.input 3 "m"
+// CHECK: %[[S:.*]] = rt.alloc : memref<1x4x8x8xf32>
+// CHECK: rt.kernel "attention_scores" ins(%[[Q]], %[[K]] : memref<1x4x8x16xf32>, memref<1x2x8x16xf32>) outs(%[[S]] : memref<1x4x8x8xf32>) {scale = 2.500000e-01 : f32}
+// CHECK: %[[A:.*]] = rt.alloc : memref<1x4x8x8xf32>
+// CHECK: rt.kernel "add" ins(%[[S]], %[[M]] : memref<1x4x8x8xf32>, memref<1x1x8x8xf32>) outs(%[[A]] : memref<1x4x8x8xf32>)
+// CHECK: %[[P:.*]] = rt.alloc : memref<1x4x8x8xf32>
+// CHECK: rt.kernel "softmax" ins(%[[A]] : memref<1x4x8x8xf32>) outs(%[[P]] : memref<1x4x8x8xf32>) {axis = 3 : i64}
+// CHECK: %[[O:.*]] = rt.alloc : memref<1x4x8x16xf32>
+// CHECK: rt.kernel "attention_values" ins(%[[P]], %[[V]] : memref<1x4x8x8xf32>, memref<1x2x8x16xf32>) outs(%[[O]] : memref<1x4x8x16xf32>)
+// CHECK: rt.output 0 "o", %[[O]]
+func.func @main(%q: tensor<1x4x8x16xf32> {onnx.name = "q"}, %k: tensor<1x2x8x16xf32> {onnx.name = "k"},
+                %v: tensor<1x2x8x16xf32> {onnx.name = "v"}, %m: tensor<1x1x8x8xf32> {onnx.name = "m"})
+    -> (tensor<1x4x8x16xf32> {onnx.name = "o"}) {
+  %o = nn.attention %q, %k, %v mask(%m : tensor<1x1x8x8xf32>) {scale = 0.25 : f32}
+      : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  ^bb0(%s: tensor<1x4x8x8xf32>, %mk: tensor<1x1x8x8xf32>):
+    %r = nn.add %s, %mk : (tensor<1x4x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x8xf32>
+    nn.yield %r : tensor<1x4x8x8xf32>
+  }
+  return %o : tensor<1x4x8x16xf32>
+}

@@ -1,0 +1,31 @@
+// RUN: parc-opt %s -split-input-file -verify-diagnostics
+
+func.func @negative_offset() {
+  // expected-error @+1 {{offset must be non-negative}}
+  %b = rt.alloc {offset = -8 : i64} : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @view_changes_count(%b: memref<4xf32>) {
+  // expected-error @+1 {{a view keeps the element type and count}}
+  %v = rt.view %b : memref<4xf32> to memref<5xf32>
+  return
+}
+
+// -----
+
+func.func @weight_value_mismatch() {
+  // expected-error @+1 {{value must have the buffer's shape and element type}}
+  %w = rt.weight "w" {value = dense<1.0> : tensor<3xf32>} : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @kernel_without_outputs(%b: memref<4xf32>) {
+  // expected-error @+1 {{a kernel writes at least one buffer}}
+  "rt.kernel"(%b) <{callee = "relu", operandSegmentSizes = array<i32: 1, 0>}> : (memref<4xf32>) -> ()
+  return
+}

@@ -1,0 +1,22 @@
+// RUN: parc-opt %s | parc-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @program
+// CHECK: %[[X:.*]] = rt.input 0 "x" : memref<2x4xf32>
+// CHECK: %[[W:.*]] = rt.weight "w" {value = dense<1.000000e+00> : tensor<4x3xf32>} : memref<4x3xf32>
+// CHECK: %[[E:.*]] = rt.weight "ext" {length = 48 : i64, location = "w.bin", offset = 0 : i64} : memref<4x3xf32>
+// CHECK: %[[B:.*]] = rt.alloc {offset = 64 : i64} : memref<2x3xf32>
+// CHECK: rt.kernel "matmul" ins(%[[X]], %[[W]] : memref<2x4xf32>, memref<4x3xf32>) outs(%[[B]] : memref<2x3xf32>)
+// CHECK: %[[V:.*]] = rt.view %[[B]] : memref<2x3xf32> to memref<6xf32>
+// CHECK: rt.kernel "softmax" ins(%[[V]] : memref<6xf32>) outs(%[[V]] : memref<6xf32>) {axis = 0 : i64}
+// CHECK: rt.output 0 "y", %[[V]] : memref<6xf32>
+func.func @program() {
+  %x = rt.input 0 "x" : memref<2x4xf32>
+  %w = rt.weight "w" {value = dense<1.0> : tensor<4x3xf32>} : memref<4x3xf32>
+  %e = rt.weight "ext" {location = "w.bin", offset = 0 : i64, length = 48 : i64} : memref<4x3xf32>
+  %b = rt.alloc {offset = 64 : i64} : memref<2x3xf32>
+  rt.kernel "matmul" ins(%x, %w : memref<2x4xf32>, memref<4x3xf32>) outs(%b : memref<2x3xf32>)
+  %v = rt.view %b : memref<2x3xf32> to memref<6xf32>
+  rt.kernel "softmax" ins(%v : memref<6xf32>) outs(%v : memref<6xf32>) {axis = 0 : i64}
+  rt.output 0 "y", %v : memref<6xf32>
+  return
+}

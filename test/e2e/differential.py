@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""Differential test: every model through parc (cpu) and onnxruntime.
+
+For each model: make inputs with a fixed seed (token ids inside the
+vocabulary, masks of 0/1, positive divisors where the model divides by an
+input), `parc compile` + `parc-run`, run the same inputs through
+onnxruntime (tools/ort-reference), and compare every output:
+
+    error = max|parc - ort| / max|ort|     must be <= --rtol (1e-4 for f32)
+
+Prints one table row per model and `N passed, N failed`; exits 1 on any
+failure. Expected values come from onnxruntime, never from parc.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.path.join(ROOT, "test", "Inputs", "models")
+
+# The third-party models: bound shapes and value ranges of their inputs.
+SHARED_MODELS = {
+    "gpt2_megatron": {
+        "shapes": {"input_ids": [2, 8], "position_ids": [2, 8],
+                   "attention_mask": [2, 1, 64, 64], "past_0": [2, 2, 2, 4, 4]},
+        "ints": {"input_ids": 10, "position_ids": 64},
+        "binary": ["attention_mask"],
+    },
+    "bert_toy_optimized": {
+        "shapes": {"input_ids": [2, 8], "token_type_ids": [2, 8], "input_mask": [2, 8]},
+        "ints": {"input_ids": 99, "token_type_ids": 2, "input_mask": 2},
+    },
+    "self_attention_megatron_basic_test": {
+        "shapes": {"input": [2, 3, 4], "mask": [2, 1, 3, 3]},
+        "positive": ["mask"],  # the model divides by its mask
+    },
+    "deeploy_small_conv_transformer_convit_network_infer": {"shapes": {}},
+}
+
+
+def generated_spec(config_path):
+    cfg = json.load(open(config_path))
+    c = cfg["config"]
+    shapes, ints, binary = {}, {}, []
+    for name in cfg["inputs"]:
+        shapes[name] = [c["batch"], c["seq"]]
+        if "mask" in name:
+            ints[name] = 2
+        elif "token_type" in name:
+            ints[name] = c["type_vocab"]
+        else:
+            ints[name] = c["vocab"]
+    return {"shapes": shapes, "ints": ints, "binary": binary}
+
+
+def make_inputs(model_path, spec, rng, out_dir):
+    model = onnx.load(model_path)
+    inits = {i.name for i in model.graph.initializer}
+    paths = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        shape = spec["shapes"].get(vi.name) or [d.dim_value for d in tt.shape.dim]
+        dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tt.elem_type]
+        if vi.name in spec.get("ints", {}):
+            x = rng.integers(0, spec["ints"][vi.name], size=shape).astype(dtype)
+        elif vi.name in spec.get("binary", []):
+            x = rng.integers(0, 2, size=shape).astype(dtype)
+        elif vi.name in spec.get("positive", []):
+            x = (rng.random(shape) + 0.5).astype(dtype)
+        else:
+            x = rng.standard_normal(shape).astype(dtype)
+        path = os.path.join(out_dir, vi.name + ".npy")
+        np.save(path, x)
+        paths[vi.name] = path
+    return paths
+
+
+def run(cmd, log):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log.write("$ " + " ".join(cmd) + "\n" + r.stdout)
+    if r.returncode:
+        raise RuntimeError(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else
+                           f"exit {r.returncode}")
+
+
+def check(name, model_path, spec, args, log):
+    work = os.path.join(args.work, name)
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    inputs = make_inputs(model_path, spec, rng, work)
+    shape_flags = []
+    for n, s in spec["shapes"].items():
+        shape_flags += ["--input-shape", f"{n}={'x'.join(map(str, s))}"]
+    compiled = os.path.join(work, "out")
+    start = time.time()
+    run([os.path.join(args.tools, "parc"), "compile", model_path, "-o", compiled,
+         "--quiet"] + shape_flags, log)
+    run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
+         os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()], log)
+    seconds = time.time() - start
+    run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), model_path,
+         "--output-dir", os.path.join(work, "ort")] +
+        sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), log)
+    manifest = json.load(open(os.path.join(compiled, "manifest.json")))
+    worst_abs, worst_rel = 0.0, 0.0
+    for out in manifest["outputs"]:
+        fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in out["name"]) + ".npy"
+        got = np.load(os.path.join(work, "parc", fname)).astype(np.float64)
+        want = np.load(os.path.join(work, "ort", fname)).astype(np.float64)
+        if got.shape != want.shape:
+            raise RuntimeError(f"output {out['name']}: shape {got.shape} vs ort {want.shape}")
+        err = np.abs(got - want).max() if got.size else 0.0
+        scale = np.abs(want).max() if want.size else 0.0
+        worst_abs = max(worst_abs, err)
+        worst_rel = max(worst_rel, err / scale if scale else err)
+    return len(manifest["outputs"]), worst_abs, worst_rel, seconds
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--tools", required=True, help="directory with parc and parc-run")
+    p.add_argument("--generated", required=True, help="directory of generated models (.onnx + .json)")
+    p.add_argument("--work", required=True)
+    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--only", nargs="*")
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+
+    models = [(n, os.path.join(SHARED, n + ".onnx"), s) for n, s in SHARED_MODELS.items()]
+    for f in sorted(os.listdir(args.generated)):
+        if f.endswith(".json"):
+            n = f[:-5]
+            models.append((n, os.path.join(args.generated, n + ".onnx"),
+                           generated_spec(os.path.join(args.generated, f))))
+    if args.only:
+        models = [m for m in models if m[0] in args.only]
+
+    passed = failed = 0
+    print(f"{'model':<52} {'outs':>4} {'max abs err':>12} {'max rel err':>12} {'time s':>7}  result")
+    with open(os.path.join(args.work, "log.txt"), "w") as log:
+        for name, path, spec in models:
+            try:
+                n, err_abs, err_rel, secs = check(name, path, spec, args, log)
+                ok = err_rel <= args.rtol
+                row = f"{n:>4} {err_abs:>12.3e} {err_rel:>12.3e} {secs:>7.1f}  {'PASS' if ok else 'FAIL'}"
+            except Exception as e:  # noqa: BLE001 — report and continue
+                ok, row = False, f"{'':>4} {'':>12} {'':>12} {'':>7}  FAIL: {e}"
+            print(f"{name:<52} {row}", flush=True)
+            passed += ok
+            failed += not ok
+    print(f"differential (parc cpu vs onnxruntime, rtol {args.rtol}): {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+//===- parc-run.cpp - run a compiled model on this node -------------------===//
+//
+// A thin launcher over mpirun: reads out/manifest.json, starts one process
+// per rank (one mpirun app context per distinct program), and passes each
+// the weights directory, the inputs and the run options. ONNX TensorProto
+// (.pb) inputs, the format of ONNX's test data, are converted to .npy first.
+// mpirun tears every rank down when one fails, and the runtime turns a hung
+// collective into an error, so a run ends either way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/runtime.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/WithColor.h"
+
+#include <map>
+#include <unistd.h>
+
+namespace cl = llvm::cl;
+using llvm::StringRef;
+
+namespace {
+
+cl::opt<std::string> outDir(cl::Positional, cl::desc("<compiled dir>"), cl::Required);
+cl::list<std::string> inputs("input", cl::desc("NAME=PATH (.npy, or ONNX TensorProto .pb)"),
+                             cl::value_desc("name=path"));
+cl::opt<std::string> outputDir("output-dir", cl::desc("Write outputs here as NAME.npy"),
+                               cl::value_desc("dir"));
+cl::opt<unsigned> repeat("repeat", cl::desc("Run the forward N times and print latency"),
+                         cl::init(1));
+cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"), cl::init(0));
+cl::opt<unsigned> threads("kernel-threads", cl::desc("Kernel threads per rank"),
+                          cl::init(1));
+cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
+                          cl::init(300));
+cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"), cl::init("mpirun"));
+cl::opt<bool> dryRun("dry-run", cl::desc("Print the mpirun command and exit"));
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "parc-run") << message << "\n";
+  return 1;
+}
+
+/// Converts an ONNX TensorProto file to .npy through the runtime's writer.
+llvm::Error pbToNpy(StringRef pb, StringRef npy) {
+  auto buffer = llvm::MemoryBuffer::getFile(pb);
+  if (!buffer)
+    return llvm::createStringError("cannot read '" + pb + "'");
+  onnx::TensorProto t;
+  if (!t.ParseFromArray((*buffer)->getBufferStart(), (*buffer)->getBufferSize()))
+    return llvm::createStringError("'" + pb + "' is not an ONNX TensorProto");
+  struct Kind {
+    parc_rt_dtype_t dtype;
+    size_t size;
+  };
+  static const std::map<int, Kind> kinds = {
+      {onnx::TensorProto::FLOAT, {PARC_RT_F32, 4}},
+      {onnx::TensorProto::DOUBLE, {PARC_RT_F64, 8}},
+      {onnx::TensorProto::FLOAT16, {PARC_RT_F16, 2}},
+      {onnx::TensorProto::BFLOAT16, {PARC_RT_BF16, 2}},
+      {onnx::TensorProto::INT64, {PARC_RT_I64, 8}},
+      {onnx::TensorProto::INT32, {PARC_RT_I32, 4}},
+      {onnx::TensorProto::INT8, {PARC_RT_I8, 1}},
+      {onnx::TensorProto::UINT8, {PARC_RT_U8, 1}},
+      {onnx::TensorProto::BOOL, {PARC_RT_BOOL, 1}}};
+  auto kind = kinds.find(t.data_type());
+  if (kind == kinds.end())
+    return llvm::createStringError("'" + pb + "' has a data type parc-run cannot convert");
+  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  std::string bytes = t.raw_data();
+  if (!t.has_raw_data()) {
+    auto put = [&](const void *p, size_t size) {
+      bytes.append(static_cast<const char *>(p), size);
+    };
+    for (float v : t.float_data()) put(&v, 4);
+    for (double v : t.double_data()) put(&v, 8);
+    for (int64_t v : t.int64_data()) put(&v, 8);
+    // int32_data also carries the narrower types, one element per entry.
+    for (int32_t v : t.int32_data()) {
+      if (kind->second.size == 4) {
+        put(&v, 4);
+      } else if (kind->second.size == 2) {
+        uint16_t h = v;
+        put(&h, 2);
+      } else {
+        int8_t b = v;
+        put(&b, 1);
+      }
+    }
+  }
+  if ((int64_t)bytes.size() != n * (int64_t)kind->second.size)
+    return llvm::createStringError("'" + pb + "' holds " + std::to_string(bytes.size()) +
+                                   " bytes for " + std::to_string(n) + " elements");
+  std::string path = npy.str();
+  if (parc_rt_npy_write(path.c_str(), kind->second.dtype, dims.size(), dims.data(),
+                        bytes.data()) != PARC_RT_OK)
+    return llvm::createStringError(parc_rt_last_error());
+  return llvm::Error::success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "parc-run: run a compiled model with mpirun\n");
+
+  llvm::SmallString<256> manifestPath(outDir);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  auto text = llvm::MemoryBuffer::getFile(manifestPath);
+  if (!text)
+    return fail("cannot read '" + manifestPath + "': " + text.getError().message() +
+                " (is '" + outDir + "' the output of `parc compile`?)");
+  auto parsed = llvm::json::parse((*text)->getBuffer());
+  if (!parsed)
+    return fail("'" + manifestPath + "' is not valid JSON: " +
+                llvm::toString(parsed.takeError()));
+  const llvm::json::Object *manifest = parsed->getAsObject();
+  const llvm::json::Array *ranks = manifest ? manifest->getArray("ranks") : nullptr;
+  const llvm::json::Array *programs = manifest ? manifest->getArray("programs") : nullptr;
+  if (!ranks || !programs || ranks->empty())
+    return fail("'" + manifestPath + "' lists no ranks or programs");
+
+  // Inputs: known names only; .pb files are converted next to a temp dir.
+  llvm::StringSet<> known;
+  if (auto *ins = manifest->getArray("inputs"))
+    for (const auto &in : *ins)
+      if (auto name = in.getAsObject()->getString("name"))
+        known.insert(*name);
+  llvm::SmallString<128> tmp;
+  std::vector<std::string> inputArgs;
+  for (const std::string &spec : inputs) {
+    auto [name, file] = StringRef(spec).split('=');
+    if (name.empty() || file.empty())
+      return fail("--input '" + spec + "' is not NAME=PATH");
+    if (!known.contains(name))
+      return fail("the model has no input '" + name + "' (inputs: " +
+                  llvm::join(llvm::map_range(known.keys(), [](StringRef k) { return k.str(); }), ", ") +
+                  ")");
+    if (!llvm::sys::fs::exists(file))
+      return fail("input file '" + file + "' does not exist");
+    std::string path = file.str();
+    if (file.ends_with(".pb")) {
+      if (tmp.empty() && llvm::sys::fs::createUniqueDirectory("parc-run", tmp))
+        return fail("cannot create a temporary directory");
+      llvm::SmallString<256> npy(tmp);
+      llvm::sys::path::append(npy, name + ".npy");
+      if (auto err = pbToNpy(file, npy))
+        return fail(llvm::toString(std::move(err)));
+      path = npy.str().str();
+    }
+    inputArgs.push_back("--input=" + name.str() + "=" + path);
+  }
+
+  auto launcher = llvm::sys::findProgramByName(mpirun);
+  if (!launcher)
+    return fail("cannot find '" + mpirun + "' (install openmpi-bin)");
+  llvm::SmallString<256> weightsDir(outDir);
+  llvm::sys::path::append(weightsDir, "weights");
+  int64_t outputRank = manifest->getInteger("output_rank").value_or(0);
+
+  // One app context per run of consecutive ranks with the same program.
+  std::vector<std::string> args = {*launcher, "--oversubscribe", "--bind-to", "none"};
+  if (geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  args.insert(args.end(), {"-x", "PARC_RT_TIMEOUT_S=" + std::to_string(timeout),
+                           "-x", "PARC_RT_THREADS=" + std::to_string(threads),
+                           "-x", "OMP_NUM_THREADS=" + std::to_string(threads),
+                           "-x", "OPENBLAS_NUM_THREADS=" + std::to_string(threads)});
+  for (size_t i = 0; i < ranks->size();) {
+    StringRef program = *(*ranks)[i].getAsObject()->getString("program");
+    size_t j = i;
+    while (j < ranks->size() && *(*ranks)[j].getAsObject()->getString("program") == program)
+      ++j;
+    std::string binary;
+    for (const auto &p : *programs)
+      if (p.getAsObject()->getString("name") == program)
+        binary = p.getAsObject()->getString("binary")->str();
+    llvm::SmallString<256> exe(outDir);
+    llvm::sys::path::append(exe, binary);
+    if (i)
+      args.push_back(":");
+    args.insert(args.end(), {"-np", std::to_string(j - i), exe.str().str(),
+                             "--weights-dir=" + weightsDir.str().str(),
+                             "--repeat=" + std::to_string(repeat),
+                             "--warmup=" + std::to_string(warmup),
+                             "--output-rank=" + std::to_string(outputRank)});
+    if (!outputDir.empty())
+      args.push_back("--output-dir=" + outputDir);
+    args.insert(args.end(), inputArgs.begin(), inputArgs.end());
+    i = j;
+  }
+  if (dryRun) {
+    llvm::outs() << llvm::join(args, " ") << "\n";
+    return 0;
+  }
+  if (!outputDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
+      return fail("cannot create '" + outputDir + "': " + ec.message());
+  llvm::SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(*launcher, argRefs, std::nullopt, {}, 0, 0, &error);
+  if (!tmp.empty())
+    llvm::sys::fs::remove_directories(tmp);
+  if (rc != 0)
+    return fail("the run failed (mpirun exit code " + std::to_string(rc) + ")" +
+                (error.empty() ? "" : ": " + error));
+  return 0;
+}

@@ -1,0 +1,393 @@
+//===- CommTest.cpp - Collectives under mpirun (any number of ranks >= 2) -===//
+//
+// Every rank runs every test; expected values are computed from rank
+// numbers. Run `Timeout.*` separately with PARC_RT_TIMEOUT_S=2: those tests
+// deliberately leave collectives pending on some ranks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+using namespace parc::test;
+
+namespace {
+
+parc_rt_context_t *ctx = nullptr;
+
+int rank() { return parc_rt_context_rank(ctx); }
+int size() { return parc_rt_context_size(ctx); }
+parc_rt_comm_t *world() { return parc_rt_context_world(ctx); }
+
+TEST(Comm, ContextAndWorld) {
+  ASSERT_GE(size(), 2) << "run under mpirun -np N with N >= 2";
+  EXPECT_GE(rank(), 0);
+  EXPECT_LT(rank(), size());
+  EXPECT_EQ(parc_rt_comm_rank(world()), rank());
+  EXPECT_EQ(parc_rt_comm_size(world()), size());
+}
+
+TEST(Comm, AllReduceSumMaxMin) {
+  const int n = 5, p = size(), r = rank();
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i)
+    x[i] = float(r + 10 * i);
+  ASSERT_RT_OK(parc_rt_all_reduce(world(), x.data(), y.data(), n, PARC_RT_F32,
+                                  PARC_RT_REDUCE_SUM));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], float(p * (p - 1) / 2 + p * 10 * i));
+  ASSERT_RT_OK(parc_rt_all_reduce(world(), x.data(), y.data(), n, PARC_RT_F32,
+                                  PARC_RT_REDUCE_MAX));
+  EXPECT_EQ(y[2], float(p - 1 + 20));
+  // In place (send == recv), integer type.
+  std::vector<int64_t> z(n);
+  for (int i = 0; i < n; ++i)
+    z[i] = (r + 1) * (i + 1);
+  ASSERT_RT_OK(parc_rt_all_reduce(world(), z.data(), z.data(), n, PARC_RT_I64,
+                                  PARC_RT_REDUCE_MIN));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(z[i], i + 1);
+}
+
+TEST(Comm, AllReduceHalfTypesAndBool) {
+  // Small integers are exact in f16 and bf16, so sums are too.
+  const int p = size(), r = rank();
+  float v[2] = {float(r), float(2 * r + 1)};
+  uint16_t h[2], b[2];
+  ASSERT_RT_OK(parc_rt_cast(PARC_RT_F32, v, PARC_RT_F16, h, 2));
+  ASSERT_RT_OK(parc_rt_cast(PARC_RT_F32, v, PARC_RT_BF16, b, 2));
+  ASSERT_RT_OK(
+      parc_rt_all_reduce(world(), h, h, 2, PARC_RT_F16, PARC_RT_REDUCE_SUM));
+  ASSERT_RT_OK(
+      parc_rt_all_reduce(world(), b, b, 2, PARC_RT_BF16, PARC_RT_REDUCE_MAX));
+  float hs[2], bs[2];
+  ASSERT_RT_OK(parc_rt_cast(PARC_RT_F16, h, PARC_RT_F32, hs, 2));
+  ASSERT_RT_OK(parc_rt_cast(PARC_RT_BF16, b, PARC_RT_F32, bs, 2));
+  EXPECT_EQ(hs[0], float(p * (p - 1) / 2));
+  EXPECT_EQ(hs[1], float(p * (p - 1) + p));
+  EXPECT_EQ(bs[0], float(p - 1));
+  EXPECT_EQ(bs[1], float(2 * (p - 1) + 1));
+  uint8_t any = r == 1, all = r != 1;
+  ASSERT_RT_OK(parc_rt_all_reduce(world(), &any, &any, 1, PARC_RT_BOOL,
+                                  PARC_RT_REDUCE_MAX));
+  ASSERT_RT_OK(parc_rt_all_reduce(world(), &all, &all, 1, PARC_RT_BOOL,
+                                  PARC_RT_REDUCE_MIN));
+  EXPECT_EQ(any, 1);
+  EXPECT_EQ(all, 0);
+}
+
+TEST(Comm, AllGatherConcatenatesInRankOrder) {
+  const int n = 3, p = size(), r = rank();
+  std::vector<int32_t> x(n), y(size_t(n * p), -1);
+  for (int i = 0; i < n; ++i)
+    x[i] = 10 * r + i;
+  ASSERT_RT_OK(parc_rt_all_gather(world(), x.data(), y.data(), n, PARC_RT_I32));
+  for (int q = 0; q < p; ++q)
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(y[size_t(q * n + i)], 10 * q + i);
+}
+
+TEST(Comm, ReduceScatterSums) {
+  const int n = 2, p = size(), r = rank();
+  std::vector<double> x(size_t(n * p)), y(n);
+  for (int j = 0; j < n * p; ++j)
+    x[size_t(j)] = 100.0 * r + j;
+  ASSERT_RT_OK(parc_rt_reduce_scatter(world(), x.data(), y.data(), n,
+                                      PARC_RT_F64, PARC_RT_REDUCE_SUM));
+  for (int i = 0; i < n; ++i) // sum over q of (100 q + r n + i)
+    EXPECT_EQ(y[i], 100.0 * p * (p - 1) / 2 + p * (r * n + i));
+}
+
+TEST(Comm, AllToAll) {
+  const int n = 2, p = size(), r = rank();
+  std::vector<int64_t> x(size_t(n * p)), y(size_t(n * p), -1);
+  for (int j = 0; j < p; ++j)
+    for (int e = 0; e < n; ++e)
+      x[size_t(j * n + e)] = 1000 * r + 10 * j + e; // block j goes to rank j
+  ASSERT_RT_OK(parc_rt_all_to_all(world(), x.data(), y.data(), n, PARC_RT_I64));
+  for (int i = 0; i < p; ++i)
+    for (int e = 0; e < n; ++e)
+      EXPECT_EQ(y[size_t(i * n + e)], 1000 * i + 10 * r + e);
+}
+
+TEST(Comm, AllToAllVUnevenCounts) {
+  // Rank r sends r + j + 1 elements to rank j, packed in rank order.
+  const int p = size(), r = rank();
+  std::vector<int64_t> sc(p), sd(p), rc(p), rd(p);
+  int64_t sendTotal = 0, recvTotal = 0;
+  for (int j = 0; j < p; ++j) {
+    sc[j] = r + j + 1;
+    sd[j] = sendTotal;
+    sendTotal += sc[j];
+    rc[j] = j + r + 1;
+    rd[j] = recvTotal;
+    recvTotal += rc[j];
+  }
+  std::vector<float> x(static_cast<size_t>(sendTotal)),
+      y(static_cast<size_t>(recvTotal), -1);
+  for (int j = 0; j < p; ++j)
+    for (int64_t e = 0; e < sc[j]; ++e)
+      x[size_t(sd[j] + e)] = float(1000 * r + 10 * j + e);
+  ASSERT_RT_OK(parc_rt_all_to_all_v(world(), x.data(), sc.data(), sd.data(),
+                                    y.data(), rc.data(), rd.data(),
+                                    PARC_RT_F32));
+  for (int i = 0; i < p; ++i)
+    for (int64_t e = 0; e < rc[i]; ++e)
+      EXPECT_EQ(y[size_t(rd[i] + e)], float(1000 * i + 10 * r + e));
+}
+
+TEST(Comm, SendRecvRingWithTags) {
+  const int p = size(), r = rank();
+  const int next = (r + 1) % p, prev = (r + p - 1) % p;
+  float out[3] = {float(r), float(r) + 0.5f, -float(r)}, in[3] = {};
+  parc_rt_request_t *send = nullptr;
+  ASSERT_RT_OK(
+      parc_rt_send_start(world(), out, 3, PARC_RT_F32, next, 7, &send));
+  ASSERT_RT_OK(parc_rt_recv(world(), in, 3, PARC_RT_F32, prev, 7));
+  ASSERT_RT_OK(parc_rt_wait(send));
+  EXPECT_EQ(in[0], float(prev));
+  EXPECT_EQ(in[1], float(prev) + 0.5f);
+  EXPECT_EQ(in[2], -float(prev));
+}
+
+TEST(Comm, RecvCountMismatchIsAnError) {
+  const int p = size(), r = rank();
+  int32_t out[3] = {1, 2, 3}, in[5];
+  parc_rt_request_t *send = nullptr;
+  ASSERT_RT_OK(
+      parc_rt_send_start(world(), out, 3, PARC_RT_I32, (r + 1) % p, 9, &send));
+  EXPECT_RT_ERROR(parc_rt_recv(world(), in, 5, PARC_RT_I32, (r + p - 1) % p, 9),
+                  PARC_RT_COMM_ERROR, "expected 5 elements");
+  ASSERT_RT_OK(parc_rt_wait(send));
+}
+
+TEST(Comm, BroadcastAndBarrier) {
+  const int root = size() - 1;
+  int64_t v[2] = {rank() == root ? 42 : 0, rank() == root ? -7 : 0};
+  ASSERT_RT_OK(parc_rt_broadcast(world(), v, 2, PARC_RT_I64, root));
+  EXPECT_EQ(v[0], 42);
+  EXPECT_EQ(v[1], -7);
+  ASSERT_RT_OK(parc_rt_barrier(world()));
+}
+
+TEST(Comm, SplitIntoMeshGroups) {
+  // A 2-D mesh (p/2 x 2): "tp" groups are consecutive pairs.
+  const int p = size(), r = rank();
+  parc_rt_comm_t *tp = nullptr;
+  ASSERT_RT_OK(parc_rt_comm_split(ctx, r / 2, r, &tp));
+  ASSERT_NE(tp, nullptr);
+  const int groupSize = (r / 2) * 2 + 1 < p ? 2 : 1;
+  EXPECT_EQ(parc_rt_comm_size(tp), groupSize);
+  EXPECT_EQ(parc_rt_comm_rank(tp), r % 2);
+  float x = float(r), y = 0;
+  ASSERT_RT_OK(
+      parc_rt_all_reduce(tp, &x, &y, 1, PARC_RT_F32, PARC_RT_REDUCE_SUM));
+  EXPECT_EQ(y, groupSize == 2 ? float(4 * (r / 2) + 1) : float(r));
+  ASSERT_RT_OK(parc_rt_comm_release(tp));
+  // Negative color: this rank joins no group.
+  parc_rt_comm_t *none = reinterpret_cast<parc_rt_comm_t *>(1);
+  ASSERT_RT_OK(parc_rt_comm_split(ctx, r == 0 ? -1 : 0, r, &none));
+  EXPECT_EQ(none == nullptr, r == 0);
+  ASSERT_RT_OK(parc_rt_comm_release(none));
+}
+
+TEST(Comm, NonBlockingOverlapsCompute) {
+  const int n = 1000, p = size(), r = rank();
+  std::vector<float> x(n, float(r)), y(n);
+  std::vector<int32_t> g(1, r), all(static_cast<size_t>(p));
+  parc_rt_request_t *reqs[2] = {};
+  ASSERT_RT_OK(parc_rt_all_reduce_start(world(), x.data(), y.data(), n,
+                                        PARC_RT_F32, PARC_RT_REDUCE_SUM,
+                                        &reqs[0]));
+  ASSERT_RT_OK(parc_rt_all_gather_start(world(), g.data(), all.data(), 1,
+                                        PARC_RT_I32, &reqs[1]));
+  // Compute while the collectives run.
+  double acc = 0;
+  for (int i = 0; i < 100000; ++i)
+    acc += i * 1e-9;
+  int done = 0;
+  ASSERT_RT_OK(parc_rt_test(reqs[0], &done));
+  ASSERT_RT_OK(parc_rt_wait_all(2, reqs));
+  EXPECT_GT(acc, 0);
+  for (int i = 0; i < n; i += 97)
+    EXPECT_EQ(y[i], float(p * (p - 1) / 2));
+  for (int q = 0; q < p; ++q)
+    EXPECT_EQ(all[q], q);
+  // Every start form has a wait.
+  int64_t v = r == 0 ? 5 : 0;
+  parc_rt_request_t *b = nullptr, *bar = nullptr, *a2a = nullptr, *rs = nullptr;
+  std::vector<int32_t> s(size_t(p), r), t(static_cast<size_t>(p));
+  std::vector<int32_t> rsIn(static_cast<size_t>(p), 1);
+  int32_t rsOut = 0;
+  ASSERT_RT_OK(parc_rt_broadcast_start(world(), &v, 1, PARC_RT_I64, 0, &b));
+  ASSERT_RT_OK(parc_rt_all_to_all_start(world(), s.data(), t.data(), 1,
+                                        PARC_RT_I32, &a2a));
+  ASSERT_RT_OK(parc_rt_reduce_scatter_start(
+      world(), rsIn.data(), &rsOut, 1, PARC_RT_I32, PARC_RT_REDUCE_SUM, &rs));
+  ASSERT_RT_OK(parc_rt_barrier_start(world(), &bar));
+  parc_rt_request_t *batch[4] = {b, a2a, rs, bar};
+  ASSERT_RT_OK(parc_rt_wait_all(4, batch));
+  EXPECT_EQ(v, 5);
+  for (int q = 0; q < p; ++q)
+    EXPECT_EQ(t[q], q);
+  EXPECT_EQ(rsOut, p);
+}
+
+TEST(Comm, ArgumentErrors) {
+  float x[4] = {};
+  EXPECT_RT_ERROR(
+      parc_rt_all_reduce(nullptr, x, x, 4, PARC_RT_F32, PARC_RT_REDUCE_SUM),
+      PARC_RT_INVALID_ARGUMENT, "all_reduce: communicator is null");
+  EXPECT_RT_ERROR(
+      parc_rt_all_reduce(world(), x, x, -1, PARC_RT_F32, PARC_RT_REDUCE_SUM),
+      PARC_RT_INVALID_ARGUMENT, "count -1");
+  EXPECT_RT_ERROR(parc_rt_send(world(), x, 4, PARC_RT_F32, size(), 0),
+                  PARC_RT_INVALID_ARGUMENT, "destination");
+  EXPECT_RT_ERROR(parc_rt_broadcast(world(), x, 4, PARC_RT_F32, -1),
+                  PARC_RT_INVALID_ARGUMENT, "root -1 is not a rank");
+  EXPECT_RT_ERROR(
+      parc_rt_all_reduce(world(), x, x, 4, PARC_RT_BOOL, PARC_RT_REDUCE_SUM),
+      PARC_RT_UNSUPPORTED, "sum of bool");
+}
+
+//===----------------------------------------------------------------------===//
+// Timeouts: rank 0 skips a collective; the others must get PARC_RT_TIMEOUT
+// naming it, within the limit, instead of hanging. Rank 0 then joins late so
+// the abandoned operations complete and finalize is clean.
+//===----------------------------------------------------------------------===//
+
+double seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
+class Timeout : public ::testing::Test {
+protected:
+  void SetUp() override {
+    // Rank 0 must outwait the others' timeouts in the side barrier.
+    if (rank() == 0)
+      ASSERT_RT_OK(parc_rt_context_set_timeout(ctx, 60));
+    ASSERT_RT_OK(parc_rt_comm_split(ctx, 0, rank(), &side_));
+    ASSERT_RT_OK(parc_rt_comm_split(ctx, 0, rank(), &comm_));
+  }
+  void TearDown() override {
+    parc_rt_comm_release(side_);
+    parc_rt_comm_release(comm_);
+  }
+  parc_rt_comm_t *side_ = nullptr, *comm_ = nullptr;
+};
+
+// Buffers of abandoned operations must outlive them: keep them static.
+float reduceIn[4], reduceOut[4];
+int32_t gatherIn[2], gatherOut[64];
+
+TEST_F(Timeout, BlockingAllReduceSkippedByOneRank) {
+  const int p = size(), r = rank();
+  for (float &v : reduceIn)
+    v = float(r + 1);
+  if (r != 0) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_RT_ERROR(parc_rt_all_reduce(comm_, reduceIn, reduceOut, 4,
+                                       PARC_RT_F32, PARC_RT_REDUCE_SUM),
+                    PARC_RT_TIMEOUT, "all_reduce(sum, 4 x f32)");
+    const double waited = seconds(start);
+    EXPECT_GE(waited, 1.5);
+    EXPECT_LT(waited, 30.0);
+    EXPECT_NE(std::string(parc_rt_last_error()).find("timed out after 2 s"),
+              std::string::npos)
+        << parc_rt_last_error();
+  }
+  ASSERT_RT_OK(parc_rt_barrier(side_));
+  if (r == 0) { // late: completes with the others' abandoned operations
+    ASSERT_RT_OK(parc_rt_all_reduce(comm_, reduceIn, reduceOut, 4, PARC_RT_F32,
+                                    PARC_RT_REDUCE_SUM));
+    EXPECT_EQ(reduceOut[0], float(p * (p + 1) / 2));
+  }
+  ASSERT_RT_OK(parc_rt_barrier(side_));
+}
+
+TEST_F(Timeout, NonBlockingWaitSkippedByOneRank) {
+  const int r = rank();
+  gatherIn[0] = r;
+  gatherIn[1] = -r;
+  if (r != 0) {
+    parc_rt_request_t *req = nullptr;
+    ASSERT_RT_OK(parc_rt_all_gather_start(comm_, gatherIn, gatherOut, 2,
+                                          PARC_RT_I32, &req));
+    int done = 1;
+    ASSERT_RT_OK(parc_rt_test(req, &done));
+    EXPECT_EQ(done, 0);
+    EXPECT_RT_ERROR(parc_rt_wait(req), PARC_RT_TIMEOUT, "all_gather(2 x i32)");
+  }
+  ASSERT_RT_OK(parc_rt_barrier(side_));
+  if (r == 0) {
+    ASSERT_RT_OK(
+        parc_rt_all_gather(comm_, gatherIn, gatherOut, 2, PARC_RT_I32));
+    EXPECT_EQ(gatherOut[2 * (size() - 1) + 1], -(size() - 1));
+  }
+  ASSERT_RT_OK(parc_rt_barrier(side_));
+}
+
+//===----------------------------------------------------------------------===//
+// Abort: run alone. Rank 1 fails and aborts; the others sit in a barrier
+// with the default 300 s timeout and must be torn down by MPI_Abort at
+// once. ctest matches rank 1's message and fails on a hang.
+//===----------------------------------------------------------------------===//
+
+TEST(Abort, OneRankBringsEveryoneDown) {
+  if (rank() == 1) {
+    parc_rt_weights_t *weights = nullptr;
+    parc_rt_status_t s =
+        parc_rt_weights_open("/nonexistent/rank1.safetensors", &weights);
+    ASSERT_EQ(s, PARC_RT_IO_ERROR);
+    parc_rt_abort(ctx, s);
+  }
+  parc_rt_barrier(world());
+  ADD_FAILURE() << "rank " << rank() << " survived another rank's abort";
+}
+
+/// Other ranks print only failures, so the log reads like one run.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+public:
+  explicit FailurePrinter(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult &result) override {
+    if (result.failed())
+      std::fprintf(stderr, "[rank %d] %s:%d: %s\n", rank_,
+                   result.file_name() ? result.file_name() : "?",
+                   result.line_number(), result.summary());
+  }
+
+private:
+  int rank_;
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (parc_rt_init(&argc, &argv, &ctx) != PARC_RT_OK) {
+    std::fprintf(stderr, "parc_rt_init: %s\n", parc_rt_last_error());
+    return 1;
+  }
+  if (rank() != 0) {
+    auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new FailurePrinter(rank()));
+  }
+  int failed = RUN_ALL_TESTS() ? 1 : 0;
+  // Every rank reports the same verdict.
+  if (parc_rt_all_reduce(world(), &failed, &failed, 1, PARC_RT_I32,
+                         PARC_RT_REDUCE_MAX) != PARC_RT_OK) {
+    std::fprintf(stderr, "verdict: %s\n", parc_rt_last_error());
+    failed = 1;
+  }
+  const int myRank = rank();
+  if (parc_rt_finalize(ctx) != PARC_RT_OK) {
+    std::fprintf(stderr, "rank %d: %s\n", myRank, parc_rt_last_error());
+    return 1;
+  }
+  return failed;
+}
