@@ -79,6 +79,13 @@ MODELS = {
                                    **_TINY_MIXTRAL),
 }
 
+# Benchmark shapes: written only when named with --only.
+BENCH_MODELS = {
+    "gpt2_small": ModelConfig("gpt2", seed=1007, layers=12, hidden=768,
+                              heads=12, kv_heads=12, ffn=3072, vocab=50257,
+                              batch=1, seq=128, max_positions=1024),
+}
+
 
 def expected_blocks(cfg):
     """Fusable blocks per kind, by arithmetic on the config.
@@ -701,8 +708,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--only", nargs="+", action="extend", default=[],
-                        metavar="NAME", choices=list(MODELS),
-                        help="models to write (default: all)")
+                        metavar="NAME", choices=list(MODELS) + list(BENCH_MODELS),
+                        help="models to write (default: all test models; "
+                             "benchmark shapes only by name: "
+                             + ", ".join(BENCH_MODELS) + ")")
     parser.add_argument("--opset", type=int, default=14,
                         help="default-domain opset, 13..17 (default 14)")
     args = parser.parse_args(argv)
@@ -710,7 +719,7 @@ def main(argv=None):
         parser.error(f"--opset must be between 13 and 17, got {args.opset}")
     os.makedirs(args.out, exist_ok=True)
     for name in dict.fromkeys(args.only or MODELS):
-        cfg = MODELS[name]
+        cfg = MODELS.get(name) or BENCH_MODELS[name]
         try:
             model, expected = build(name, cfg, args.opset)
         except (checker.ValidationError,

@@ -254,12 +254,12 @@ int compile() {
   SmallString<256> out(outputDir);
   llvm::sys::path::remove_dots(out, /*remove_dot_dot=*/true);
   if (out.empty())
-    return fail("-o names no directory"), 1;
+    return (void)fail("-o names no directory"), 1;
   std::string staging =
       (out + ".parc-tmp-" + Twine(llvm::sys::Process::getProcessId())).str();
   llvm::sys::fs::remove_directories(staging);
   if (std::error_code ec = llvm::sys::fs::create_directories(staging))
-    return fail("cannot create '" + staging + "': " + ec.message()), 1;
+    return (void)fail("cannot create '" + staging + "': " + ec.message()), 1;
   bool ok = succeeded(Compilation(ctx, staging).run()) &&
             succeeded(publish(staging, out));
   if (!ok) {

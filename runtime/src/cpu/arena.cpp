@@ -1,4 +1,4 @@
-//===- arena.cpp - The planned memory arena and caller-owned buffers ------===//
+//===- arena.cpp - The planned memory arena ------------------------------===//
 //
 // The compiler plans every intermediate buffer as an offset into one arena,
 // so a program makes a single allocation. Anonymous mmap gives page-aligned,
@@ -72,7 +72,5 @@ void parc_rt_arena_release(parc_rt_arena_t *arena) {
   munmap(arena->mapping, arena->mappingBytes);
   delete arena;
 }
-
-void parc_rt_free(void *ptr) { std::free(ptr); }
 
 } // extern "C"

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../comm_common.h"
 #include "../status.h"
 #include "half.h"
 
@@ -157,18 +158,6 @@ MPI_Datatype mpiType(parc_rt_dtype_t dtype) {
   }
 }
 
-const char *reduceOpName(parc_rt_reduce_op_t op) {
-  switch (op) {
-  case PARC_RT_REDUCE_SUM:
-    return "sum";
-  case PARC_RT_REDUCE_MAX:
-    return "max";
-  case PARC_RT_REDUCE_MIN:
-    return "min";
-  }
-  return "invalid";
-}
-
 parc_rt_status_t mpiOp(const char *what, parc_rt_dtype_t dtype,
                        parc_rt_reduce_op_t op, MPI_Op &out) {
   if (unsigned(op) > PARC_RT_REDUCE_MIN)
@@ -190,51 +179,22 @@ parc_rt_status_t mpiOp(const char *what, parc_rt_dtype_t dtype,
 // Argument checks
 //===----------------------------------------------------------------------===//
 
-std::string describe(const char *op, int64_t count, parc_rt_dtype_t dtype,
-                     const char *detail = nullptr) {
-  std::string s = std::string(op) + "(";
-  if (detail)
-    s += std::string(detail) + ", ";
-  return s + std::to_string(count) + " x " + parc_rt_dtype_name(dtype) + ")";
-}
-
 parc_rt_status_t checkComm(const char *op, parc_rt_comm_t *comm) {
   if (!comm || comm->comm == MPI_COMM_NULL)
     return fail(PARC_RT_INVALID_ARGUMENT, "%s: communicator is null", op);
   return PARC_RT_OK;
 }
 
-/// dtype valid, 0 <= count <= INT_MAX (MPI counts are int), buffers set.
+/// MPI counts are int.
 parc_rt_status_t checkBuffer(const std::string &what, parc_rt_dtype_t dtype,
                              int64_t count, const void *buffer,
                              const char *name) {
-  if (parc_rt_dtype_size(dtype) == 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: invalid dtype %d", what.c_str(),
-                int(dtype));
-  if (count < 0 || count > INT_MAX)
-    return fail(count < 0 ? PARC_RT_INVALID_ARGUMENT : PARC_RT_UNSUPPORTED,
-                "%s: count %lld is outside [0, %d]", what.c_str(),
-                (long long)count, INT_MAX);
-  if (count > 0 && !buffer)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: %s buffer is null", what.c_str(),
-                name);
-  return PARC_RT_OK;
+  return parc::rt::checkBuffer(what, dtype, count, buffer, name, INT_MAX);
 }
 
 parc_rt_status_t checkPeer(const std::string &what, parc_rt_comm_t *comm,
                            int peer, const char *role) {
-  if (peer < 0 || peer >= comm->size)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: %s %d is not a rank of the communicator (size %d)",
-                what.c_str(), role, peer, comm->size);
-  return PARC_RT_OK;
-}
-
-parc_rt_status_t checkOut(const char *op, parc_rt_request_t **out) {
-  if (!out)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: out_request is null", op);
-  *out = nullptr;
-  return PARC_RT_OK;
+  return parc::rt::checkPeer(what, comm->size, peer, role);
 }
 
 //===----------------------------------------------------------------------===//
@@ -257,12 +217,6 @@ parc_rt_status_t started(int rc, std::unique_ptr<parc_rt_request_t> r,
     return mpiFail(PARC_RT_COMM_ERROR, rc, r->what.c_str());
   *out = r.release();
   return PARC_RT_OK;
-}
-
-double now() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 /// Records the outcome of a request MPI reports complete.
@@ -339,22 +293,6 @@ template <typename Start> parc_rt_status_t blocking(Start &&start) {
   parc_rt_request_t *r = nullptr;
   PARC_RT_RETURN_IF_ERROR(start(&r));
   return waitOne(r);
-}
-
-double timeoutFromEnv() {
-  const char *env = std::getenv("PARC_RT_TIMEOUT_S");
-  if (!env || !*env)
-    return 300.0;
-  char *end = nullptr;
-  double v = std::strtod(env, &end);
-  if (end == env || *end != '\0' || !(v > 0)) {
-    std::fprintf(stderr,
-                 "parc: ignoring PARC_RT_TIMEOUT_S='%s' (not a positive "
-                 "number of seconds); using 300\n",
-                 env);
-    return 300.0;
-  }
-  return v;
 }
 
 parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,

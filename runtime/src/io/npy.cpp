@@ -396,4 +396,8 @@ parc_rt_status_t parc_rt_npy_write(const char *path, parc_rt_dtype_t dtype,
       {{preamble, 10}, {header.data(), header.size()}, {data, bytes}});
 }
 
+// Host memory from parc_rt_npy_read; here, not with the arena, so that every
+// backend shares it.
+void parc_rt_free(void *ptr) { std::free(ptr); }
+
 } // extern "C"

@@ -5,11 +5,17 @@
 // file. Every failure goes through parc_rt_abort, which names the rank and
 // brings the other ranks down instead of leaving them waiting.
 //
+// Both backends compile this file: weights, inputs and outputs are staged
+// through device.h, which is free on the cpu backend (kernels read the
+// mapped weight file and the input buffers in place) and uploads weights
+// once and inputs per run on the cuda backend.
+//
 //===----------------------------------------------------------------------===//
 
 #include "parc/program.h"
 
 #include "../cpu/shape.h"
+#include "../device.h"
 #include "../status.h"
 
 #include <algorithm>
@@ -97,10 +103,34 @@ size_t bytesOf(const parc_rt_tensor_desc_t &d) {
   return numElements(d.rank, d.dims) * parc_rt_dtype_size(d.dtype);
 }
 
+/// Device buffers owned by the driver, freed on every exit path.
+struct DeviceBuffers {
+  std::vector<void *> buffers;
+  ~DeviceBuffers() { release(); }
+  void release() {
+    for (void *b : buffers)
+      deviceFree(b);
+    buffers.clear();
+  }
+  parc_rt_status_t alloc(size_t bytes, const char *what, void **out) {
+    PARC_RT_RETURN_IF_ERROR(deviceAlloc(bytes, what, out));
+    buffers.push_back(*out);
+    return PARC_RT_OK;
+  }
+};
+
+constexpr size_t kDeviceAlignment = 256;
+
+size_t alignUp(size_t bytes) {
+  return (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
+}
+
 } // namespace
 
 extern "C" void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
                               const char *node) {
+  if (status == PARC_RT_OK)
+    status = deviceCheckpoint();
   if (status == PARC_RT_OK)
     return;
   std::string message = parc_rt_last_error();
@@ -119,22 +149,43 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   Options o;
   parc_rt_check(ctx, parseArgs(argc, argv, o), "<arguments>");
 
-  // Weights: this rank's shard, checked against the program's table.
+  // Weights: this rank's shard, checked against the program's table. A
+  // device backend gets them in one allocation, uploaded once.
   std::string weightsPath = o.weightsDir + "/rank" + std::to_string(rank) + ".safetensors";
   parc_rt_weights_t *weights = nullptr;
+  DeviceBuffers device;
   std::vector<void *> weightSlots(p->num_weights);
   if (p->num_weights) {
     parc_rt_check(ctx, parc_rt_weights_open(weightsPath.c_str(), &weights),
                   "<weights>");
+    std::vector<const void *> host(p->num_weights);
+    size_t total = 0;
     for (int64_t i = 0; i < p->num_weights; ++i) {
       const parc_rt_tensor_desc_t &d = p->weights[i];
-      const void *data = nullptr;
       parc_rt_check(ctx,
                     parc_rt_weights_get_checked(weights, d.name, d.dtype, d.rank,
-                                                d.dims, &data),
+                                                d.dims, &host[i]),
                     "<weights>");
+      total += alignUp(bytesOf(d));
+    }
+    if (deviceIsHost()) {
       // Kernels never write weights; the slot type is shared with buffers.
-      weightSlots[i] = const_cast<void *>(data);
+      for (int64_t i = 0; i < p->num_weights; ++i)
+        weightSlots[i] = const_cast<void *>(host[i]);
+    } else {
+      void *block = nullptr;
+      parc_rt_check(ctx, device.alloc(total, "weights", &block), "<weights>");
+      size_t offset = 0;
+      for (int64_t i = 0; i < p->num_weights; ++i) {
+        const size_t bytes = bytesOf(p->weights[i]);
+        weightSlots[i] = static_cast<char *>(block) + offset;
+        parc_rt_check(ctx, copyToDevice(weightSlots[i], host[i], bytes),
+                      "<weights>");
+        offset += alignUp(bytes);
+      }
+      // The device holds its copy: drop the mapping.
+      parc_rt_weights_release(weights);
+      weights = nullptr;
     }
   }
 
@@ -158,11 +209,22 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                               "missing --input=%s=PATH (%s)", d.name,
                               shapeOf(d).c_str()),
                     "<inputs>");
-    void *buffer = std::aligned_alloc(64, std::max<size_t>(64, (bytesOf(d) + 63) / 64 * 64));
-    parc_rt_check(ctx,
-                  parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
-                                        d.dims, buffer),
-                  "<inputs>");
+    void *buffer = nullptr;
+    parc_rt_check(ctx, device.alloc(bytesOf(d), "inputs", &buffer), "<inputs>");
+    if (deviceIsHost()) {
+      parc_rt_check(ctx,
+                    parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
+                                          d.dims, buffer),
+                    "<inputs>");
+    } else {
+      std::vector<char> host(bytesOf(d));
+      parc_rt_check(ctx,
+                    parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
+                                          d.dims, host.data()),
+                    "<inputs>");
+      parc_rt_check(ctx, copyToDevice(buffer, host.data(), host.size()),
+                    "<inputs>");
+    }
     inputSlots[i] = buffer;
   }
 
@@ -178,6 +240,8 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     auto start = std::chrono::steady_clock::now();
     p->forward(ctx, parc_rt_arena_base(arena), inputSlots.data(),
                weightSlots.data(), outputSlots.data());
+    // Device kernels run asynchronously: the pass ends when they have.
+    parc_rt_check(ctx, deviceSynchronize(), "<forward>");
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
     auto end = std::chrono::steady_clock::now();
     if (run >= o.warmup)
@@ -195,17 +259,24 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     for (int64_t i = 0; i < p->num_outputs; ++i) {
       const parc_rt_tensor_desc_t &d = p->outputs[i];
       std::string path = o.outputDir + "/" + fileName(d.name);
+      const void *data = outputSlots[i];
+      std::vector<char> host;
+      if (!deviceIsHost()) {
+        host.resize(bytesOf(d));
+        parc_rt_check(ctx, copyToHost(host.data(), data, host.size()),
+                      "<outputs>");
+        data = host.data();
+      }
       parc_rt_check(ctx,
                     parc_rt_npy_write(path.c_str(), d.dtype, d.rank, d.dims,
-                                      outputSlots[i]),
+                                      data),
                     "<outputs>");
     }
   }
-  for (void *buffer : inputSlots)
-    std::free(buffer);
   parc_rt_arena_release(arena);
   if (weights)
     parc_rt_weights_release(weights);
+  device.release(); // before finalize, which may release the device
   parc_rt_finalize(ctx);
   return 0;
 }
