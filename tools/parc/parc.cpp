@@ -14,6 +14,7 @@
 #include "parc/Pipelines/Pipelines.h"
 #include "parc/Target/Cpp/Toolchain.h"
 #include "parc/Target/Weights/Safetensors.h"
+#include "parc/Transforms/NN/Passes.h"
 #include "rt/RTDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -47,8 +48,7 @@ cl::opt<std::string> outputDir("o", cl::desc("Output directory (replaced atomica
 cl::alias outputDirLong("output", cl::aliasopt(outputDir));
 cl::opt<std::string> target("target", cl::desc("Code generation target: cpu or cuda"),
                             cl::init("cpu"), cl::sub(compileCmd));
-cl::opt<std::string> dtype("dtype",
-                           cl::desc("Compute dtype: f32 (bf16 and f16 need the cuda target)"),
+cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype: f32, bf16 or f16"),
                            cl::init("f32"), cl::sub(compileCmd));
 cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
@@ -141,9 +141,8 @@ LogicalResult Compilation::run() {
     return fail(llvm::toString(std::move(err)));
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, not '" + target + "'");
-  if (dtype != "f32")
-    return fail("--dtype " + dtype + " is not supported yet: the cpu runtime "
-                "computes in f32 (use --dtype f32)");
+  if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
+    return fail("--dtype must be f32, bf16 or f16, not '" + dtype + "'");
 
   progress("importing " + modelPath);
   OwningOpRef<ModuleOp> module = parc::importOnnxFile(modelPath, &ctx, options);
@@ -153,6 +152,15 @@ LogicalResult Compilation::run() {
   progress("optimizing (fold, fuse)");
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
     return failure();
+  if (dtype != "f32") {
+    progress("converting compute to " + dtype);
+    if (failed(runPasses(*module, "nn-" + dtype, [](OpPassManager &pm) {
+          parc::nn::NNConvertDTypeOptions options;
+          options.dtype = dtype;
+          pm.addNestedPass<func::FuncOp>(parc::nn::createNNConvertDType(options));
+        })))
+      return failure();
+  }
   progress("lowering to the rank program and planning memory");
   if (failed(runPasses(*module, "rt", parc::buildLowerToRTPipeline)))
     return failure();

@@ -3,6 +3,7 @@
 #ifndef PARC_TRANSFORMS_NN_PASSES_H
 #define PARC_TRANSFORMS_NN_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace parc::nn {

@@ -31,4 +31,21 @@ def NNFuse : Pass<"nn-fuse"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def NNConvertDType : Pass<"nn-convert-dtype", "::mlir::func::FuncOp"> {
+  let summary = "Compute in bf16 or f16 instead of f32";
+  let description = [{
+    Input: nn IR computing in f32. Output: the same computation with every
+    f32 tensor in `dtype`: constants are converted at compile time (rounding
+    to nearest even), external weights are cast after loading, and the
+    function keeps its f32 signature through casts at entry and return, so a
+    caller sees the same inputs and outputs. Integer and bool tensors are
+    untouched.
+  }];
+  let options = [
+    Option<"dtype", "dtype", "std::string", "\"bf16\"",
+           "target element type: bf16 or f16">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // PARC_TRANSFORMS_NN_PASSES

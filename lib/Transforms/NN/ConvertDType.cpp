@@ -1,0 +1,152 @@
+//===- ConvertDType.cpp - nn-convert-dtype ----------------------*- C++ -*-===//
+//
+// Every nn op is generic in its float element type, so changing the compute
+// dtype is a retyping of values plus a conversion of constant data; casts at
+// the function boundary keep the program's interface in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nn/NNOps.h"
+#include "parc/Transforms/NN/Passes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#define DEBUG_TYPE "nn-convert-dtype"
+
+namespace parc::nn {
+#define GEN_PASS_DEF_NNCONVERTDTYPE
+#include "parc/Transforms/NN/Passes.h.inc"
+} // namespace parc::nn
+
+using namespace mlir;
+using namespace parc::nn;
+
+namespace {
+
+/// `type` with f32 elements replaced by `target`, or null if unchanged.
+RankedTensorType retype(Type type, FloatType target) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.getElementType().isF32())
+    return {};
+  return RankedTensorType::get(t.getShape(), target);
+}
+
+/// The elements of an f32 constant, rounded to `target`.
+FailureOr<ElementsAttr> convertConstant(ElementsAttr value, RankedTensorType type) {
+  auto et = cast<FloatType>(type.getElementType());
+  SmallVector<APFloat> out;
+  auto round = [&](float x) {
+    APFloat v(x);
+    bool lost;
+    v.convert(et.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    out.push_back(v);
+  };
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return ElementsAttr(DenseElementsAttr::get(
+          type, [&] { round(dense.getSplatValue<float>()); return out[0]; }()));
+    for (float x : dense.getValues<float>())
+      round(x);
+    return ElementsAttr(DenseElementsAttr::get(type, out));
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (!resource || !resource.getRawHandle().getBlob())
+    return failure();
+  ArrayRef<char> bytes = resource.getRawHandle().getBlob()->getData();
+  int64_t n = type.getNumElements();
+  std::vector<uint16_t> halves(n);
+  for (int64_t i = 0; i < n; ++i) {
+    float x;
+    std::memcpy(&x, bytes.data() + 4 * i, 4);
+    out.clear();
+    round(x);
+    halves[i] = out[0].bitcastToAPInt().getZExtValue();
+  }
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(reinterpret_cast<const char *>(halves.data()), 2 * n),
+      alignof(uint64_t));
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      type, resource.getRawHandle().getKey(), std::move(blob)));
+}
+
+struct NNConvertDTypePass
+    : parc::nn::impl::NNConvertDTypeBase<NNConvertDTypePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    MLIRContext *ctx = &getContext();
+    FloatType target;
+    if (dtype == "bf16")
+      target = BFloat16Type::get(ctx);
+    else if (dtype == "f16")
+      target = Float16Type::get(ctx);
+    else {
+      func.emitError() << "nn-convert-dtype: dtype must be bf16 or f16, not '"
+                       << dtype << "'";
+      return signalPassFailure();
+    }
+
+    // The boundary: f32 arguments are cast on entry, results on return.
+    Block &entry = func.getBody().front();
+    OpBuilder b(ctx);
+    llvm::DenseSet<Value> boundary;
+    b.setInsertionPointToStart(&entry);
+    for (BlockArgument arg : entry.getArguments()) {
+      RankedTensorType t = retype(arg.getType(), target);
+      if (!t)
+        continue;
+      auto cast = CastOp::create(b, arg.getLoc(), arg.getType(), arg);
+      arg.replaceAllUsesExcept(cast, cast);
+      boundary.insert(arg);
+    }
+    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    b.setInsertionPoint(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      if (!retype(operand.get().getType(), target))
+        continue;
+      auto cast = CastOp::create(b, ret.getLoc(), operand.get().getType(),
+                                 operand.get());
+      operand.set(cast);
+      boundary.insert(cast);
+    }
+
+    // Retype every other f32 value; constants convert their data.
+    WalkResult result = func.walk([&](Operation *op) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            if (!boundary.contains(arg))
+              if (RankedTensorType t = retype(arg.getType(), target))
+                arg.setType(t);
+      for (Value v : op->getResults()) {
+        RankedTensorType t = retype(v.getType(), target);
+        if (!t || boundary.contains(v))
+          continue;
+        if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+          auto value = convertConstant(cast<ElementsAttr>(cst.getValue()), t);
+          if (failed(value)) {
+            op->emitOpError("has a constant that cannot be converted to ") << target;
+            return WalkResult::interrupt();
+          }
+          cst.setValueAttr(cast<TypedAttr>(*value));
+        } else if (isa<ExternalWeightOp>(op)) {
+          // The file holds f32: load as f32 and cast once per forward.
+          b.setInsertionPointAfter(op);
+          auto converted = CastOp::create(b, op->getLoc(), t, v);
+          v.replaceAllUsesExcept(converted, converted);
+          continue;
+        }
+        v.setType(t);
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
