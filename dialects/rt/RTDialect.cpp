@@ -26,11 +26,25 @@ LogicalResult AllocOp::verify() {
 }
 
 LogicalResult WeightOp::verify() {
-  if (auto value = getValueAttr())
-    if (cast<ShapedType>(value.getType()).getShape() != getType().getShape() ||
-        cast<ShapedType>(value.getType()).getElementType() !=
-            getType().getElementType())
-      return emitOpError("value must have the buffer's shape and element type");
+  auto value = getValueAttr();
+  if (!value)
+    return success();
+  auto global = cast<ShapedType>(value.getType());
+  SmallVector<int64_t> expected(getType().getShape());
+  // A sharded weight keeps its global value: the buffer is one part of it.
+  if (auto shard = (*this)->getAttrOfType<DictionaryAttr>("shard")) {
+    auto dim = dyn_cast_or_null<IntegerAttr>(shard.get("dim"));
+    auto parts = dyn_cast_or_null<IntegerAttr>(shard.get("parts"));
+    if (!dim || !parts || !isa_and_nonnull<StringAttr>(shard.get("axis")) ||
+        dim.getInt() < 0 || dim.getInt() >= getType().getRank() ||
+        parts.getInt() < 1)
+      return emitOpError("shard needs dim, parts and axis");
+    expected[dim.getInt()] *= parts.getInt();
+  }
+  if (global.getShape() != ArrayRef(expected) ||
+      global.getElementType() != getType().getElementType())
+    return emitOpError("value must have the buffer's shape and element type "
+                       "(times the shard's parts)");
   return success();
 }
 

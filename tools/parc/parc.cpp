@@ -184,7 +184,8 @@ LogicalResult Compilation::run() {
       return fail("cannot create '" + path(dir) + "': " + ec.message());
   progress("writing weights");
   auto weightBytes = parc::writeWeights(
-      program, llvm::sys::path::parent_path(modelPath), path("weights/rank0.safetensors"));
+      program, llvm::sys::path::parent_path(modelPath),
+      path("weights/rank0.safetensors"), [](StringRef) { return 0; });
   if (failed(weightBytes))
     return failure();
 

@@ -83,10 +83,36 @@ FailureOr<std::string> weightBytes(parc::rt::WeightOp op, StringRef modelDir) {
   return (*buffer)->getBuffer().str();
 }
 
+/// The rank-local part of a sharded weight. `shard` = {dim, parts, index,
+/// blocks}: the global tensor's `dim` holds consecutive blocks (one by
+/// default; a fused QKV projection has three), each split evenly into
+/// `parts`; this rank keeps chunk `index` of every block, in block order.
+std::string sliceBytes(StringRef global, ArrayRef<int64_t> globalShape,
+                       int64_t elementBytes, int64_t dim,
+                       ArrayRef<int64_t> blocks, int64_t parts, int64_t index) {
+  int64_t outer = 1, inner = elementBytes;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= globalShape[d];
+  for (size_t d = dim + 1; d < globalShape.size(); ++d)
+    inner *= globalShape[d];
+  std::string out;
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t blockStart = 0;
+    for (int64_t block : blocks) {
+      int64_t chunk = block / parts;
+      int64_t from = (o * globalShape[dim] + blockStart + index * chunk) * inner;
+      out.append(global.substr(from, chunk * inner));
+      blockStart += block;
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
-                                      StringRef path) {
+                                      StringRef path,
+                                      llvm::function_ref<int64_t(StringRef)> coordinate) {
   llvm::json::Object header;
   std::string data;
   llvm::StringSet<> seen;
@@ -102,6 +128,20 @@ FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
                          << " cannot be stored";
       failedAny = true;
       return;
+    }
+    if (auto shard = op->getAttrOfType<DictionaryAttr>("shard")) {
+      // A sharded weight stores its global value; keep this rank's part.
+      auto global = cast<ShapedType>(op.getValueAttr().getType());
+      int64_t dim = cast<IntegerAttr>(shard.get("dim")).getInt();
+      int64_t parts = cast<IntegerAttr>(shard.get("parts")).getInt();
+      SmallVector<int64_t> blocks{global.getDimSize(dim)};
+      if (auto b = dyn_cast_or_null<DenseI64ArrayAttr>(shard.get("blocks")))
+        blocks.assign(b.asArrayRef().begin(), b.asArrayRef().end());
+      int64_t index = coordinate(cast<StringAttr>(shard.get("axis")).getValue());
+      int64_t elementBytes =
+          std::max<int64_t>(global.getElementTypeBitWidth() / 8, 1);
+      *bytes = sliceBytes(*bytes, global.getShape(), elementBytes, dim, blocks,
+                          parts, index);
     }
     // Keep every tensor 64-byte aligned inside the data section.
     data.resize(llvm::alignTo(data.size(), 64), '\0');
