@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a bundled example: generate a small GPT-2 in torch.onnx's
-# unfused layout, compile it with parc for the cpu target, run it, and
-# compare the result with onnxruntime on the same inputs.
-#
-# Tensor/pipeline partitioning (--tp/--pp) is not built yet: the demo runs
-# the single-rank program that every partitioned program will build on.
+# unfused layout, compile it with parc for the cpu target with tensor
+# parallelism over 2 ranks, run the ranks under MPI, and compare the result
+# with onnxruntime on the same inputs. (Pipeline parallelism, --pp, is not
+# built yet.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +11,7 @@ scripts/setup.sh
 scripts/build.sh
 
 model=${1:-gpt2}
+tp=${2:-2}
 demo=build/demo
 rm -rf "$demo/$model-res" "$demo/$model-ort"
 mkdir -p "$demo"
@@ -38,8 +38,9 @@ for ((i = 1; i < ${#shapes[@]}; i += 2)); do
   inputs+=(--input "$name=$demo/$name.npy")
 done
 
-echo "demo: parc compile $demo/$model.onnx ${shapes[*]} -o $demo/$model-out"
-build/bin/parc compile "$demo/$model.onnx" "${shapes[@]}" -o "$demo/$model-out" \
+echo "demo: parc compile $demo/$model.onnx ${shapes[*]} --tp $tp -o $demo/$model-out"
+rm -rf "$demo/$model-ir"
+build/bin/parc compile "$demo/$model.onnx" "${shapes[@]}" --tp "$tp" -o "$demo/$model-out" \
   --dump-ir "$demo/$model-ir"
 echo "demo: parc-run $demo/$model-out"
 build/bin/parc-run "$demo/$model-out" "${inputs[@]}" --output-dir "$demo/$model-res" \
@@ -62,9 +63,11 @@ for kind, want in expected.items():
         got = len(re.findall(rf"= nn\.{kind}\b", fused))
         print(f"  {kind:<11} {got:>3} / {want:<3} {'ok' if got == want else 'not fused'}")
 prog = manifest["programs"][0]
-print(f"rank programs: {len(manifest['programs'])}, arena {prog['arena_bytes']} B "
-      f"(unplanned {prog['unplanned_bytes']} B), weights "
-      f"{manifest['ranks'][0]['weight_file_bytes']} B")
+print(f"ranks: {manifest['world_size']} (mesh {manifest['mesh']['axes']} = "
+      f"{manifest['mesh']['shape']}), {len(manifest['programs'])} distinct program, arena "
+      f"{prog['arena_bytes']} B per rank (unplanned {prog['unplanned_bytes']} B)")
+print(f"weights per rank: {[r['weight_file_bytes'] for r in manifest['ranks']]} B; "
+      f"all-reduced per forward: {manifest['comm_bytes_per_forward']} B")
 worst = 0.0
 for out in manifest["outputs"]:
     got = np.load(f"{demo}/{model}-res/{out['name']}.npy")

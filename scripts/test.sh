@@ -68,7 +68,7 @@ counted() {
   line=${line#*passed, }; failed=$((failed + ${line%% failed*}))
 }
 counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin \
-  --generated build/models --work build/e2e
+  --generated build/models --work build/e2e --tp 1 2 4
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 

@@ -1,12 +1,17 @@
 #!/usr/bin/python3
 """Differential test: every model through parc (cpu) and onnxruntime.
 
-For each model: make inputs with a fixed seed (token ids inside the
-vocabulary, masks of 0/1, positive divisors where the model divides by an
-input), `parc compile` + `parc-run`, run the same inputs through
-onnxruntime (tools/ort-reference), and compare every output:
+For each model and each tensor-parallel degree in --tp: make inputs with a
+fixed seed (token ids inside the vocabulary, masks of 0/1, positive
+divisors where the model divides by an input), `parc compile --tp N` +
+`parc-run` on N ranks, run the same inputs through onnxruntime
+(tools/ort-reference), and compare every output:
 
     error = max|parc - ort| / max|ort|     must be <= --rtol (1e-4 for f32)
+
+For the dense generated models with tp > 1 the manifest's communication
+bytes must also equal Megatron's analytic count, computed here from the
+model's configuration: two all-reduces of batch·seq·hidden f32 per layer.
 
 Prints one table row per model and `N passed, N failed`; exits 1 on any
 failure. Expected values come from onnxruntime, never from parc.
@@ -47,6 +52,14 @@ SHARED_MODELS = {
 def generated_spec(config_path):
     cfg = json.load(open(config_path))
     c = cfg["config"]
+    analytic = None
+    if not c.get("experts"):
+        # Per layer: one all-reduce after attention, one after the MLP, of
+        # batch·seq·hidden f32 each. Attention whose key/value heads do not
+        # divide by tp stays replicated (no KV-head replication yet), which
+        # leaves the MLP's one.
+        analytic = lambda tp: c["layers"] * (1 + (c["kv_heads"] % tp == 0)) * \
+            c["batch"] * c["seq"] * c["hidden"] * 4
     shapes, ints, binary = {}, {}, []
     for name in cfg["inputs"]:
         shapes[name] = [c["batch"], c["seq"]]
@@ -56,7 +69,7 @@ def generated_spec(config_path):
             ints[name] = c["type_vocab"]
         else:
             ints[name] = c["vocab"]
-    return {"shapes": shapes, "ints": ints, "binary": binary}
+    return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic}
 
 
 def make_inputs(model_path, spec, rng, out_dir):
@@ -91,8 +104,8 @@ def run(cmd, log):
                            f"exit {r.returncode}")
 
 
-def check(name, model_path, spec, args, log):
-    work = os.path.join(args.work, name)
+def check(name, model_path, spec, args, log, tp):
+    work = os.path.join(args.work, f"{name}-tp{tp}")
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(args.seed)
     inputs = make_inputs(model_path, spec, rng, work)
@@ -102,7 +115,7 @@ def check(name, model_path, spec, args, log):
     compiled = os.path.join(work, "out")
     start = time.time()
     run([os.path.join(args.tools, "parc"), "compile", model_path, "-o", compiled,
-         "--quiet"] + shape_flags, log)
+         "--quiet", f"--tp={tp}"] + shape_flags, log)
     run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
          os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()], log)
     seconds = time.time() - start
@@ -110,6 +123,10 @@ def check(name, model_path, spec, args, log):
          "--output-dir", os.path.join(work, "ort")] +
         sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), log)
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
+    if tp > 1 and spec.get("comm_bytes") is not None:
+        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp)
+        if got != want:
+            raise RuntimeError(f"all-reduced {got} B per forward, Megatron's count is {want} B")
     worst_abs, worst_rel = 0.0, 0.0
     for out in manifest["outputs"]:
         fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in out["name"]) + ".npy"
@@ -132,6 +149,7 @@ def main():
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", nargs="*")
+    p.add_argument("--tp", type=int, nargs="+", default=[1], help="tensor-parallel degrees")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
 
@@ -145,16 +163,16 @@ def main():
         models = [m for m in models if m[0] in args.only]
 
     passed = failed = 0
-    print(f"{'model':<52} {'outs':>4} {'max abs err':>12} {'max rel err':>12} {'time s':>7}  result")
+    print(f"{'model':<52} {'tp':>2} {'outs':>4} {'max abs err':>12} {'max rel err':>12} {'time s':>7}  result")
     with open(os.path.join(args.work, "log.txt"), "w") as log:
-        for name, path, spec in models:
+        for (name, path, spec), tp in [(m, t) for m in models for t in args.tp]:
             try:
-                n, err_abs, err_rel, secs = check(name, path, spec, args, log)
+                n, err_abs, err_rel, secs = check(name, path, spec, args, log, tp)
                 ok = err_rel <= args.rtol
                 row = f"{n:>4} {err_abs:>12.3e} {err_rel:>12.3e} {secs:>7.1f}  {'PASS' if ok else 'FAIL'}"
             except Exception as e:  # noqa: BLE001 — report and continue
                 ok, row = False, f"{'':>4} {'':>12} {'':>12} {'':>7}  FAIL: {e}"
-            print(f"{name:<52} {row}", flush=True)
+            print(f"{name:<52} {tp:>2} {row}", flush=True)
             passed += ok
             failed += not ok
     print(f"differential (parc cpu vs onnxruntime, rtol {args.rtol}): {passed} passed, {failed} failed")

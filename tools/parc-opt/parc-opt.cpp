@@ -1,8 +1,10 @@
 //===- parc-opt.cpp - every parc dialect and pass, for lit tests ----------===//
 
+#include "dist/DistDialect.h"
 #include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Pipelines/Pipelines.h"
+#include "parc/Transforms/Dist/Passes.h"
 #include "parc/Transforms/NN/Passes.h"
 #include "parc/Transforms/RT/Passes.h"
 #include "rt/RTDialect.h"
@@ -16,12 +18,14 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<parc::nn::NNDialect, parc::rt::RTDialect,
-                  mlir::arith::ArithDialect, mlir::func::FuncDialect,
-                  mlir::memref::MemRefDialect, mlir::emitc::EmitCDialect>();
+  registry
+      .insert<parc::nn::NNDialect, parc::dist::DistDialect, parc::rt::RTDialect,
+              mlir::arith::ArithDialect, mlir::func::FuncDialect,
+              mlir::memref::MemRefDialect, mlir::emitc::EmitCDialect>();
   mlir::registerTransformsPasses();
   parc::nn::registerNNPasses();
   parc::rt::registerRTPasses();
+  parc::dist::registerDistPasses();
   parc::registerConversionPasses();
   parc::registerPipelines();
   return mlir::asMainReturnCode(

@@ -14,6 +14,7 @@
 #include "parc/Pipelines/Pipelines.h"
 #include "parc/Target/Cpp/Toolchain.h"
 #include "parc/Target/Weights/Safetensors.h"
+#include "parc/Transforms/Dist/Passes.h"
 #include "parc/Transforms/NN/Passes.h"
 #include "rt/RTDialect.h"
 
@@ -53,6 +54,8 @@ cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype: f32, bf16 or f16"),
 cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
     cl::value_desc("name=shape"), cl::sub(compileCmd));
+cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
+                    cl::init(1), cl::sub(compileCmd));
 cl::opt<std::string> dumpIR("dump-ir",
                             cl::desc("Write the IR after every stage into this directory"),
                             cl::value_desc("dir"), cl::sub(compileCmd));
@@ -161,6 +164,20 @@ LogicalResult Compilation::run() {
         })))
       return failure();
   }
+  if (tp < 1)
+    return fail("--tp must be at least 1");
+  if (tp > 1) {
+    progress(llvm::formatv("partitioning for tensor parallelism over {0} ranks", tp).str());
+    if (failed(runPasses(*module, "dist-tp", [](OpPassManager &pm) {
+          parc::dist::DistTensorParallelOptions options;
+          options.tp = tp;
+          pm.addPass(parc::dist::createDistTensorParallel(options));
+        })))
+      return failure();
+    auto main = module->lookupSymbol<func::FuncOp>("main");
+    auto regions = main->getAttrOfType<IntegerAttr>("dist.tp_regions");
+    progress(llvm::formatv("{0} Megatron region(s) split over tp", regions ? regions.getInt() : 0).str());
+  }
   progress("lowering to the rank program and planning memory");
   if (failed(runPasses(*module, "rt", parc::buildLowerToRTPipeline)))
     return failure();
@@ -183,11 +200,28 @@ LogicalResult Compilation::run() {
     if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
       return fail("cannot create '" + path(dir) + "': " + ec.message());
   progress("writing weights");
-  auto weightBytes = parc::writeWeights(
-      program, llvm::sys::path::parent_path(modelPath),
-      path("weights/rank0.safetensors"), [](StringRef) { return 0; });
-  if (failed(weightBytes))
-    return failure();
+  llvm::json::Array ranks;
+  int64_t totalWeightBytes = 0;
+  for (int64_t rank = 0; rank < tp; ++rank) {
+    std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
+    auto bytes = parc::writeWeights(program, llvm::sys::path::parent_path(modelPath),
+                                    path(file), [&](StringRef) { return rank; });
+    if (failed(bytes))
+      return failure();
+    totalWeightBytes += *bytes;
+    ranks.push_back(llvm::json::Object{{"rank", rank},
+                                       {"program", "main"},
+                                       {"weights", file},
+                                       {"weight_file_bytes", *bytes}});
+  }
+  // Bytes each rank contributes to collectives in one forward pass.
+  int64_t commBytes = 0;
+  program.walk([&](parc::rt::KernelOp k) {
+    if (k.getCallee() == "all_reduce") {
+      auto t = cast<MemRefType>(k.getIns()[0].getType());
+      commBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
+    }
+  });
 
   (*module)->setAttr("rt.program", StringAttr::get(&ctx, "main"));
   if (failed(runPasses(*module, "emitc", [](OpPassManager &pm) {
@@ -206,32 +240,30 @@ LogicalResult Compilation::run() {
       {"model", modelPath},
       {"target", target},
       {"dtype", dtype},
-      {"world_size", 1},
-      {"mesh", llvm::json::Object{{"axes", llvm::json::Array{}},
-                                  {"shape", llvm::json::Array{}}}},
+      {"world_size", tp.getValue()},
+      {"mesh", tp > 1 ? llvm::json::Object{{"axes", llvm::json::Array{"tp"}},
+                                           {"shape", llvm::json::Array{tp.getValue()}}}
+                      : llvm::json::Object{{"axes", llvm::json::Array{}},
+                                           {"shape", llvm::json::Array{}}}},
       {"programs",
        llvm::json::Array{llvm::json::Object{{"name", "main"},
                                             {"binary", "bin/main"},
                                             {"source", "src/main.cpp"},
                                             {"arena_bytes", arena},
                                             {"unplanned_bytes", unplanned}}}},
-      {"ranks", llvm::json::Array{llvm::json::Object{
-                    {"rank", 0},
-                    {"program", "main"},
-                    {"weights", "weights/rank0.safetensors"},
-                    {"weight_file_bytes", *weightBytes}}}},
+      {"ranks", std::move(ranks)},
       {"inputs", std::move(inputs)},
       {"outputs", std::move(outputs)},
       {"output_rank", 0},
-      {"comm_bytes_per_forward", 0}};
+      {"comm_bytes_per_forward", commBytes}};
   std::error_code ec;
   llvm::raw_fd_ostream os(path("manifest.json"), ec);
   if (ec)
     return fail("cannot write the manifest: " + ec.message());
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  progress(llvm::formatv("1 rank program, arena {0} B (unplanned {1} B), "
-                         "weights {2} B",
-                         arena, unplanned, *weightBytes)
+  progress(llvm::formatv("1 rank program for {0} rank(s), arena {1} B (unplanned "
+                         "{2} B), weights {3} B in all, {4} B all-reduced per forward",
+                         tp.getValue(), arena, unplanned, totalWeightBytes, commBytes)
                .str());
   return success();
 }

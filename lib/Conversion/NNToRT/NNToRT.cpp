@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dist/DistDialect.h"
 #include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
 #include "rt/RTDialect.h"
@@ -26,6 +27,7 @@ namespace parc {
 } // namespace parc
 
 using namespace mlir;
+namespace dist = parc::dist;
 namespace nn = parc::nn;
 namespace rt = parc::rt;
 
@@ -102,6 +104,10 @@ LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
 LogicalResult Lowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
   if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+    // Read only through rank parts: no rank stores the whole tensor.
+    if (!cst->use_empty() &&
+        llvm::all_of(cst->getUsers(), llvm::IsaPred<dist::LocalPartOp>))
+      return success();
     auto value = dyn_cast<ElementsAttr>(cst.getValue());
     if (!value)
       return op->emitOpError("only tensor constants can become weights");
@@ -120,6 +126,38 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     w->setAttr("offset", ext.getOffsetAttr());
     w->setAttr("length", ext.getLengthAttr());
     map.map(ext.getResult(), w);
+    return success();
+  }
+  if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
+    // A rank's part of a constant is a sharded weight: the weight writer
+    // cuts it per rank at compile time.
+    auto cst = part.getInput().getDefiningOp<arith::ConstantOp>();
+    if (!cst)
+      return op->emitOpError("needs a constant operand to become a weight");
+    auto value = cast<ElementsAttr>(cst.getValue());
+    std::string base = "const";
+    if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
+      base = res.getRawHandle().getKey().str();
+    auto w = rt::WeightOp::create(b, loc, bufferType(part.getType()),
+                                  uniqueName(base + ".part"), value);
+    SmallVector<NamedAttribute> shard{
+        b.getNamedAttr("dim", part.getDimAttr()),
+        b.getNamedAttr("parts", part.getPartsAttr()),
+        b.getNamedAttr("axis", part.getAxisAttr())};
+    if (part.getBlocksAttr())
+      shard.push_back(b.getNamedAttr("blocks", part.getBlocksAttr()));
+    w->setAttr("shard", b.getDictionaryAttr(shard));
+    map.map(part.getResult(), w);
+    return success();
+  }
+  if (auto reduce = dyn_cast<dist::AllReduceOp>(op)) {
+    Value out = alloc(loc, reduce.getType());
+    auto kernel = rt::KernelOp::create(b, loc, "all_reduce",
+                                       ValueRange{buffer(reduce.getInput())},
+                                       ValueRange{out});
+    for (NamedAttribute attr : op->getAttrDictionary())
+      kernel->setAttr(attr.getName(), attr.getValue());
+    map.map(reduce.getResult(), out);
     return success();
   }
   if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
@@ -188,6 +226,11 @@ struct ConvertNNToRTPass
     if (!main || main.isExternal()) {
       module.emitError("expected a func.func @main with a body");
       return signalPassFailure();
+    }
+    // The mesh becomes a module attribute the code generator reads.
+    for (auto mesh : llvm::make_early_inc_range(module.getOps<dist::MeshOp>())) {
+      module->setAttr("rt.mesh", DictionaryAttr::get(&getContext(), mesh->getAttrs()));
+      mesh.erase();
     }
     OpBuilder b(main);
     auto lowered = func::FuncOp::create(b, main.getLoc(), "main",

@@ -420,6 +420,19 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     emitCall(loc, "parc_rt_rotary_full", call);
     return success();
   }
+  if (name == "all_reduce") {
+    // One mesh axis so far: its group is the world.
+    Call world(b.getContext());
+    world.value(ctx);
+    Value comm = emitc::CallOpaqueOp::create(
+                     b, loc, ptr(opaque("parc_rt_comm_t")), "parc_rt_context_world",
+                     b.getArrayAttr(world.args), ArrayAttr(), world.operands)
+                     .getResult(0);
+    call.value(comm).value(pointer(ins[0])).value(pointer(outs[0]))
+        .lit(count(ins[0])).text(dtype(ins[0])).text("PARC_RT_REDUCE_SUM");
+    emitCall(loc, "parc_rt_all_reduce", call);
+    return success();
+  }
   if (name == "attention_scores" || name == "attention_values") {
     // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
     // key/value head h / (H / Hkv).

@@ -1,8 +1,12 @@
 //===- Toolchain.cpp - C++ for rank programs, and building it ---*- C++ -*-===//
 //
-// Generated programs are built with the MPI compiler wrapper (it knows the
-// MPI include and link flags of this machine) against the runtime library
-// built alongside parc; the paths come from the build (ToolchainPaths.inc).
+// Generated programs are plain C++ over the runtime's C ABI; the target
+// only picks the runtime library they link. cpu: the MPI compiler wrapper
+// (it knows the MPI include and link flags of this machine) and
+// parc_runtime. cuda: nvcc with the host compiler parc was built with, and
+// parc_runtime_cuda plus cuBLAS/cuBLASLt, NCCL, MPI and the shared CUDA
+// runtime. Every path comes from the build (ToolchainPaths.inc); the cuda
+// ones are empty when the build found no CUDA toolkit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,12 +35,38 @@ LogicalResult parc::writeCpp(ModuleOp program, StringRef path) {
   return success(!os.has_error());
 }
 
-LogicalResult parc::buildExecutable(StringRef source, StringRef executable,
-                                    StringRef target, std::string &log) {
-  if (target != "cpu") {
-    log = "target '" + target.str() + "' has no runtime backend in this build";
+namespace {
+
+void appendFlags(SmallVectorImpl<std::string> &args, StringRef flags) {
+  for (StringRef flag : llvm::split(flags, ';'))
+    if (!flag.empty())
+      args.push_back(flag.str());
+}
+
+/// Runs the compiler; on failure `log` holds the command and its output.
+LogicalResult compile(StringRef program, ArrayRef<std::string> args,
+                      std::string &log) {
+  SmallString<128> logFile;
+  llvm::sys::fs::createTemporaryFile("parc-cxx", "log", logFile);
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logFile),
+                                          StringRef(logFile)};
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(program, argRefs, std::nullopt, redirects,
+                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                                     &error);
+  if (auto buffer = llvm::MemoryBuffer::getFile(logFile))
+    log = (*buffer)->getBuffer().str();
+  llvm::sys::fs::remove(logFile);
+  if (rc != 0) {
+    log = llvm::join(args, " ") + "\n" + log + error;
     return failure();
   }
+  return success();
+}
+
+LogicalResult buildCpu(StringRef source, StringRef executable,
+                       std::string &log) {
   auto cxx = llvm::sys::findProgramByName(PARC_MPI_CXX);
   if (!cxx) {
     log = std::string("cannot find the MPI C++ compiler '") + PARC_MPI_CXX +
@@ -51,24 +81,47 @@ LogicalResult parc::buildExecutable(StringRef source, StringRef executable,
                                    "-o",
                                    executable.str(),
                                    PARC_RUNTIME_LIBRARY};
-  for (StringRef flag : llvm::split(PARC_RUNTIME_LINK_FLAGS, ';'))
-    if (!flag.empty())
-      args.push_back(flag.str());
-  SmallString<128> logFile;
-  llvm::sys::fs::createTemporaryFile("parc-cxx", "log", logFile);
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logFile),
-                                          StringRef(logFile)};
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, redirects,
-                                     /*SecondsToWait=*/0, /*MemoryLimit=*/0,
-                                     &error);
-  if (auto buffer = llvm::MemoryBuffer::getFile(logFile))
-    log = (*buffer)->getBuffer().str();
-  llvm::sys::fs::remove(logFile);
-  if (rc != 0) {
-    log = llvm::join(args, " ") + "\n" + log + error;
+  appendFlags(args, PARC_RUNTIME_LINK_FLAGS);
+  return compile(*cxx, args, log);
+}
+
+LogicalResult buildCuda(StringRef source, StringRef executable,
+                        std::string &log) {
+  if (StringRef(PARC_RUNTIME_CUDA_LIBRARY).empty()) {
+    log = "this parc was built without the CUDA runtime (no CUDA toolkit "
+          "found)";
     return failure();
   }
-  return success();
+  std::string nvcc = PARC_NVCC;
+  if (!llvm::sys::fs::can_execute(nvcc)) {
+    log = "cannot run nvcc '" + nvcc +
+          "', the CUDA compiler this parc was built with";
+    return failure();
+  }
+  // The generated file is host C++ (it only calls the runtime's C ABI);
+  // nvcc compiles it with the host compiler and links the CUDA libraries.
+  SmallVector<std::string> args = {nvcc,
+                                   "-ccbin",
+                                   PARC_CUDA_HOST_CXX,
+                                   "-std=c++17",
+                                   "-O2",
+                                   "-I" PARC_RUNTIME_INCLUDE_DIR,
+                                   source.str(),
+                                   "-o",
+                                   executable.str(),
+                                   PARC_RUNTIME_CUDA_LIBRARY};
+  appendFlags(args, PARC_RUNTIME_CUDA_LINK_FLAGS);
+  return compile(nvcc, args, log);
+}
+
+} // namespace
+
+LogicalResult parc::buildExecutable(StringRef source, StringRef executable,
+                                    StringRef target, std::string &log) {
+  if (target == "cpu")
+    return buildCpu(source, executable, log);
+  if (target == "cuda")
+    return buildCuda(source, executable, log);
+  log = "target '" + target.str() + "' has no runtime backend in this build";
+  return failure();
 }

@@ -7,33 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../linalg_shapes.h"
 #include "blas.h"
 #include "shape.h"
 
 using namespace parc::rt;
 
 namespace {
-
-struct AttentionDims {
-  int64_t batch, heads, kvHeads, rows, inner, cols;
-};
-
-/// Checks lhs [B, H, S, X], rhs [B, Hkv, ·, ·] and out [B, H, S, Y].
-parc_rt_status_t resolve(const char *op, int64_t lr, const int64_t *ld,
-                         int64_t rr, const int64_t *rd, int64_t orank,
-                         const int64_t *od) {
-  if (lr != 4 || rr != 4 || orank != 4)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: operands must be 4-D", op);
-  if (ld[0] != rd[0] || od[0] != ld[0] || od[1] != ld[1] || od[2] != ld[2] ||
-      rd[1] == 0 || ld[1] % rd[1])
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: shapes %s, %s -> %s do not match (heads %lld must be a "
-                "multiple of key/value heads %lld)",
-                op, shapeString(lr, ld).c_str(), shapeString(rr, rd).c_str(),
-                shapeString(orank, od).c_str(), (long long)ld[1],
-                (long long)rd[1]);
-  return PARC_RT_OK;
-}
 
 /// out[b, h] = alpha · lhs[b, h] · op(rhs[b, h / group]) per batch and head.
 void batched(const AttentionDims &d, bool transRhs, float alpha,
@@ -58,17 +38,11 @@ parc_rt_attention_scores(parc_rt_dtype_t dtype, const void *q, int64_t q_rank,
                          const int64_t *k_dims, void *out, int64_t out_rank,
                          const int64_t *out_dims, float scale) {
   const char *op = "attention_scores";
-  PARC_RT_RETURN_IF_ERROR(
-      resolve(op, q_rank, q_dims, k_rank, k_dims, out_rank, out_dims));
-  if (k_dims[3] != q_dims[3] || out_dims[3] != k_dims[2])
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: q %s and k %s give scores %s",
-                op, shapeString(4, q_dims).c_str(),
-                shapeString(4, k_dims).c_str(),
-                shapeString(4, out_dims).c_str());
+  AttentionDims d;
+  PARC_RT_RETURN_IF_ERROR(resolveScores(op, q_rank, q_dims, k_rank, k_dims,
+                                        out_rank, out_dims, d));
   if (dtype != PARC_RT_F32)
     return unsupportedDtype(op, dtype);
-  AttentionDims d{q_dims[0], q_dims[1], k_dims[1],
-                  q_dims[2], q_dims[3], k_dims[2]};
   batched(d, /*transRhs=*/true, scale, static_cast<const float *>(q),
           static_cast<const float *>(k), static_cast<float *>(out));
   return PARC_RT_OK;
@@ -80,17 +54,11 @@ parc_rt_attention_values(parc_rt_dtype_t dtype, const void *p, int64_t p_rank,
                          const int64_t *v_dims, void *out, int64_t out_rank,
                          const int64_t *out_dims) {
   const char *op = "attention_values";
-  PARC_RT_RETURN_IF_ERROR(
-      resolve(op, p_rank, p_dims, v_rank, v_dims, out_rank, out_dims));
-  if (v_dims[2] != p_dims[3] || out_dims[3] != v_dims[3])
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: probabilities %s and v %s give %s", op,
-                shapeString(4, p_dims).c_str(), shapeString(4, v_dims).c_str(),
-                shapeString(4, out_dims).c_str());
+  AttentionDims d;
+  PARC_RT_RETURN_IF_ERROR(resolveValues(op, p_rank, p_dims, v_rank, v_dims,
+                                        out_rank, out_dims, d));
   if (dtype != PARC_RT_F32)
     return unsupportedDtype(op, dtype);
-  AttentionDims d{p_dims[0], p_dims[1], v_dims[1],
-                  p_dims[2], p_dims[3], v_dims[3]};
   batched(d, /*transRhs=*/false, 1.0f, static_cast<const float *>(p),
           static_cast<const float *>(v), static_cast<float *>(out));
   return PARC_RT_OK;

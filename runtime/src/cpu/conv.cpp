@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../linalg_shapes.h"
 #include "blas.h"
 #include "dtype_traits.h"
 #include "shape.h"
@@ -16,50 +17,6 @@
 using namespace parc::rt;
 
 namespace {
-
-struct Window {
-  int64_t spatial; // number of spatial dims
-  const int64_t *in, *kernel, *out, *strides, *padsBegin, *padsEnd, *dilations;
-};
-
-int64_t floorDiv(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-int64_t ceilDiv(int64_t a, int64_t b) { return -floorDiv(-a, b); }
-
-/// Checks attributes and that out[s] is the floor (or, if allowed, ceil)
-/// ONNX output size.
-parc_rt_status_t checkWindow(const char *op, const Window &w, bool allowCeil) {
-  for (int64_t s = 0; s < w.spatial; ++s) {
-    if (w.strides[s] < 1 || w.dilations[s] < 1 || w.padsBegin[s] < 0 ||
-        w.padsEnd[s] < 0 || w.kernel[s] < 1)
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "%s: spatial dim %lld: kernel %lld, stride %lld, dilation "
-                  "%lld and pads %lld/%lld must be positive (pads >= 0)",
-                  op, (long long)s, (long long)w.kernel[s],
-                  (long long)w.strides[s], (long long)w.dilations[s],
-                  (long long)w.padsBegin[s], (long long)w.padsEnd[s]);
-    const int64_t span = w.in[s] + w.padsBegin[s] + w.padsEnd[s] -
-                         w.dilations[s] * (w.kernel[s] - 1) - 1;
-    const int64_t floorOut = floorDiv(span, w.strides[s]) + 1;
-    int64_t ceilOut = ceilDiv(span, w.strides[s]) + 1;
-    // A last window starting inside the end padding is dropped (ONNX).
-    if ((ceilOut - 1) * w.strides[s] >= w.in[s] + w.padsBegin[s])
-      --ceilOut;
-    const bool ok = w.out[s] == std::max<int64_t>(floorOut, 0) ||
-                    (allowCeil && w.out[s] == std::max<int64_t>(ceilOut, 0));
-    if (!ok)
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "%s: spatial dim %lld: output size %lld, expected %lld for "
-                  "input %lld, kernel %lld, stride %lld, dilation %lld, pads "
-                  "%lld/%lld",
-                  op, (long long)s, (long long)w.out[s], (long long)floorOut,
-                  (long long)w.in[s], (long long)w.kernel[s],
-                  (long long)w.strides[s], (long long)w.dilations[s],
-                  (long long)w.padsBegin[s], (long long)w.padsEnd[s]);
-  }
-  return PARC_RT_OK;
-}
 
 /// Fills col [channels * prod(kernel), prod(out)] from x [channels, in...].
 template <typename T>
@@ -227,14 +184,6 @@ parc_rt_status_t convViaF32(parc_rt_dtype_t dtype, const Window &w,
   return PARC_RT_OK;
 }
 
-parc_rt_status_t checkSpatialRank(const char *op, int64_t rank) {
-  if (rank < 3 || rank > PARC_RT_MAX_RANK)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: rank %lld must be 2 + spatial dims (3..%d)", op,
-                (long long)rank, PARC_RT_MAX_RANK);
-  return PARC_RT_OK;
-}
-
 } // namespace
 
 extern "C" {
@@ -248,25 +197,10 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
                               const int64_t *y_dims) {
   const char *op = "conv";
   PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkSpatialRank(op, rank));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, x_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "w", rank, w_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "y", rank, y_dims));
-  if (!strides || !pads || !dilations)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "conv: strides, pads and dilations are required");
+  Window win;
+  PARC_RT_RETURN_IF_ERROR(resolveConv(op, rank, x_dims, w_dims, group, strides,
+                                      pads, dilations, y_dims, win));
   const int64_t batch = x_dims[0], cIn = x_dims[1], cOut = w_dims[0];
-  if (group < 1 || cIn % group || cOut % group || w_dims[1] * group != cIn ||
-      y_dims[0] != batch || y_dims[1] != cOut)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "conv: x %s, w %s, y %s and group %lld are inconsistent",
-                shapeString(rank, x_dims).c_str(),
-                shapeString(rank, w_dims).c_str(),
-                shapeString(rank, y_dims).c_str(), (long long)group);
-  const int64_t S = rank - 2;
-  Window win{S,       x_dims + 2, w_dims + 2, y_dims + 2,
-             strides, pads,       pads + S,   dilations};
-  PARC_RT_RETURN_IF_ERROR(checkWindow(op, win, false));
   const int64_t xCount = numElements(rank, x_dims),
                 wCount = numElements(rank, w_dims),
                 yCount = numElements(rank, y_dims);
@@ -303,21 +237,9 @@ parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
                                   void *y, const int64_t *y_dims) {
   const char *op = "max_pool";
   PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkSpatialRank(op, rank));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, x_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "y", rank, y_dims));
-  if (!kernel || !strides || !pads || !dilations)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "max_pool: kernel, strides, pads and dilations are required");
-  if (y_dims[0] != x_dims[0] || y_dims[1] != x_dims[1])
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "max_pool: y %s must keep the batch and channels of x %s",
-                shapeString(rank, y_dims).c_str(),
-                shapeString(rank, x_dims).c_str());
-  const int64_t S = rank - 2;
-  Window win{S,       x_dims + 2, kernel,   y_dims + 2,
-             strides, pads,       pads + S, dilations};
-  PARC_RT_RETURN_IF_ERROR(checkWindow(op, win, true));
+  Window win;
+  PARC_RT_RETURN_IF_ERROR(resolvePool(op, rank, x_dims, kernel, strides, pads,
+                                      dilations, y_dims, win));
   const int64_t xCount = numElements(rank, x_dims),
                 yCount = numElements(rank, y_dims);
   if (yCount == 0)

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../linalg_shapes.h"
 #include "blas.h"
 #include "dtype_traits.h"
 #include "shape.h"
@@ -17,94 +18,6 @@
 using namespace parc::rt;
 
 namespace {
-
-constexpr int64_t kBlasMax = std::numeric_limits<int32_t>::max();
-
-parc_rt_status_t checkBlasDims(const char *op, int64_t m, int64_t n,
-                               int64_t k) {
-  if (m > kBlasMax || n > kBlasMax || k > kBlasMax)
-    return fail(PARC_RT_UNSUPPORTED,
-                "%s: matrix dims %lldx%lldx%lld exceed the BLAS integer range",
-                op, (long long)m, (long long)n, (long long)k);
-  return PARC_RT_OK;
-}
-
-/// Resolved matmul problem: batch loop over matrices of MxK and KxN.
-struct MatmulShape {
-  int64_t m, n, k;
-  int64_t batchRank;
-  int64_t batch[PARC_RT_MAX_RANK];
-  int64_t aStrides[PARC_RT_MAX_RANK], bStrides[PARC_RT_MAX_RANK],
-      outStrides[PARC_RT_MAX_RANK];
-  bool foldBatchIntoM; // a's batches are contiguous rows over one b
-};
-
-parc_rt_status_t resolveMatmul(int64_t aRank, const int64_t *aDims,
-                               int64_t bRank, const int64_t *bDims,
-                               int64_t outRank, const int64_t *outDims,
-                               MatmulShape &s) {
-  const char *op = "matmul";
-  if (aRank < 1 || bRank < 1)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "matmul: operands must have rank >= 1, got a %s and b %s",
-                shapeString(aRank, aDims).c_str(),
-                shapeString(bRank, bDims).c_str());
-  const bool aVec = aRank == 1, bVec = bRank == 1;
-  s.m = aVec ? 1 : aDims[aRank - 2];
-  s.k = aDims[aRank - 1];
-  const int64_t kb = bVec ? bDims[0] : bDims[bRank - 2];
-  s.n = bVec ? 1 : bDims[bRank - 1];
-  if (s.k != kb)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "matmul: contraction dims differ: a %s and b %s",
-                shapeString(aRank, aDims).c_str(),
-                shapeString(bRank, bDims).c_str());
-  const int64_t aBatchRank = aVec ? 0 : aRank - 2;
-  const int64_t bBatchRank = bVec ? 0 : bRank - 2;
-  const int64_t ranks[] = {aBatchRank, bBatchRank};
-  const int64_t *dims[] = {aDims, bDims};
-  s.batchRank = std::max(aBatchRank, bBatchRank);
-  std::fill(s.batch, s.batch + s.batchRank, int64_t(1));
-  for (int i = 0; i < 2; ++i)
-    for (int64_t j = 0; j < ranks[i]; ++j) {
-      int64_t &d = s.batch[s.batchRank - ranks[i] + j];
-      const int64_t e = dims[i][j];
-      if (d == 1)
-        d = e;
-      else if (e != 1 && e != d)
-        return fail(PARC_RT_INVALID_ARGUMENT,
-                    "matmul: batch dims of a %s and b %s are not "
-                    "broadcastable",
-                    shapeString(aRank, aDims).c_str(),
-                    shapeString(bRank, bDims).c_str());
-    }
-  int64_t expected[PARC_RT_MAX_RANK + 2];
-  int64_t expectedRank = 0;
-  for (int64_t i = 0; i < s.batchRank; ++i)
-    expected[expectedRank++] = s.batch[i];
-  if (!aVec)
-    expected[expectedRank++] = s.m;
-  if (!bVec)
-    expected[expectedRank++] = s.n;
-  if (expectedRank != outRank ||
-      !std::equal(expected, expected + expectedRank, outDims))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "matmul: output shape %s does not match %s for a %s and b %s",
-                shapeString(outRank, outDims).c_str(),
-                shapeString(expectedRank, expected).c_str(),
-                shapeString(aRank, aDims).c_str(),
-                shapeString(bRank, bDims).c_str());
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(op, "a batch", aBatchRank, aDims,
-                                           s.batchRank, s.batch, s.aStrides));
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(op, "b batch", bBatchRank, bDims,
-                                           s.batchRank, s.batch, s.bStrides));
-  contiguousStrides(s.batchRank, s.batch, s.outStrides);
-  const int64_t batchCount = numElements(s.batchRank, s.batch);
-  s.foldBatchIntoM = !aVec && numElements(aBatchRank, aDims) == batchCount &&
-                     numElements(bBatchRank, bDims) == 1 &&
-                     s.m * batchCount <= kBlasMax;
-  return checkBlasDims(op, s.m, s.n, s.k);
-}
 
 template <typename T>
 void matmulTyped(const MatmulShape &s, const T *a, const T *b, T *out) {

@@ -97,6 +97,10 @@ inline unsigned gridFor(int64_t n, int block = 256) {
 
 /// The timeout synchronisation points use: the context's when one exists.
 double currentTimeout();
+/// The context's world rank (0 before parc_rt_init), for messages.
+int currentWorldRank();
+/// The first asynchronous error NCCL reports on any communicator.
+parc_rt_status_t commAsyncError(const char *op);
 
 } // namespace parc::rt::cuda
 

@@ -30,11 +30,6 @@ struct parc_rt_arena_t {
 
 namespace parc::rt::cuda {
 
-// Defined in comm_nccl.cpp: the context's world rank and timeout, and the
-// asynchronous errors of its NCCL communicators.
-int currentWorldRank();
-parc_rt_status_t commAsyncError(const char *op);
-
 namespace {
 
 State *theState = nullptr;
@@ -64,14 +59,14 @@ parc_rt_status_t createState(const char *op, State *s) {
       cudaDeviceGetAttribute(&s->smCount, cudaDevAttrMultiProcessorCount,
                              s->device),
       op, "cudaDeviceGetAttribute");
-  // Scratch memory returns to the pool, not to the driver, between calls.
+  // Scratch memory returns to the pool, not to the driver, between calls
+  // (an optimisation: without pools cudaMallocAsync still works).
   cudaMemPool_t pool;
-  PARC_CUDA_RETURN_IF_ERROR(cudaDeviceGetDefaultMemPool(&pool, s->device), op,
-                            "cudaDeviceGetDefaultMemPool");
   uint64_t keep = UINT64_MAX;
-  PARC_CUDA_RETURN_IF_ERROR(
-      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), op,
-      "cudaMemPoolSetAttribute");
+  if (cudaDeviceGetDefaultMemPool(&pool, s->device) != cudaSuccess ||
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) !=
+          cudaSuccess)
+    cudaGetLastError();
   PARC_CUDA_RETURN_IF_ERROR(cudaMalloc(&s->error, sizeof(DeviceErrorRecord)),
                             op, "allocating the error record");
   PARC_CUDA_RETURN_IF_ERROR(
@@ -151,7 +146,9 @@ parc_rt_status_t pollStream(cudaStream_t stream, const char *which,
     cudaError_t e = cudaStreamQuery(stream);
     if (e == cudaSuccess)
       return PARC_RT_OK;
-    if (e != cudaErrorNotReady)
+    if (e == cudaErrorNotReady)
+      cudaGetLastError(); // "not ready" is recorded as the last error: clear it
+    else
       return fail(e == cudaErrorMemoryAllocation ? PARC_RT_OUT_OF_MEMORY
                                                  : PARC_RT_INTERNAL,
                   "a kernel on the %s stream failed: CUDA error %s: %s (run "
@@ -190,6 +187,11 @@ parc_rt_status_t getState(const char *op, State **out) {
     }
     theState = s;
   }
+  // Every kernel entry point starts here: a last error that libraries left
+  // behind (NCCL leaves peer-access errors, for one) must not be reported
+  // by launched() as this kernel's launch failure. Sticky errors (a faulted
+  // context) come back from the next call anyway.
+  cudaGetLastError();
   *out = theState;
   return PARC_RT_OK;
 }

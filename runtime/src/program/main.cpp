@@ -103,6 +103,60 @@ size_t bytesOf(const parc_rt_tensor_desc_t &d) {
   return numElements(d.rank, d.dims) * parc_rt_dtype_size(d.dtype);
 }
 
+/// PARC_RT_PROFILE=1: time per ONNX node over the timed forward passes. The
+/// device is synchronised after every node, so the times are each node's
+/// own (launch included), not the overlapped schedule of a normal run.
+struct Profile {
+  bool enabled = false, active = false;
+  std::chrono::steady_clock::time_point last;
+  std::vector<std::pair<std::string, double>> nodes; // first-seen order
+  long runs = 0;
+
+  void start() {
+    active = enabled;
+    last = std::chrono::steady_clock::now();
+  }
+  void stop() {
+    if (active)
+      ++runs;
+    active = false;
+  }
+  void record(const char *node) {
+    auto now = std::chrono::steady_clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - last).count();
+    last = now;
+    for (auto &entry : nodes)
+      if (entry.first == node) {
+        entry.second += ms;
+        return;
+      }
+    nodes.emplace_back(node, ms);
+  }
+  void print() {
+    if (!enabled || !runs)
+      return;
+    double total = 0;
+    for (auto &entry : nodes)
+      total += entry.second;
+    auto sorted = nodes;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](auto &a, auto &b) { return a.second > b.second; });
+    std::printf("parc: profile over %ld runs (device synchronised after each "
+                "node): %.4f ms per forward\n",
+                runs, total / double(runs));
+    for (size_t i = 0; i < sorted.size() && i < 25; ++i)
+      std::printf("parc: profile %10.4f ms %5.1f%%  %s\n",
+                  sorted[i].second / double(runs),
+                  total > 0 ? 100.0 * sorted[i].second / total : 0.0,
+                  sorted[i].first.c_str());
+  }
+};
+
+Profile &profile() {
+  static Profile p;
+  return p;
+}
+
 /// Device buffers owned by the driver, freed on every exit path.
 struct DeviceBuffers {
   std::vector<void *> buffers;
@@ -131,6 +185,11 @@ extern "C" void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
                               const char *node) {
   if (status == PARC_RT_OK)
     status = deviceCheckpoint();
+  if (status == PARC_RT_OK && profile().active) {
+    status = deviceSynchronize();
+    if (status == PARC_RT_OK)
+      profile().record(node);
+  }
   if (status == PARC_RT_OK)
     return;
   std::string message = parc_rt_last_error();
@@ -234,12 +293,17 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   std::vector<void *> outputSlots(p->num_outputs);
   parc_rt_comm_t *world = parc_rt_context_world(ctx);
   std::vector<double> times;
+  if (const char *env = std::getenv("PARC_RT_PROFILE"))
+    profile().enabled = *env && std::strcmp(env, "0") != 0;
   for (long run = 0; run < o.warmup + o.repeat; ++run) {
     // Barriers make the time a rank reports the time of the slowest rank.
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
     auto start = std::chrono::steady_clock::now();
+    if (run >= o.warmup)
+      profile().start();
     p->forward(ctx, parc_rt_arena_base(arena), inputSlots.data(),
                weightSlots.data(), outputSlots.data());
+    profile().stop();
     // Device kernels run asynchronously: the pass ends when they have.
     parc_rt_check(ctx, deviceSynchronize(), "<forward>");
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
@@ -254,6 +318,8 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                 times.front(), times[times.size() / 2], o.repeat, o.warmup,
                 parc_rt_context_size(ctx));
   }
+  if (rank == 0)
+    profile().print();
   if (rank == o.outputRank && !o.outputDir.empty()) {
     ::mkdir(o.outputDir.c_str(), 0777);
     for (int64_t i = 0; i < p->num_outputs; ++i) {

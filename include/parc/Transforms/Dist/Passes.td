@@ -1,0 +1,36 @@
+//===- Passes.td - distribution passes --------------------*- tablegen -*-===//
+
+#ifndef PARC_TRANSFORMS_DIST_PASSES
+#define PARC_TRANSFORMS_DIST_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def DistTensorParallel : Pass<"dist-tensor-parallel", "::mlir::ModuleOp"> {
+  let summary = "Megatron tensor parallelism over a 1-D `tp` mesh";
+  let description = [{
+    Input: fused nn IR (`func.func @main`, after parc-nn-optimize). Finds
+    the Megatron regions: a row-parallel `nn.linear` whose input is computed,
+    through attention (split by heads), rotary embeddings, elementwise
+    activations, gating products, reshapes, transposes and splits, from the
+    outputs of column-parallel `nn.linear`s. Each region is checked by
+    propagating the split dimension forward from the column outputs; a
+    region whose dimensions do not divide by `tp`, whose values escape it,
+    or that contains an op without a rule stays replicated, and the pass
+    says why under `-debug-only=dist-tensor-parallel`.
+
+    Output: one SPMD rank program on local shapes. Column weights (and
+    biases) become `dist.local_part`s split on their output dim (blockwise
+    for fused QKV projections that are split afterwards), row weights are
+    split on their input dim, every row-parallel product is followed by a
+    `dist.all_reduce` over `tp` and then its bias, and the module gets
+    `dist.mesh @mesh` with axis `tp`. The annotate, propagate, partition
+    and communication steps of the design are one pass here; they separate
+    when sequence parallelism needs them to.
+  }];
+  let options = [
+    Option<"tp", "tp", "int64_t", "2", "tensor-parallel degree">
+  ];
+  let dependentDialects = ["::parc::dist::DistDialect"];
+}
+
+#endif // PARC_TRANSFORMS_DIST_PASSES

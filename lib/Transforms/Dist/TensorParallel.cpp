@@ -1,0 +1,414 @@
+//===- TensorParallel.cpp - dist-tensor-parallel ----------------*- C++ -*-===//
+//
+// Megatron's rule, found rather than hand-written: a row-parallel linear
+// consumes, through ops that keep one dimension split (heads in attention,
+// features in activations), the outputs of column-parallel linears. Such a
+// region needs exactly one all-reduce, after the row product. Regions are
+// discovered backwards from each linear, then verified forwards by giving
+// every value in them its split dimension; anything that does not fit a rule
+// keeps the whole region replicated, which is always correct.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/DistDialect.h"
+#include "nn/NNOps.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-tensor-parallel"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTTENSORPARALLEL
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace dist = parc::dist;
+
+namespace {
+
+constexpr StringLiteral kAxis = "tp";
+
+RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+bool isConstant(Value v) { return v.getDefiningOp<arith::ConstantOp>(); }
+
+/// One Megatron region: column linears feeding a row linear.
+struct Region {
+  nn::LinearOp row;
+  llvm::SetVector<nn::LinearOp> columns;
+  llvm::SetVector<Operation *> ops;
+  /// The split dimension of every value computed in the region.
+  llvm::DenseMap<Value, int64_t> split;
+  /// Column linears whose output is split again blockwise (fused QKV).
+  llvm::DenseMap<Operation *, SmallVector<int64_t>> blocks;
+  /// Constant operands to replace by this rank's part: operand → dim.
+  SmallVector<std::pair<OpOperand *, int64_t>> sideParts;
+};
+
+class Planner {
+public:
+  explicit Planner(int64_t tp) : tp(tp) {}
+
+  /// Builds and verifies the region ending at `row`; a failure explains why.
+  FailureOr<Region> plan(nn::LinearOp row);
+
+private:
+  LogicalResult collect(Region &r);
+  LogicalResult propagate(Region &r);
+  LogicalResult reject(Operation *op, const Twine &why) {
+    LLVM_DEBUG(llvm::dbgs() << "dist-tensor-parallel: region at " << op->getLoc()
+                            << " stays replicated: " << why << "\n");
+    return failure();
+  }
+  /// Where a split on input dim `d` lands after a reshape, if it survives.
+  std::optional<int64_t> reshapeDim(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+                                    int64_t d);
+  /// Splits of a broadcasting op's operands, aligned to its result.
+  LogicalResult elementwise(Region &r, Operation *op);
+
+  int64_t tp;
+};
+
+/// Which operands of `op` carry the region's split (the others are side
+/// inputs: masks, tables, constants).
+SmallVector<unsigned> regionOperands(Operation *op) {
+  if (isa<nn::AttentionOp>(op))
+    return {0, 1, 2};
+  if (isa<nn::ConcatOp>(op))
+    return llvm::to_vector(llvm::seq<unsigned>(0, op->getNumOperands()));
+  if (isa<nn::RotaryOp, nn::ReshapeOp, nn::TransposeOp, nn::SplitOp,
+          nn::SliceOp, nn::CastOp>(op) ||
+      (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1))
+    return {0};
+  if (isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp, nn::WhereOp>(op)) {
+    SmallVector<unsigned> idx;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      if (!isConstant(op->getOperand(i)))
+        idx.push_back(i);
+    return idx;
+  }
+  return {};
+}
+
+LogicalResult Planner::collect(Region &r) {
+  SmallVector<Value> work{r.row.getInput()};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return reject(r.row, "it reads a graph input without a column linear");
+    if (auto lin = dyn_cast<nn::LinearOp>(def)) {
+      r.columns.insert(lin);
+      continue;
+    }
+    SmallVector<unsigned> operands = regionOperands(def);
+    if (operands.empty())
+      return reject(def, "'" + def->getName().getStringRef() +
+                             "' has no tensor-parallel rule");
+    r.ops.insert(def);
+    for (unsigned i : operands)
+      work.push_back(def->getOperand(i));
+  }
+  if (r.columns.empty())
+    return reject(r.row, "no column linear feeds it");
+  return success();
+}
+
+std::optional<int64_t> Planner::reshapeDim(ArrayRef<int64_t> in,
+                                           ArrayRef<int64_t> out, int64_t d) {
+  // A split of dim d keeps the elements of each prefix index together in tp
+  // equal chunks; it survives where the output has the same prefix size and
+  // a dim that tp divides.
+  if (in[d] % tp)
+    return std::nullopt;
+  int64_t prefix = 1;
+  for (int64_t i = 0; i < d; ++i)
+    prefix *= in[i];
+  int64_t outPrefix = 1;
+  for (size_t j = 0; j < out.size(); ++j) {
+    if (outPrefix == prefix && out[j] % tp == 0)
+      return j;
+    outPrefix *= out[j];
+  }
+  return std::nullopt;
+}
+
+LogicalResult Planner::elementwise(Region &r, Operation *op) {
+  auto out = tensorOf(op->getResult(0));
+  std::optional<int64_t> dim;
+  for (Value v : op->getOperands()) {
+    auto it = r.split.find(v);
+    if (it == r.split.end())
+      continue;
+    int64_t d = it->second + (out.getRank() - tensorOf(v).getRank());
+    if (dim && *dim != d)
+      return reject(op, "its operands are split on different dims");
+    dim = d;
+  }
+  if (!dim)
+    return reject(op, "no operand carries the split");
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (r.split.count(operand.get()))
+      continue;
+    auto t = tensorOf(operand.get());
+    int64_t d = *dim - (out.getRank() - t.getRank());
+    if (d < 0 || t.getDimSize(d) == 1)
+      continue; // broadcast along the split: every rank reads all of it
+    if (!isConstant(operand.get()))
+      return reject(op, "a computed side input spans the split dim");
+    r.sideParts.push_back({&operand, d});
+  }
+  r.split[op->getResult(0)] = *dim;
+  return success();
+}
+
+LogicalResult Planner::propagate(Region &r) {
+  for (nn::LinearOp col : r.columns) {
+    if (!isConstant(col.getWeight()) ||
+        (col.getBias() && !isConstant(col.getBias())))
+      return reject(col, "column weights must be constants");
+    auto t = col.getType();
+    if (t.getShape().back() % tp)
+      return reject(col, "its output features " + Twine(t.getShape().back()) +
+                             " do not divide by tp = " + Twine(tp));
+    r.split[col.getResult()] = t.getRank() - 1;
+  }
+  // Program order: every operand is placed before its user.
+  SmallVector<Operation *> ordered(r.ops.begin(), r.ops.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : ordered) {
+    auto at = [&](unsigned i) -> std::optional<int64_t> {
+      auto it = r.split.find(op->getOperand(i));
+      return it == r.split.end() ? std::nullopt : std::optional(it->second);
+    };
+    if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
+      auto d = reshapeDim(tensorOf(reshape.getInput()).getShape(),
+                          reshape.getType().getShape(), *at(0));
+      if (!d)
+        return reject(op, "the reshape does not keep the split dim whole");
+      r.split[reshape.getResult()] = *d;
+    } else if (auto tr = dyn_cast<nn::TransposeOp>(op)) {
+      auto perm = tr.getPerm();
+      r.split[tr.getResult()] = llvm::find(perm, *at(0)) - perm.begin();
+    } else if (auto att = dyn_cast<nn::AttentionOp>(op)) {
+      for (unsigned i = 0; i < 3; ++i)
+        if (at(i) != 1)
+          return reject(op, "query, key and value must all be split by heads");
+      int64_t kvHeads = tensorOf(att.getKey()).getDimSize(1);
+      if (kvHeads % tp)
+        return reject(op, "its " + Twine(kvHeads) +
+                              " key/value heads do not divide by tp = " + Twine(tp));
+      for (Value m : att.getMasks())
+        if (tensorOf(m).getRank() == 4 && tensorOf(m).getDimSize(1) != 1)
+          return reject(op, "a mask varies over heads");
+      r.split[att.getResult()] = 1;
+    } else if (auto rot = dyn_cast<nn::RotaryOp>(op)) {
+      int64_t d = *at(0);
+      auto x = tensorOf(rot.getInput());
+      if (d == x.getRank() - 1)
+        return reject(op, "rotary splits its rotated dim");
+      for (Value table : {rot.getCos(), rot.getSin()}) {
+        int64_t td = d - (x.getRank() - tensorOf(table).getRank());
+        if (td >= 0 && tensorOf(table).getDimSize(td) != 1)
+          return reject(op, "its cos/sin tables vary along the split dim");
+      }
+      r.split[rot.getResult()] = d;
+    } else if (auto split = dyn_cast<nn::SplitOp>(op)) {
+      int64_t d = *at(0);
+      if (split.getAxis() == d) {
+        // Only a column output can be split blockwise: its weight is cut
+        // per block so that each rank holds its part of every piece.
+        auto col = split.getInput().getDefiningOp<nn::LinearOp>();
+        if (!col || !r.columns.contains(col))
+          return reject(op, "it splits the split dim of a computed value");
+        SmallVector<int64_t> sizes;
+        for (Value piece : split.getOutputs()) {
+          sizes.push_back(tensorOf(piece).getDimSize(d));
+          if (sizes.back() % tp)
+            return reject(op, "a piece of " + Twine(sizes.back()) +
+                                  " does not divide by tp = " + Twine(tp));
+        }
+        r.blocks[col] = sizes;
+      }
+      for (Value piece : split.getOutputs())
+        r.split[piece] = d;
+    } else if (auto concat = dyn_cast<nn::ConcatOp>(op)) {
+      // Pieces split alike and joined along another dim stay split.
+      std::optional<int64_t> d = at(0);
+      for (unsigned i = 1; i < op->getNumOperands(); ++i)
+        if (at(i) != d)
+          return reject(op, "its inputs are split differently");
+      if (!d || *d == concat.getAxis())
+        return reject(op, "it concatenates along the split dim");
+      r.split[concat.getResult()] = *d;
+    } else if (auto slice = dyn_cast<nn::SliceOp>(op)) {
+      int64_t d = *at(0);
+      if (slice.getStarts()[d] != 0 || slice.getSteps()[d] != 1 ||
+          slice.getType().getDimSize(d) != tensorOf(slice.getInput()).getDimSize(d))
+        return reject(op, "it slices the split dim");
+      r.split[slice.getResult()] = d;
+    } else if (failed(elementwise(r, op))) {
+      return failure();
+    }
+  }
+  auto in = tensorOf(r.row.getInput());
+  auto it = r.split.find(r.row.getInput());
+  if (it == r.split.end() || it->second != in.getRank() - 1)
+    return reject(r.row, "its input is not split on the features it reduces");
+  if (!isConstant(r.row.getWeight()))
+    return reject(r.row, "row weights must be constants");
+  // Nothing computed in the region may be read outside it.
+  for (auto &[value, dim] : r.split)
+    for (Operation *user : value.getUsers())
+      if (user != r.row && !r.ops.contains(user))
+        return reject(user, "it reads a value of the region from outside");
+  return success();
+}
+
+FailureOr<Region> Planner::plan(nn::LinearOp row) {
+  Region r;
+  r.row = row;
+  if (failed(collect(r)) || failed(propagate(r)))
+    return failure();
+  return r;
+}
+
+/// The local type of a value split on `dim` over tp ranks.
+RankedTensorType local(RankedTensorType t, int64_t dim, int64_t tp) {
+  SmallVector<int64_t> shape(t.getShape());
+  shape[dim] /= tp;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+class Rewriter {
+public:
+  Rewriter(int64_t tp, StringRef mesh) : tp(tp), mesh(mesh) {}
+  void apply(Region &r);
+
+private:
+  /// This rank's part of constant `v` along `dim` (blockwise if `blocks`).
+  Value part(OpBuilder &b, Value v, int64_t dim, ArrayRef<int64_t> blocks = {});
+  int64_t tp;
+  std::string mesh;
+};
+
+Value Rewriter::part(OpBuilder &b, Value v, int64_t dim, ArrayRef<int64_t> blocks) {
+  auto t = tensorOf(v);
+  return dist::LocalPartOp::create(
+      b, v.getLoc(), local(t, dim, tp), v, b.getI64IntegerAttr(dim),
+      b.getI64IntegerAttr(tp), b.getStringAttr(kAxis),
+      blocks.empty() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(blocks));
+}
+
+void Rewriter::apply(Region &r) {
+  OpBuilder b(r.row);
+  for (nn::LinearOp col : r.columns) {
+    b.setInsertionPoint(col);
+    ArrayRef<int64_t> blocks;
+    if (auto it = r.blocks.find(col); it != r.blocks.end())
+      blocks = it->second;
+    col.getWeightMutable().assign(
+        part(b, col.getWeight(), col.getTransposeWeight() ? 0 : 1, blocks));
+    if (col.getBias())
+      col.getBiasMutable().assign(part(b, col.getBias(), 0, blocks));
+    col.getResult().setType(local(col.getType(), col.getType().getRank() - 1, tp));
+  }
+  for (auto [operand, dim] : r.sideParts) {
+    b.setInsertionPoint(operand->getOwner());
+    operand->set(part(b, operand->get(), dim));
+  }
+  // Program order: an attention's scores are retyped from its retyped inputs.
+  SmallVector<Operation *> ordered(r.ops.begin(), r.ops.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : ordered) {
+    for (Value res : op->getResults())
+      res.setType(local(tensorOf(res), r.split.lookup(res), tp));
+    if (auto att = dyn_cast<nn::AttentionOp>(op)) {
+      // The score modifier is elementwise: retype it from its scores.
+      Block &mod = att.getScoreModBlock();
+      mod.getArgument(0).setType(att.getScoreType());
+      for (Operation &inner : mod.without_terminator()) {
+        if (inner.getNumOperands() == 0)
+          continue; // constants keep their own type
+        SmallVector<int64_t> shape;
+        for (Value v : inner.getOperands())
+          shape = *nn::broadcastShapes(shape, tensorOf(v).getShape());
+        auto t = tensorOf(inner.getResult(0));
+        inner.getResult(0).setType(RankedTensorType::get(shape, t.getElementType()));
+      }
+    }
+  }
+  // The row product: local K, a partial sum of the full output, reduced
+  // over tp before its bias is added once.
+  nn::LinearOp row = r.row;
+  b.setInsertionPoint(row);
+  Value weight = part(b, row.getWeight(), row.getTransposeWeight() ? 1 : 0);
+  Value partial = nn::LinearOp::create(b, row.getLoc(), row.getType(),
+                                       row.getInput(), weight, Value(),
+                                       row.getTransposeWeightAttr());
+  Value sum = dist::AllReduceOp::create(b, row.getLoc(), partial.getType(),
+                                        FlatSymbolRefAttr::get(b.getContext(), mesh),
+                                        b.getStrArrayAttr({kAxis}), partial,
+                                        dist::ReductionKind::sum);
+  if (Value bias = row.getBias())
+    sum = nn::AddOp::create(b, row.getLoc(), row.getType(), sum, bias);
+  row.getResult().replaceAllUsesWith(sum);
+  row.erase();
+}
+
+struct DistTensorParallelPass
+    : parc::dist::impl::DistTensorParallelBase<DistTensorParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (tp < 1) {
+      module.emitError() << "--tp must be at least 1, not " << tp;
+      return signalPassFailure();
+    }
+    if (tp == 1)
+      return;
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("expected func.func @main");
+      return signalPassFailure();
+    }
+    // Plan every region first: a linear is in at most one of them.
+    Planner planner(tp);
+    SmallVector<Region> regions;
+    llvm::DenseSet<Operation *> taken;
+    main.walk([&](nn::LinearOp row) {
+      FailureOr<Region> r = planner.plan(row);
+      if (failed(r))
+        return;
+      bool overlaps = taken.contains(row);
+      for (nn::LinearOp col : r->columns)
+        overlaps |= taken.contains(col);
+      if (overlaps)
+        return;
+      taken.insert(row);
+      for (nn::LinearOp col : r->columns)
+        taken.insert(col);
+      regions.push_back(std::move(*r));
+    });
+    OpBuilder b(module.getBodyRegion());
+    dist::MeshOp::create(b, module.getLoc(), "mesh",
+                         b.getStrArrayAttr({kAxis}),
+                         b.getDenseI64ArrayAttr({tp}));
+    Rewriter rewriter(tp, "mesh");
+    for (Region &r : regions)
+      rewriter.apply(r);
+    main->setAttr("dist.tp_regions", b.getI64IntegerAttr(regions.size()));
+  }
+};
+
+} // namespace

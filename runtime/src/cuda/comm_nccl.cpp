@@ -1,0 +1,915 @@
+//===- comm_nccl.cpp - Context, communicators and collectives over NCCL ---===//
+//
+// MPI starts the processes and carries the out-of-band traffic (the NCCL
+// unique id, communicator splits, host barriers); NCCL moves the tensors,
+// on the device's comm stream. A `_start` makes the comm stream wait for
+// every kernel issued so far (so the send buffer is complete), enqueues the
+// NCCL call and records an event; parc_rt_wait makes the compute stream
+// wait for that event. Neither blocks the host, so collectives overlap with
+// whatever compute the program issues between start and wait.
+//
+// Because waits do not block, a hung or failed peer shows up at the next
+// synchronisation point (the end of a forward pass, a host barrier, a copy
+// to the host): synchronize() polls the streams and the communicators'
+// asynchronous NCCL errors and turns a stall longer than PARC_RT_TIMEOUT_S
+// into PARC_RT_TIMEOUT, after which parc_rt_abort takes every rank down.
+//
+// A communicator of one rank (every single-GPU run) needs no NCCL: its
+// collectives are device copies on the comm stream, so a one-GPU program
+// neither pays for nor depends on NCCL's start-up. PARC_RT_NCCL_SINGLE=1
+// gives such communicators NCCL anyway (to test NCCL on one GPU).
+//
+// Differences from the MPI backend, all inherent to NCCL: point-to-point
+// tags are checked but not used for matching (messages between two ranks
+// match in issue order), and a receive cannot check the sender's count.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../comm_common.h"
+#include "cuda_common.h"
+
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sched.h>
+#include <string>
+#include <time.h>
+#include <vector>
+
+using namespace parc::rt;
+using namespace parc::rt::cuda;
+
+struct parc_rt_comm_t {
+  parc_rt_context_t *ctx = nullptr;
+  MPI_Comm mpi = MPI_COMM_NULL;
+  ncclComm_t nccl = nullptr; // null for one rank without NCCL
+  int rank = 0, size = 1;
+};
+
+struct parc_rt_request_t {
+  parc_rt_context_t *ctx = nullptr;
+  cudaEvent_t done = nullptr; // recorded on the comm stream after the op
+  std::string what;
+};
+
+struct parc_rt_context_t {
+  int rank = 0, size = 1;
+  bool ownsMpi = false;
+  double timeoutSeconds = 300.0;
+  parc_rt_comm_t *world = nullptr;
+  std::vector<parc_rt_comm_t *> comms; // world and splits, for finalize
+  cudaEvent_t ready = nullptr;         // compute -> comm ordering
+  std::vector<cudaEvent_t> events;     // spare request events
+  void *barrierWord = nullptr;         // device scratch of barrier_start
+};
+
+namespace {
+
+parc_rt_context_t *theContext = nullptr;
+
+parc_rt_status_t mpiFail(parc_rt_status_t status, int code, const char *what) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return fail(status, "%s: MPI error: %s", what, text);
+}
+
+parc_rt_status_t ncclFail(ncclResult_t result, const char *what,
+                          ncclComm_t comm) {
+  const char *detail = comm ? ncclGetLastError(comm) : nullptr;
+  return fail(PARC_RT_COMM_ERROR, "%s: NCCL error: %s%s%s", what,
+              ncclGetErrorString(result), detail && *detail ? ": " : "",
+              detail ? detail : "");
+}
+
+#define PARC_NCCL_RETURN_IF_ERROR(expr, what, comm)                            \
+  do {                                                                         \
+    ncclResult_t parc_nccl_result_ = (expr);                                   \
+    if (parc_nccl_result_ != ncclSuccess)                                      \
+      return ncclFail(parc_nccl_result_, (what), (comm));                      \
+  } while (0)
+
+bool ncclType(parc_rt_dtype_t dtype, ncclDataType_t &out) {
+  switch (dtype) {
+  case PARC_RT_F32:
+    out = ncclFloat32;
+    return true;
+  case PARC_RT_F16:
+    out = ncclFloat16;
+    return true;
+  case PARC_RT_BF16:
+    out = ncclBfloat16;
+    return true;
+  case PARC_RT_F64:
+    out = ncclFloat64;
+    return true;
+  case PARC_RT_I64:
+    out = ncclInt64;
+    return true;
+  case PARC_RT_I32:
+    out = ncclInt32;
+    return true;
+  case PARC_RT_I8:
+    out = ncclInt8;
+    return true;
+  case PARC_RT_U8:
+  case PARC_RT_BOOL: // one byte 0/1: MAX is "or", MIN is "and"
+    out = ncclUint8;
+    return true;
+  default:
+    return false;
+  }
+}
+
+parc_rt_status_t ncclOp(const char *what, parc_rt_dtype_t dtype,
+                        parc_rt_reduce_op_t op, ncclRedOp_t &out) {
+  if (unsigned(op) > PARC_RT_REDUCE_MIN)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: invalid reduce op %d", what,
+                int(op));
+  if (dtype == PARC_RT_BOOL && op == PARC_RT_REDUCE_SUM)
+    return fail(PARC_RT_UNSUPPORTED, "%s: sum of bool is not supported", what);
+  out = op == PARC_RT_REDUCE_SUM   ? ncclSum
+        : op == PARC_RT_REDUCE_MAX ? ncclMax
+                                   : ncclMin;
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t checkComm(const char *op, parc_rt_comm_t *comm) {
+  if (!comm || comm->mpi == MPI_COMM_NULL)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: communicator is null", op);
+  return PARC_RT_OK;
+}
+
+/// NCCL counts are size_t: no limit below int64.
+parc_rt_status_t checkBuffer(const std::string &what, parc_rt_dtype_t dtype,
+                             int64_t count, const void *buffer,
+                             const char *name) {
+  return parc::rt::checkBuffer(what, dtype, count, buffer, name, INT64_MAX);
+}
+
+/// Rank 0 makes the unique id, MPI carries it, every rank joins.
+parc_rt_status_t initNccl(MPI_Comm mpi, int rank, int size, ncclComm_t *out,
+                          const char *op) {
+  struct {
+    int ok;
+    ncclUniqueId id;
+  } message = {};
+  ncclResult_t idResult = ncclSuccess;
+  if (rank == 0) {
+    idResult = ncclGetUniqueId(&message.id);
+    message.ok = idResult == ncclSuccess;
+  }
+  int rc = MPI_Bcast(&message, sizeof(message), MPI_BYTE, 0, mpi);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, op);
+  if (!message.ok)
+    return rank == 0 ? ncclFail(idResult, op, nullptr)
+                     : fail(PARC_RT_COMM_ERROR,
+                            "%s: rank 0 could not create the NCCL unique id",
+                            op);
+  PARC_NCCL_RETURN_IF_ERROR(ncclCommInitRank(out, size, message.id, rank), op,
+                            nullptr);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpi,
+                          parc_rt_comm_t **out, const char *op) {
+  auto comm = std::make_unique<parc_rt_comm_t>();
+  comm->ctx = ctx;
+  comm->mpi = mpi;
+  MPI_Comm_rank(mpi, &comm->rank);
+  MPI_Comm_size(mpi, &comm->size);
+  const char *single = std::getenv("PARC_RT_NCCL_SINGLE");
+  const bool useNccl =
+      comm->size > 1 || (single && *single && std::string(single) != "0");
+  parc_rt_status_t s =
+      useNccl ? initNccl(mpi, comm->rank, comm->size, &comm->nccl, op)
+              : PARC_RT_OK;
+  if (s != PARC_RT_OK) {
+    MPI_Comm_free(&comm->mpi);
+    return s;
+  }
+  ctx->comms.push_back(comm.get());
+  *out = comm.release();
+  return PARC_RT_OK;
+}
+
+void destroyComm(parc_rt_comm_t *comm) {
+  if (comm->nccl)
+    ncclCommDestroy(comm->nccl);
+  if (comm->mpi != MPI_COMM_NULL)
+    MPI_Comm_free(&comm->mpi);
+  delete comm;
+}
+
+/// The comm stream waits for every kernel issued so far.
+parc_rt_status_t begin(State *s, parc_rt_context_t *ctx, const char *what) {
+  PARC_CUDA_RETURN_IF_ERROR(cudaEventRecord(ctx->ready, s->compute), what,
+                            "cudaEventRecord");
+  PARC_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(s->comm, ctx->ready, 0), what,
+                            "cudaStreamWaitEvent");
+  return PARC_RT_OK;
+}
+
+/// Records the op's completion and hands the request to the caller.
+parc_rt_status_t started(State *s, parc_rt_comm_t *comm, std::string what,
+                         parc_rt_request_t **out) {
+  parc_rt_context_t *ctx = comm->ctx;
+  auto r = std::make_unique<parc_rt_request_t>();
+  r->ctx = ctx;
+  r->what = std::move(what);
+  if (!ctx->events.empty()) {
+    r->done = ctx->events.back();
+    ctx->events.pop_back();
+  } else {
+    PARC_CUDA_RETURN_IF_ERROR(
+        cudaEventCreateWithFlags(&r->done, cudaEventDisableTiming),
+        r->what.c_str(), "cudaEventCreate");
+  }
+  cudaError_t e = cudaEventRecord(r->done, s->comm);
+  if (e != cudaSuccess) {
+    ctx->events.push_back(r->done);
+    return cudaFail(e, r->what.c_str(), "cudaEventRecord");
+  }
+  *out = r.release();
+  return PARC_RT_OK;
+}
+
+/// A one-rank collective without NCCL: `bytes` from src to dst on the comm
+/// stream (after begin(), like the NCCL call it stands for).
+parc_rt_status_t localCopy(State *s, void *dst, const void *src, size_t bytes,
+                           const std::string &what) {
+  if (bytes == 0 || dst == src)
+    return PARC_RT_OK;
+  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes,
+                                            cudaMemcpyDeviceToDevice, s->comm),
+                            what.c_str(), "cudaMemcpyAsync");
+  return PARC_RT_OK;
+}
+
+/// Later kernels wait for the op; the host does not.
+parc_rt_status_t waitOne(parc_rt_request_t *raw) {
+  std::unique_ptr<parc_rt_request_t> r(raw);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(r->what.c_str(), &s));
+  cudaError_t e = cudaStreamWaitEvent(s->compute, r->done, 0);
+  // The wait captured the event's state: it can be recorded again.
+  r->ctx->events.push_back(r->done);
+  if (e != cudaSuccess)
+    return cudaFail(e, r->what.c_str(), "cudaStreamWaitEvent");
+  return commAsyncError(r->what.c_str());
+}
+
+template <typename Start> parc_rt_status_t blocking(Start &&start) {
+  parc_rt_request_t *r = nullptr;
+  PARC_RT_RETURN_IF_ERROR(start(&r));
+  return waitOne(r);
+}
+
+/// Common prologue of a `_start`: out cleared, communicator and state.
+parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
+                          parc_rt_request_t **out, State **s) {
+  PARC_RT_RETURN_IF_ERROR(checkOut(op, out));
+  PARC_RT_RETURN_IF_ERROR(checkComm(op, comm));
+  return getState(op, s);
+}
+
+/// An MPI operation polled to completion with the context's deadline.
+parc_rt_status_t mpiWait(parc_rt_context_t *ctx, MPI_Request request,
+                         const char *what) {
+  const double start = now(), deadline = start + ctx->timeoutSeconds;
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+      return mpiFail(PARC_RT_COMM_ERROR, rc, what);
+    if (done)
+      return PARC_RT_OK;
+    const double t = now();
+    if (t >= deadline)
+      return fail(PARC_RT_TIMEOUT,
+                  "%s timed out after %g s at world rank %d: a peer is hung, "
+                  "crashed or skipped it (PARC_RT_TIMEOUT_S sets the limit)",
+                  what, ctx->timeoutSeconds, ctx->rank);
+    if (t - start < 2e-3) {
+      sched_yield();
+      continue;
+    }
+    timespec pause{0, 100 * 1000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+} // namespace
+
+namespace parc::rt::cuda {
+
+double currentTimeout() {
+  static const double fromEnv = timeoutFromEnv();
+  return theContext ? theContext->timeoutSeconds : fromEnv;
+}
+
+int currentWorldRank() { return theContext ? theContext->rank : 0; }
+
+parc_rt_status_t commAsyncError(const char *op) {
+  if (!theContext)
+    return PARC_RT_OK;
+  for (parc_rt_comm_t *comm : theContext->comms) {
+    if (!comm->nccl)
+      continue;
+    ncclResult_t async = ncclSuccess;
+    ncclResult_t r = ncclCommGetAsyncError(comm->nccl, &async);
+    if (r != ncclSuccess)
+      return ncclFail(r, op, comm->nccl);
+    if (async != ncclSuccess && async != ncclInProgress)
+      return fail(PARC_RT_COMM_ERROR,
+                  "%s: NCCL reported an asynchronous error on a communicator "
+                  "of %d ranks at world rank %d: %s: %s",
+                  op, comm->size, theContext->rank, ncclGetErrorString(async),
+                  ncclGetLastError(comm->nccl));
+  }
+  return PARC_RT_OK;
+}
+
+} // namespace parc::rt::cuda
+
+extern "C" {
+
+//===----------------------------------------------------------------------===//
+// Context
+//===----------------------------------------------------------------------===//
+
+parc_rt_status_t parc_rt_init(int *argc, char ***argv,
+                              parc_rt_context_t **out_ctx) {
+  if (!out_ctx)
+    return fail(PARC_RT_INVALID_ARGUMENT, "init: out_ctx is null");
+  *out_ctx = nullptr;
+  if (theContext)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "init: the cuda runtime supports one context per process");
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized)
+    return fail(PARC_RT_COMM_ERROR, "init: MPI was already finalized");
+  auto ctx = std::make_unique<parc_rt_context_t>();
+  if (!initialized) {
+    int provided = 0;
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS)
+      return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
+    ctx->ownsMpi = true;
+  }
+  MPI_Comm world = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
+  MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(world, &ctx->rank);
+  MPI_Comm_size(world, &ctx->size);
+  ctx->timeoutSeconds = timeoutFromEnv();
+  // One device per rank on a node: local rank modulo the visible devices
+  // (CUDA_VISIBLE_DEVICES narrows the choice).
+  MPI_Comm node = MPI_COMM_NULL;
+  int localRank = 0;
+  if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, ctx->rank,
+                          MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_rank(node, &localRank);
+    MPI_Comm_free(&node);
+  }
+  selectDevice(localRank);
+  State *s = nullptr;
+  parc_rt_status_t status = getState("init", &s);
+  if (status != PARC_RT_OK) {
+    std::string message = parc_rt_last_error();
+    return fail(status, "%s (rank %d)", message.c_str(), ctx->rank);
+  }
+  PARC_CUDA_RETURN_IF_ERROR(
+      cudaEventCreateWithFlags(&ctx->ready, cudaEventDisableTiming), "init",
+      "cudaEventCreate");
+  PARC_CUDA_RETURN_IF_ERROR(cudaMalloc(&ctx->barrierWord, sizeof(float)),
+                            "init", "cudaMalloc");
+  PARC_CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(ctx->barrierWord, 0, sizeof(float), s->compute), "init",
+      "cudaMemsetAsync");
+  PARC_RT_RETURN_IF_ERROR(wrapComm(ctx.get(), world, &ctx->world, "init"));
+  theContext = ctx.get();
+  *out_ctx = ctx.release();
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
+  if (!ctx)
+    return fail(PARC_RT_INVALID_ARGUMENT, "finalize: context is null");
+  if (State *s = existingState()) {
+    parc_rt_status_t status = synchronize(s, ctx->timeoutSeconds);
+    if (status != PARC_RT_OK) {
+      std::string message = parc_rt_last_error();
+      return fail(status,
+                  "finalize: %s; work is still pending at world rank %d, "
+                  "call parc_rt_abort",
+                  message.c_str(), ctx->rank);
+    }
+  }
+  for (parc_rt_comm_t *comm : ctx->comms)
+    destroyComm(comm);
+  ctx->comms.clear();
+  for (cudaEvent_t e : ctx->events)
+    cudaEventDestroy(e);
+  if (ctx->ready)
+    cudaEventDestroy(ctx->ready);
+  if (ctx->barrierWord)
+    cudaFree(ctx->barrierWord);
+  releaseState();
+  int rc = MPI_SUCCESS;
+  if (ctx->ownsMpi)
+    rc = MPI_Finalize();
+  if (theContext == ctx)
+    theContext = nullptr;
+  delete ctx;
+  return rc == MPI_SUCCESS ? PARC_RT_OK
+                           : mpiFail(PARC_RT_COMM_ERROR, rc, "finalize");
+}
+
+int parc_rt_context_rank(const parc_rt_context_t *ctx) {
+  return ctx ? ctx->rank : -1;
+}
+
+int parc_rt_context_size(const parc_rt_context_t *ctx) {
+  return ctx ? ctx->size : 0;
+}
+
+parc_rt_status_t parc_rt_context_set_timeout(parc_rt_context_t *ctx,
+                                             double seconds) {
+  if (!ctx || !(seconds > 0))
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "context_set_timeout: need a context and seconds > 0 (got %g)",
+                seconds);
+  ctx->timeoutSeconds = seconds;
+  return PARC_RT_OK;
+}
+
+// MPI_Abort ends every rank; the driver reclaims the device (and any NCCL
+// kernel still spinning) with the process, so nothing here can hang.
+void parc_rt_abort(parc_rt_context_t *ctx, parc_rt_status_t status) {
+  int rank = ctx ? ctx->rank : -1, initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!ctx && initialized && !finalized)
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char *message = parc_rt_last_error();
+  if (!message || !*message)
+    message = parc_rt_status_string(status);
+  if (rank >= 0)
+    std::fprintf(stderr, "parc: rank %d: %s\n", rank, message);
+  else
+    std::fprintf(stderr, "parc: %s\n", message);
+  std::fflush(stderr);
+  const int code = status == PARC_RT_OK ? 1 : int(status);
+  if (initialized && !finalized)
+    MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+parc_rt_comm_t *parc_rt_context_world(parc_rt_context_t *ctx) {
+  return ctx ? ctx->world : nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Communicators
+//===----------------------------------------------------------------------===//
+
+parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
+                                    parc_rt_comm_t **out_comm) {
+  if (!ctx || !out_comm)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "comm_split: context or out_comm is null");
+  *out_comm = nullptr;
+  // A new NCCL communicator must not be created while collectives of
+  // another one may still wait on a peer that is creating it.
+  if (State *s = existingState())
+    PARC_RT_RETURN_IF_ERROR(synchronize(s, ctx->timeoutSeconds));
+  MPI_Comm split = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(ctx->world->mpi, color < 0 ? MPI_UNDEFINED : color,
+                          key, &split);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, "comm_split");
+  if (split == MPI_COMM_NULL)
+    return PARC_RT_OK; // negative color: this rank is in no group
+  MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN);
+  return wrapComm(ctx, split, out_comm, "comm_split");
+}
+
+int parc_rt_comm_rank(const parc_rt_comm_t *comm) {
+  return comm ? comm->rank : -1;
+}
+
+int parc_rt_comm_size(const parc_rt_comm_t *comm) {
+  return comm ? comm->size : 0;
+}
+
+parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
+  if (!comm)
+    return PARC_RT_OK;
+  parc_rt_context_t *ctx = comm->ctx;
+  if (comm == ctx->world)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "comm_release: the world communicator belongs to the context");
+  if (State *s = existingState())
+    PARC_RT_RETURN_IF_ERROR(synchronize(s, ctx->timeoutSeconds));
+  auto it = std::find(ctx->comms.begin(), ctx->comms.end(), comm);
+  if (it != ctx->comms.end())
+    ctx->comms.erase(it);
+  destroyComm(comm);
+  return PARC_RT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
+                                          const void *send, void *recv,
+                                          int64_t count, parc_rt_dtype_t dtype,
+                                          parc_rt_reduce_op_t op,
+                                          parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("all_reduce", comm, out_request, &s));
+  std::string what = describe("all_reduce", count, dtype, reduceOpName(op));
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
+  ncclRedOp_t nop;
+  PARC_RT_RETURN_IF_ERROR(ncclOp(what.c_str(), dtype, op, nop));
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (!comm->nccl)
+    PARC_RT_RETURN_IF_ERROR(localCopy(
+        s, recv, send, size_t(count) * parc_rt_dtype_size(dtype), what));
+  else
+    PARC_NCCL_RETURN_IF_ERROR(ncclAllReduce(send, recv, size_t(count), type,
+                                            nop, comm->nccl, s->comm),
+                              what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_all_reduce(parc_rt_comm_t *comm, const void *send,
+                                    void *recv, int64_t count,
+                                    parc_rt_dtype_t dtype,
+                                    parc_rt_reduce_op_t op) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_all_reduce_start(comm, send, recv, count, dtype, op, r);
+  });
+}
+
+parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
+                                          const void *send, void *recv,
+                                          int64_t send_count,
+                                          parc_rt_dtype_t dtype,
+                                          parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("all_gather", comm, out_request, &s));
+  std::string what = describe("all_gather", send_count, dtype);
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, send, "send"));
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, recv, "recv"));
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (!comm->nccl)
+    PARC_RT_RETURN_IF_ERROR(localCopy(
+        s, recv, send, size_t(send_count) * parc_rt_dtype_size(dtype), what));
+  else
+    PARC_NCCL_RETURN_IF_ERROR(ncclAllGather(send, recv, size_t(send_count),
+                                            type, comm->nccl, s->comm),
+                              what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_all_gather(parc_rt_comm_t *comm, const void *send,
+                                    void *recv, int64_t send_count,
+                                    parc_rt_dtype_t dtype) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_all_gather_start(comm, send, recv, send_count, dtype, r);
+  });
+}
+
+parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
+                                              const void *send, void *recv,
+                                              int64_t recv_count,
+                                              parc_rt_dtype_t dtype,
+                                              parc_rt_reduce_op_t op,
+                                              parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("reduce_scatter", comm, out_request, &s));
+  std::string what =
+      describe("reduce_scatter", recv_count, dtype, reduceOpName(op));
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, send, "send"));
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, recv, "recv"));
+  ncclRedOp_t nop;
+  PARC_RT_RETURN_IF_ERROR(ncclOp(what.c_str(), dtype, op, nop));
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (!comm->nccl)
+    PARC_RT_RETURN_IF_ERROR(localCopy(
+        s, recv, send, size_t(recv_count) * parc_rt_dtype_size(dtype), what));
+  else
+    PARC_NCCL_RETURN_IF_ERROR(ncclReduceScatter(send, recv, size_t(recv_count),
+                                                type, nop, comm->nccl, s->comm),
+                              what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_reduce_scatter(parc_rt_comm_t *comm, const void *send,
+                                        void *recv, int64_t recv_count,
+                                        parc_rt_dtype_t dtype,
+                                        parc_rt_reduce_op_t op) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_reduce_scatter_start(comm, send, recv, recv_count, dtype, op,
+                                        r);
+  });
+}
+
+parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
+                                          const void *send, void *recv,
+                                          int64_t count, parc_rt_dtype_t dtype,
+                                          parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all", comm, out_request, &s));
+  std::string what = describe("all_to_all", count, dtype);
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  const size_t block = size_t(count) * parc_rt_dtype_size(dtype);
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (!comm->nccl) {
+    PARC_RT_RETURN_IF_ERROR(localCopy(s, recv, send, block, what));
+  } else if (count > 0) {
+    PARC_NCCL_RETURN_IF_ERROR(ncclGroupStart(), what.c_str(), comm->nccl);
+    for (int peer = 0; peer < comm->size; ++peer) {
+      ncclSend(static_cast<const char *>(send) + peer * block, size_t(count),
+               type, peer, comm->nccl, s->comm);
+      ncclRecv(static_cast<char *>(recv) + peer * block, size_t(count), type,
+               peer, comm->nccl, s->comm);
+    }
+    // Errors of the calls inside a group surface at ncclGroupEnd.
+    PARC_NCCL_RETURN_IF_ERROR(ncclGroupEnd(), what.c_str(), comm->nccl);
+  }
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,
+                                    void *recv, int64_t count,
+                                    parc_rt_dtype_t dtype) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_all_to_all_start(comm, send, recv, count, dtype, r);
+  });
+}
+
+parc_rt_status_t parc_rt_all_to_all_v_start(
+    parc_rt_comm_t *comm, const void *send, const int64_t *send_counts,
+    const int64_t *send_displs, void *recv, const int64_t *recv_counts,
+    const int64_t *recv_displs, parc_rt_dtype_t dtype,
+    parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all_v", comm, out_request, &s));
+  if (!send_counts || !send_displs || !recv_counts || !recv_displs)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "all_to_all_v: counts and displacements are required");
+  const int n = comm->size;
+  const int64_t *arrays[4] = {send_counts, send_displs, recv_counts,
+                              recv_displs};
+  static const char *names[4] = {"send count", "send displacement",
+                                 "recv count", "recv displacement"};
+  int64_t sendTotal = 0, recvTotal = 0;
+  for (int a = 0; a < 4; ++a)
+    for (int i = 0; i < n; ++i)
+      if (arrays[a][i] < 0)
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "all_to_all_v: %s for rank %d is %lld, below 0", names[a],
+                    i, (long long)arrays[a][i]);
+  for (int i = 0; i < n; ++i) {
+    sendTotal = std::max(sendTotal, send_displs[i] + send_counts[i]);
+    recvTotal = std::max(recvTotal, recv_displs[i] + recv_counts[i]);
+  }
+  std::string what = describe("all_to_all_v", sendTotal, dtype);
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, sendTotal, send, "send"));
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recvTotal, recv, "recv"));
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  const size_t elem = parc_rt_dtype_size(dtype);
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (!comm->nccl) {
+    if (send_counts[0] != recv_counts[0])
+      return fail(PARC_RT_COMM_ERROR,
+                  "%s: rank 0 sends itself %lld elements but expects %lld",
+                  what.c_str(), (long long)send_counts[0],
+                  (long long)recv_counts[0]);
+    PARC_RT_RETURN_IF_ERROR(
+        localCopy(s, static_cast<char *>(recv) + recv_displs[0] * elem,
+                  static_cast<const char *>(send) + send_displs[0] * elem,
+                  size_t(send_counts[0]) * elem, what));
+    return started(s, comm, std::move(what), out_request);
+  }
+  PARC_NCCL_RETURN_IF_ERROR(ncclGroupStart(), what.c_str(), comm->nccl);
+  for (int peer = 0; peer < n; ++peer) {
+    if (send_counts[peer] > 0)
+      ncclSend(static_cast<const char *>(send) + send_displs[peer] * elem,
+               size_t(send_counts[peer]), type, peer, comm->nccl, s->comm);
+    if (recv_counts[peer] > 0)
+      ncclRecv(static_cast<char *>(recv) + recv_displs[peer] * elem,
+               size_t(recv_counts[peer]), type, peer, comm->nccl, s->comm);
+  }
+  PARC_NCCL_RETURN_IF_ERROR(ncclGroupEnd(), what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_all_to_all_v(parc_rt_comm_t *comm, const void *send,
+                                      const int64_t *send_counts,
+                                      const int64_t *send_displs, void *recv,
+                                      const int64_t *recv_counts,
+                                      const int64_t *recv_displs,
+                                      parc_rt_dtype_t dtype) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_all_to_all_v_start(comm, send, send_counts, send_displs,
+                                      recv, recv_counts, recv_displs, dtype, r);
+  });
+}
+
+parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
+                                    int64_t count, parc_rt_dtype_t dtype,
+                                    int peer, int tag,
+                                    parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("send", comm, out_request, &s));
+  std::string what = describe(
+      "send", count, dtype,
+      ("to rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
+          .c_str());
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "send"));
+  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm->size, peer, "destination"));
+  if (tag < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag is negative", what.c_str());
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  if (!comm->nccl)
+    return fail(PARC_RT_UNSUPPORTED,
+                "%s: a one-rank communicator has no peer to send to "
+                "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
+                what.c_str());
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  PARC_NCCL_RETURN_IF_ERROR(
+      ncclSend(buf, size_t(count), type, peer, comm->nccl, s->comm),
+      what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_send(parc_rt_comm_t *comm, const void *buf,
+                              int64_t count, parc_rt_dtype_t dtype, int peer,
+                              int tag) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_send_start(comm, buf, count, dtype, peer, tag, r);
+  });
+}
+
+parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
+                                    int64_t count, parc_rt_dtype_t dtype,
+                                    int peer, int tag,
+                                    parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("recv", comm, out_request, &s));
+  std::string what = describe(
+      "recv", count, dtype,
+      ("from rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
+          .c_str());
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "recv"));
+  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm->size, peer, "source"));
+  if (tag < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag is negative", what.c_str());
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  if (!comm->nccl)
+    return fail(PARC_RT_UNSUPPORTED,
+                "%s: a one-rank communicator has no peer to receive from "
+                "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
+                what.c_str());
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  PARC_NCCL_RETURN_IF_ERROR(
+      ncclRecv(buf, size_t(count), type, peer, comm->nccl, s->comm),
+      what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_recv(parc_rt_comm_t *comm, void *buf, int64_t count,
+                              parc_rt_dtype_t dtype, int peer, int tag) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_recv_start(comm, buf, count, dtype, peer, tag, r);
+  });
+}
+
+// A device-side barrier: a one-word all-reduce on the comm stream.
+parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
+                                       parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("barrier", comm, out_request, &s));
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, "barrier"));
+  void *word = comm->ctx->barrierWord;
+  if (comm->nccl)
+    PARC_NCCL_RETURN_IF_ERROR(ncclAllReduce(word, word, 1, ncclFloat32,
+                                            ncclSum, comm->nccl, s->comm),
+                              "barrier", comm->nccl);
+  return started(s, comm, "barrier", out_request);
+}
+
+// The host barrier the program driver times with: every rank's device work
+// is complete, then the ranks meet over MPI.
+parc_rt_status_t parc_rt_barrier(parc_rt_comm_t *comm) {
+  PARC_RT_RETURN_IF_ERROR(checkComm("barrier", comm));
+  parc_rt_context_t *ctx = comm->ctx;
+  if (State *s = existingState())
+    PARC_RT_RETURN_IF_ERROR(synchronize(s, ctx->timeoutSeconds));
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Ibarrier(comm->mpi, &request);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, "barrier");
+  return mpiWait(ctx, request, "barrier");
+}
+
+parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
+                                         int64_t count, parc_rt_dtype_t dtype,
+                                         int root,
+                                         parc_rt_request_t **out_request) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue("broadcast", comm, out_request, &s));
+  std::string what = describe("broadcast", count, dtype,
+                              ("root " + std::to_string(root)).c_str());
+  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "buf"));
+  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm->size, root, "root"));
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (comm->nccl)
+    PARC_NCCL_RETURN_IF_ERROR(ncclBroadcast(buf, buf, size_t(count), type,
+                                            root, comm->nccl, s->comm),
+                              what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out_request);
+}
+
+parc_rt_status_t parc_rt_broadcast(parc_rt_comm_t *comm, void *buf,
+                                   int64_t count, parc_rt_dtype_t dtype,
+                                   int root) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_broadcast_start(comm, buf, count, dtype, root, r);
+  });
+}
+
+parc_rt_status_t parc_rt_wait(parc_rt_request_t *request) {
+  if (!request)
+    return fail(PARC_RT_INVALID_ARGUMENT, "wait: request is null");
+  return waitOne(request);
+}
+
+parc_rt_status_t parc_rt_wait_all(int64_t count,
+                                  parc_rt_request_t *const *requests) {
+  if (count < 0 || (count > 0 && !requests))
+    return fail(PARC_RT_INVALID_ARGUMENT, "wait_all: no request array");
+  parc_rt_status_t first = PARC_RT_OK;
+  std::string firstMessage;
+  for (int64_t i = 0; i < count; ++i) {
+    if (!requests[i])
+      continue;
+    parc_rt_status_t s = waitOne(requests[i]);
+    if (s != PARC_RT_OK && first == PARC_RT_OK) {
+      first = s;
+      firstMessage = parc_rt_last_error();
+    }
+  }
+  if (first != PARC_RT_OK)
+    return fail(first, "%s", firstMessage.c_str());
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done) {
+  if (!request || !out_done)
+    return fail(PARC_RT_INVALID_ARGUMENT, "test: request or out_done is null");
+  cudaError_t e = cudaEventQuery(request->done);
+  if (e == cudaErrorNotReady) {
+    cudaGetLastError(); // "not ready" is recorded as the last error: clear it
+    *out_done = 0;
+    return commAsyncError(request->what.c_str());
+  }
+  if (e != cudaSuccess)
+    return cudaFail(e, request->what.c_str(), "cudaEventQuery");
+  *out_done = 1;
+  return PARC_RT_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,526 @@
+//===- elementwise.cu - Unary, broadcasting binary, where, cast, fill -----===//
+//
+// One kernel per dtype for each family, with the op as a runtime switch:
+// the switch is uniform across a launch, so it costs nothing next to the
+// memory traffic, and it keeps the number of instantiations (and nvcc time)
+// small. Which (op, dtype) pairs exist is decided on the host, with the cpu
+// backend's messages, before anything is launched. Broadcasting uses the
+// cpu backend's LoopNest to merge dims, then one flat index per element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels.cuh"
+
+#include <cstring>
+
+using namespace parc::rt;
+using namespace parc::rt::cuda;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+const char *unaryName(parc_rt_unary_op_t op) {
+  static const char *names[] = {
+      "neg",  "abs",       "exp",     "log",  "sqrt", "reciprocal",
+      "tanh", "erf",       "sigmoid", "relu", "not",  "silu",
+      "gelu", "gelu_tanh", "floor",   "ceil", "sin",  "cos"};
+  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "unary";
+}
+
+bool unarySupported(parc_rt_unary_op_t op, parc_rt_dtype_t dtype) {
+  switch (dtype) {
+  case PARC_RT_BOOL:
+    return op == PARC_RT_UNARY_NOT;
+  case PARC_RT_I64:
+  case PARC_RT_I32:
+  case PARC_RT_I8:
+    return op == PARC_RT_UNARY_NEG || op == PARC_RT_UNARY_ABS ||
+           op == PARC_RT_UNARY_RELU;
+  case PARC_RT_U8:
+    return false;
+  default: // float types
+    return unsigned(op) <= PARC_RT_UNARY_COS && op != PARC_RT_UNARY_NOT;
+  }
+}
+
+template <parc_rt_dtype_t D>
+__device__ typename Dev<D>::Compute unaryOp(int op,
+                                            typename Dev<D>::Compute v) {
+  using C = typename Dev<D>::Compute;
+  if constexpr (Dev<D>::kind == Kind::Bool) {
+    return C(v == 0);
+  } else if constexpr (Dev<D>::kind == Kind::Int) {
+    using U = std::make_unsigned_t<C>;
+    switch (op) {
+    case PARC_RT_UNARY_NEG: // through unsigned: -INT_MIN wraps, not UB
+      return C(U(0) - U(v));
+    case PARC_RT_UNARY_ABS:
+      if constexpr (std::is_signed_v<C>)
+        return v < 0 ? C(U(0) - U(v)) : v;
+      else
+        return v;
+    default: // RELU
+      return v > 0 ? v : C(0);
+    }
+  } else {
+    const C half = C(0.5), one = C(1);
+    switch (op) {
+    case PARC_RT_UNARY_NEG:
+      return -v;
+    case PARC_RT_UNARY_ABS:
+      return mabs(v);
+    case PARC_RT_UNARY_EXP:
+      return mexp(v);
+    case PARC_RT_UNARY_LOG:
+      return mlog(v);
+    case PARC_RT_UNARY_SQRT:
+      return msqrt(v);
+    case PARC_RT_UNARY_RECIPROCAL:
+      return one / v;
+    case PARC_RT_UNARY_TANH:
+      return mtanh(v);
+    case PARC_RT_UNARY_ERF:
+      return merf(v);
+    case PARC_RT_UNARY_SIGMOID:
+      return one / (one + mexp(-v));
+    case PARC_RT_UNARY_RELU:
+      return v > C(0) ? v : C(0);
+    case PARC_RT_UNARY_SILU:
+      return v / (one + mexp(-v));
+    case PARC_RT_UNARY_GELU:
+      return half * v * (one + merf(v * C(0.70710678118654752440)));
+    case PARC_RT_UNARY_GELU_TANH: {
+      const C inner = C(0.79788456080286535588) * (v + C(0.044715) * v * v * v);
+      return half * v * (one + mtanh(inner));
+    }
+    case PARC_RT_UNARY_FLOOR:
+      return mfloor(v);
+    case PARC_RT_UNARY_CEIL:
+      return mceil(v);
+    case PARC_RT_UNARY_SIN:
+      return msin(v);
+    default: // COS
+      return mcos(v);
+    }
+  }
+}
+
+template <parc_rt_dtype_t D>
+__global__ void unaryKernel(int op, const typename Dev<D>::Storage *x,
+                            typename Dev<D>::Storage *y, int64_t n) {
+  PARC_GRID_STRIDE(i, n) { y[i] = Dev<D>::store(unaryOp<D>(op, Dev<D>::load(x[i]))); }
+}
+
+//===----------------------------------------------------------------------===//
+// Binary
+//===----------------------------------------------------------------------===//
+
+const char *binaryName(parc_rt_binary_op_t op) {
+  static const char *names[] = {
+      "add",     "sub",           "mul",   "div",  "pow",
+      "min",     "max",           "equal", "less", "less_equal",
+      "greater", "greater_equal", "and",   "or",   "xor"};
+  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "binary";
+}
+
+bool isComparison(int op) {
+  return op >= PARC_RT_BINARY_EQUAL && op <= PARC_RT_BINARY_GREATER_EQUAL;
+}
+
+bool binarySupported(parc_rt_binary_op_t op, parc_rt_dtype_t dtype) {
+  if (isComparison(op))
+    return true;
+  if (dtype == PARC_RT_BOOL)
+    return op == PARC_RT_BINARY_AND || op == PARC_RT_BINARY_OR ||
+           op == PARC_RT_BINARY_XOR;
+  return unsigned(op) <= PARC_RT_BINARY_MAX;
+}
+
+template <typename C> __device__ C intPow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>)
+    if (exp < 0)
+      return base == 1 ? 1 : base == C(-1) ? ((exp & 1) ? C(-1) : 1) : 0;
+  C result = 1;
+  while (exp) {
+    if (exp & 1)
+      result = C(result * base);
+    base = C(base * base);
+    exp >>= 1;
+  }
+  return result;
+}
+
+template <parc_rt_dtype_t D>
+__device__ typename Dev<D>::Compute arith(int op, typename Dev<D>::Compute x,
+                                          typename Dev<D>::Compute y,
+                                          int64_t bIndex,
+                                          DeviceErrorRecord *err) {
+  using C = typename Dev<D>::Compute;
+  switch (op) {
+  case PARC_RT_BINARY_ADD:
+    return C(x + y);
+  case PARC_RT_BINARY_SUB:
+    return C(x - y);
+  case PARC_RT_BINARY_MUL:
+    return C(x * y);
+  case PARC_RT_BINARY_DIV:
+    if constexpr (Dev<D>::kind == Kind::Int) {
+      if (y == 0) {
+        recordFault(err, DeviceFault::DivisionByZero, FaultOp::Div, 0, bIndex,
+                    0, 0);
+        return C(0);
+      }
+      if constexpr (std::is_signed_v<C>)
+        if (y == C(-1)) // INT_MIN / -1 overflows
+          return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
+      return C(x / y);
+    } else {
+      return x / y;
+    }
+  case PARC_RT_BINARY_POW:
+    if constexpr (Dev<D>::kind == Kind::Int)
+      return intPow(x, y);
+    else
+      return mpow(x, y);
+  case PARC_RT_BINARY_MIN: // NaN propagates, as in numpy and ONNX
+    return (x < y || x != x) ? x : y;
+  default: // MAX
+    return (x > y || x != x) ? x : y;
+  }
+}
+
+template <parc_rt_dtype_t D>
+__global__ void binaryKernel(int op, Strided<3> s, int64_t n,
+                             const typename Dev<D>::Storage *a,
+                             const typename Dev<D>::Storage *b, void *out,
+                             DeviceErrorRecord *err) {
+  using C = typename Dev<D>::Compute;
+  PARC_GRID_STRIDE(i, n) {
+    int64_t off[3];
+    s.offsets(i, off);
+    const C x = Dev<D>::load(a[off[1]]), y = Dev<D>::load(b[off[2]]);
+    if (op >= PARC_RT_BINARY_EQUAL) {
+      bool r;
+      switch (op) {
+      case PARC_RT_BINARY_EQUAL:
+        r = x == y;
+        break;
+      case PARC_RT_BINARY_LESS:
+        r = x < y;
+        break;
+      case PARC_RT_BINARY_LESS_EQUAL:
+        r = x <= y;
+        break;
+      case PARC_RT_BINARY_GREATER:
+        r = x > y;
+        break;
+      case PARC_RT_BINARY_GREATER_EQUAL:
+        r = x >= y;
+        break;
+      case PARC_RT_BINARY_AND:
+        r = x && y;
+        break;
+      case PARC_RT_BINARY_OR:
+        r = x || y;
+        break;
+      default: // XOR
+        r = (x != 0) != (y != 0);
+        break;
+      }
+      static_cast<uint8_t *>(out)[off[0]] = uint8_t(r);
+    } else if constexpr (Dev<D>::kind != Kind::Bool) {
+      static_cast<typename Dev<D>::Storage *>(out)[off[0]] =
+          Dev<D>::store(arith<D>(op, x, y, off[2], err));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Where, cast, fill
+//===----------------------------------------------------------------------===//
+
+template <typename W>
+__global__ void whereKernel(Strided<4> s, int64_t n, const uint8_t *cond,
+                            const W *x, const W *y, W *out) {
+  PARC_GRID_STRIDE(i, n) {
+    int64_t off[4];
+    s.offsets(i, off);
+    out[off[0]] = cond[off[1]] ? x[off[2]] : y[off[3]];
+  }
+}
+
+/// Float to integer as parc_rt_cast documents: NaN -> 0, saturate,
+/// truncate toward zero.
+template <typename I> __device__ I saturating(double v) {
+  if (v != v)
+    return 0;
+  if (v <= double(std::numeric_limits<I>::lowest()))
+    return std::numeric_limits<I>::lowest();
+  if (v >= double(std::numeric_limits<I>::max()))
+    return std::numeric_limits<I>::max();
+  return I(v);
+}
+
+template <parc_rt_dtype_t From, parc_rt_dtype_t To>
+__device__ void castOne(typename Dev<From>::Compute v, void *y, int64_t i) {
+  using T = Dev<To>;
+  using TS = typename T::Storage;
+  using TC = typename T::Compute;
+  TS *out = static_cast<TS *>(y);
+  if constexpr (T::kind == Kind::Bool)
+    out[i] = TS(v != 0);
+  else if constexpr (T::kind == Kind::Int && Dev<From>::kind == Kind::Float)
+    out[i] = saturating<TS>(double(v));
+  else if constexpr (Dev<From>::kind == Kind::Bool)
+    out[i] = T::store(TC(v != 0));
+  else
+    out[i] = T::store(TC(v));
+}
+
+template <parc_rt_dtype_t From>
+__global__ void castKernel(const typename Dev<From>::Storage *x, int to,
+                           void *y, int64_t n) {
+  PARC_GRID_STRIDE(i, n) {
+    const auto v = Dev<From>::load(x[i]);
+    switch (to) {
+    case PARC_RT_F32:
+      castOne<From, PARC_RT_F32>(v, y, i);
+      break;
+    case PARC_RT_F16:
+      castOne<From, PARC_RT_F16>(v, y, i);
+      break;
+    case PARC_RT_BF16:
+      castOne<From, PARC_RT_BF16>(v, y, i);
+      break;
+    case PARC_RT_F64:
+      castOne<From, PARC_RT_F64>(v, y, i);
+      break;
+    case PARC_RT_I64:
+      castOne<From, PARC_RT_I64>(v, y, i);
+      break;
+    case PARC_RT_I32:
+      castOne<From, PARC_RT_I32>(v, y, i);
+      break;
+    case PARC_RT_I8:
+      castOne<From, PARC_RT_I8>(v, y, i);
+      break;
+    case PARC_RT_U8:
+      castOne<From, PARC_RT_U8>(v, y, i);
+      break;
+    default:
+      castOne<From, PARC_RT_BOOL>(v, y, i);
+      break;
+    }
+  }
+}
+
+/// `src` is the value on the device, or null for `value` (from the host).
+template <typename W>
+__global__ void fillKernel(W *dst, int64_t n, const W *src, W value) {
+  const W v = src ? *src : value;
+  PARC_GRID_STRIDE(i, n) { dst[i] = v; }
+}
+
+template <typename F> void visitWordType(size_t bytes, F &&f) {
+  switch (bytes) {
+  case 1:
+    return f(uint8_t{});
+  case 2:
+    return f(uint16_t{});
+  case 4:
+    return f(uint32_t{});
+  default:
+    return f(uint64_t{});
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
+                               const void *x, void *y, int64_t count) {
+  const char *name = unaryName(op);
+  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
+  if (count < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative count %lld", name,
+                (long long)count);
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, count));
+  if (!unarySupported(op, dtype))
+    return fail(PARC_RT_UNSUPPORTED, "unary '%s': dtype %s is not supported",
+                name, parc_rt_dtype_name(dtype));
+  if (count == 0)
+    return PARC_RT_OK;
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(name, &s));
+  visitDtype(
+      dtype,
+      [&](auto tag) {
+        constexpr parc_rt_dtype_t D = decltype(tag)::value;
+        using S = typename Dev<D>::Storage;
+        unaryKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
+            int(op), static_cast<const S *>(x), static_cast<S *>(y), count);
+      },
+      [] {});
+  return launched(s, name);
+}
+
+parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
+                                const void *a, int64_t a_rank,
+                                const int64_t *a_dims, const void *b,
+                                int64_t b_rank, const int64_t *b_dims,
+                                void *out, int64_t out_rank,
+                                const int64_t *out_dims) {
+  const char *name = binaryName(op);
+  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "a", a_rank, a_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "b", b_rank, b_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "out", out_rank, out_dims));
+  const int64_t ranks[] = {a_rank, b_rank};
+  const int64_t *dims[] = {a_dims, b_dims};
+  PARC_RT_RETURN_IF_ERROR(
+      checkBroadcastResult(name, 2, ranks, dims, out_rank, out_dims));
+  const int64_t n = numElements(out_rank, out_dims);
+  if (n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "a", a, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "b", b, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "out", out, n));
+  if (!binarySupported(op, dtype))
+    return fail(PARC_RT_UNSUPPORTED, "%s: dtype %s is not supported", name,
+                parc_rt_dtype_name(dtype));
+  int64_t outStrides[PARC_RT_MAX_RANK], aStrides[PARC_RT_MAX_RANK],
+      bStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(out_rank, out_dims, outStrides);
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "a", a_rank, a_dims, out_rank,
+                                           out_dims, aStrides));
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "b", b_rank, b_dims, out_rank,
+                                           out_dims, bStrides));
+  LoopNest<3> loop(out_rank, out_dims, {outStrides, aStrides, bStrides});
+  const Strided<3> strided = stridedFrom(loop);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(name, &s));
+  visitDtype(
+      dtype,
+      [&](auto tag) {
+        constexpr parc_rt_dtype_t D = decltype(tag)::value;
+        using S = typename Dev<D>::Storage;
+        binaryKernel<D><<<gridFor(n), 256, 0, s->compute>>>(
+            int(op), strided, n, static_cast<const S *>(a),
+            static_cast<const S *>(b), out, s->error);
+      },
+      [] {});
+  return launched(s, name);
+}
+
+parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
+                               int64_t cond_rank, const int64_t *cond_dims,
+                               const void *x, int64_t x_rank,
+                               const int64_t *x_dims, const void *y,
+                               int64_t y_rank, const int64_t *y_dims, void *out,
+                               int64_t out_rank, const int64_t *out_dims) {
+  const char *name = "where";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "cond", cond_rank, cond_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "x", x_rank, x_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "y", y_rank, y_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(name, "out", out_rank, out_dims));
+  const int64_t ranks[] = {cond_rank, x_rank, y_rank};
+  const int64_t *dims[] = {cond_dims, x_dims, y_dims};
+  PARC_RT_RETURN_IF_ERROR(
+      checkBroadcastResult(name, 3, ranks, dims, out_rank, out_dims));
+  const int64_t n = numElements(out_rank, out_dims);
+  if (n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "cond", cond, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, n));
+  PARC_RT_RETURN_IF_ERROR(checkData(name, "out", out, n));
+  int64_t strides[4][PARC_RT_MAX_RANK];
+  contiguousStrides(out_rank, out_dims, strides[0]);
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "cond", cond_rank, cond_dims,
+                                           out_rank, out_dims, strides[1]));
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "x", x_rank, x_dims, out_rank,
+                                           out_dims, strides[2]));
+  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "y", y_rank, y_dims, out_rank,
+                                           out_dims, strides[3]));
+  LoopNest<4> loop(out_rank, out_dims,
+                   {strides[0], strides[1], strides[2], strides[3]});
+  const Strided<4> strided = stridedFrom(loop);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(name, &s));
+  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+    using W = decltype(word);
+    whereKernel<W><<<gridFor(n), 256, 0, s->compute>>>(
+        strided, n, static_cast<const uint8_t *>(cond),
+        static_cast<const W *>(x), static_cast<const W *>(y),
+        static_cast<W *>(out));
+  });
+  return launched(s, name);
+}
+
+parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
+                              parc_rt_dtype_t to, void *y, int64_t count) {
+  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", from));
+  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", to));
+  if (count < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "cast: negative count %lld",
+                (long long)count);
+  PARC_RT_RETURN_IF_ERROR(checkData("cast", "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData("cast", "y", y, count));
+  if (count == 0)
+    return PARC_RT_OK;
+  if (from == to)
+    return x == y ? PARC_RT_OK
+                  : parc_rt_copy(y, x, size_t(count) * parc_rt_dtype_size(from));
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState("cast", &s));
+  visitDtype(
+      from,
+      [&](auto tag) {
+        constexpr parc_rt_dtype_t D = decltype(tag)::value;
+        castKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
+            static_cast<const typename Dev<D>::Storage *>(x), int(to), y,
+            count);
+      },
+      [] {});
+  return launched(s, "cast");
+}
+
+// `value` may be host or device memory (one element of dtype).
+parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
+                              const void *value) {
+  PARC_RT_RETURN_IF_ERROR(checkDtype("fill", dtype));
+  if (count < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "fill: negative count %lld",
+                (long long)count);
+  PARC_RT_RETURN_IF_ERROR(checkData("fill", "dst", dst, count));
+  PARC_RT_RETURN_IF_ERROR(checkData("fill", "value", value, count));
+  if (count == 0)
+    return PARC_RT_OK;
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState("fill", &s));
+  cudaPointerAttributes attributes;
+  bool onDevice = false;
+  if (cudaPointerGetAttributes(&attributes, value) == cudaSuccess)
+    onDevice = attributes.type == cudaMemoryTypeDevice ||
+               attributes.type == cudaMemoryTypeManaged;
+  else
+    cudaGetLastError();
+  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+    using W = decltype(word);
+    W v{};
+    if (!onDevice)
+      std::memcpy(&v, value, sizeof(W));
+    fillKernel<W><<<gridFor(count), 256, 0, s->compute>>>(
+        static_cast<W *>(dst), count,
+        onDevice ? static_cast<const W *>(value) : nullptr, v);
+  });
+  return launched(s, "fill");
+}
+
+} // extern "C"

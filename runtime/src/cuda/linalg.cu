@@ -1,0 +1,728 @@
+//===- linalg.cu - matmul, gemm, attention products, conv, max_pool -------===//
+//
+// Every product is a row-major GEMM handed to cuBLAS through the usual
+// transposition (row-major C = A B is column-major Cᵀ = Bᵀ Aᵀ): f32 in
+// IEEE f32 (TF32 only with PARC_RT_CUDA_TF32=1), f16/bf16 with f32
+// accumulation, f64 in f64; integer matmul (rare: shape arithmetic) uses a
+// plain kernel. Batches become one strided-batched call wherever the
+// strides allow: broadcast batch dims get stride 0, and grouped-query
+// attention folds the query heads that share a key/value head into the rows
+// of one GEMM, so K and V are never copied per query head. The common
+// linear layer (y = x Wᵀ + b) goes to cuBLASLt with the bias add fused as
+// an epilogue. Convolution is im2col + one GEMM per image (batched over
+// groups).
+//
+//===----------------------------------------------------------------------===//
+
+#include "../linalg_shapes.h"
+#include "kernels.cuh"
+
+#include <map>
+#include <tuple>
+
+using namespace parc::rt;
+using namespace parc::rt::cuda;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// GEMM dispatch
+//===----------------------------------------------------------------------===//
+
+/// C[b] = alpha op(A[b]) op(B[b]) + beta C[b], row-major, for b < batch.
+struct Gemm {
+  bool transA = false, transB = false;
+  int64_t m = 0, n = 0, k = 0;
+  const void *a = nullptr;
+  int64_t lda = 0, strideA = 0;
+  const void *b = nullptr;
+  int64_t ldb = 0, strideB = 0;
+  void *c = nullptr;
+  int64_t ldc = 0, strideC = 0;
+  int64_t batch = 1;
+  double alpha = 1, beta = 0;
+};
+
+/// Row-major leading dims of contiguous operands.
+Gemm contiguous(bool transA, bool transB, int64_t m, int64_t n, int64_t k) {
+  Gemm g;
+  g.transA = transA;
+  g.transB = transB;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = std::max<int64_t>(1, transA ? m : k);
+  g.ldb = std::max<int64_t>(1, transB ? k : n);
+  g.ldc = std::max<int64_t>(1, n);
+  g.strideA = m * k;
+  g.strideB = k * n;
+  g.strideC = m * n;
+  return g;
+}
+
+bool isFloat(parc_rt_dtype_t t) {
+  return t == PARC_RT_F32 || t == PARC_RT_F16 || t == PARC_RT_BF16 ||
+         t == PARC_RT_F64;
+}
+
+cudaDataType_t cudaType(parc_rt_dtype_t t) {
+  switch (t) {
+  case PARC_RT_F16:
+    return CUDA_R_16F;
+  case PARC_RT_BF16:
+    return CUDA_R_16BF;
+  case PARC_RT_F64:
+    return CUDA_R_64F;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+cublasComputeType_t computeType(State *s, parc_rt_dtype_t t) {
+  if (t == PARC_RT_F64)
+    return CUBLAS_COMPUTE_64F;
+  if (t == PARC_RT_F32 && s->tf32)
+    return CUBLAS_COMPUTE_32F_FAST_TF32;
+  return CUBLAS_COMPUTE_32F;
+}
+
+/// Integer GEMM: one thread per output element.
+template <typename T>
+__global__ void intGemmKernel(Gemm g) {
+  const int64_t total = g.batch * g.m * g.n;
+  const T *a = static_cast<const T *>(g.a);
+  const T *b = static_cast<const T *>(g.b);
+  T *c = static_cast<T *>(g.c);
+  PARC_GRID_STRIDE(e, total) {
+    const int64_t j = e % g.n, i = (e / g.n) % g.m, bi = e / (g.n * g.m);
+    const T *ab = a + bi * g.strideA, *bb = b + bi * g.strideB;
+    T acc = 0;
+    for (int64_t p = 0; p < g.k; ++p)
+      acc += (g.transA ? ab[p * g.lda + i] : ab[i * g.lda + p]) *
+             (g.transB ? bb[j * g.ldb + p] : bb[p * g.ldb + j]);
+    // matmul has alpha 1 and beta 0: keep integers exact then.
+    T &out = c[bi * g.strideC + i * g.ldc + j];
+    T v = g.alpha == 1 ? acc : T(double(acc) * g.alpha);
+    if (g.beta != 0)
+      v += T(double(out) * g.beta);
+    out = v;
+  }
+}
+
+parc_rt_status_t runGemm(State *s, const char *op, parc_rt_dtype_t dtype,
+                         const Gemm &g) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0)
+    return PARC_RT_OK;
+  if (dtype == PARC_RT_I32 || dtype == PARC_RT_I64) {
+    const int64_t total = g.batch * g.m * g.n;
+    if (dtype == PARC_RT_I32)
+      intGemmKernel<int32_t><<<gridFor(total), 256, 0, s->compute>>>(g);
+    else
+      intGemmKernel<int64_t><<<gridFor(total), 256, 0, s->compute>>>(g);
+    return launched(s, op);
+  }
+  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, g.m, g.n, g.k));
+  if (g.lda > kBlasMax || g.ldb > kBlasMax || g.ldc > kBlasMax ||
+      g.batch > kBlasMax)
+    return fail(PARC_RT_UNSUPPORTED,
+                "%s: leading dims or batch count exceed the cuBLAS integer "
+                "range",
+                op);
+  const cudaDataType_t type = cudaType(dtype);
+  const float alpha32 = float(g.alpha), beta32 = float(g.beta);
+  const void *alpha = &alpha32, *beta = &beta32;
+  if (dtype == PARC_RT_F64) {
+    alpha = &g.alpha;
+    beta = &g.beta;
+  }
+  // Column-major view: Cᵀ (n x m) = op(B)ᵀ op(A)ᵀ.
+  PARC_BLAS_RETURN_IF_ERROR(
+      cublasGemmStridedBatchedEx(
+          s->blas, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+          g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.n), int(g.m), int(g.k),
+          alpha, g.b, type, int(g.ldb), g.strideB, g.a, type, int(g.lda),
+          g.strideA, beta, g.c, type, int(g.ldc), g.strideC, int(g.batch),
+          computeType(s, dtype), CUBLAS_GEMM_DEFAULT),
+      op, "cublasGemmStridedBatchedEx");
+  cudaGetLastError(); // cuBLAS succeeded: nothing it left is ours to report
+  return PARC_RT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt: GEMM with a fused bias epilogue
+//===----------------------------------------------------------------------===//
+
+/// Largest power of two (<= 256) dividing the address.
+uint32_t alignmentOf(const void *p) {
+  uintptr_t v = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 1 && (v % a))
+    a /= 2;
+  return a;
+}
+
+/// A planned cuBLASLt matmul: descriptors and the algorithm the heuristic
+/// chose, kept per problem (shapes, types, alignments) for the process.
+struct LtPlan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t aLayout = nullptr, bLayout = nullptr, dLayout = nullptr;
+  cublasLtMatmulAlgo_t algo;
+  bool usable = false;
+};
+
+using LtKey = std::tuple<int, bool, bool, int64_t, int64_t, int64_t, uint32_t,
+                         uint32_t, uint32_t, uint32_t, int>;
+
+std::map<LtKey, LtPlan> &ltPlans() {
+  static std::map<LtKey, LtPlan> plans;
+  return plans;
+}
+
+/// Builds the plan; `usable` stays false when cuBLASLt has no algorithm.
+void planLt(State *s, parc_rt_dtype_t dtype, const Gemm &g, const void *bias,
+            LtPlan &p) {
+  const cudaDataType_t type = cudaType(dtype);
+  auto ok = [](cublasStatus_t st) { return st == CUBLAS_STATUS_SUCCESS; };
+  if (!ok(cublasLtMatmulDescCreate(&p.desc, computeType(s, dtype),
+                                   CUDA_R_32F)))
+    return;
+  // Operand order is swapped (column-major view): Lt's A is our B.
+  cublasOperation_t opA = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  if (!ok(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                         &opA, sizeof(opA))) ||
+      !ok(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                         &opB, sizeof(opB))) ||
+      !ok(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                         &epilogue, sizeof(epilogue))) ||
+      !ok(cublasLtMatmulDescSetAttribute(
+          p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))))
+    return;
+  // Stored matrices, column-major: B is (transB ? k x n : n x k), A is
+  // (transA ? m x k : k x m), D is n x m.
+  if (!ok(cublasLtMatrixLayoutCreate(&p.aLayout, type, g.transB ? g.k : g.n,
+                                     g.transB ? g.n : g.k, g.ldb)) ||
+      !ok(cublasLtMatrixLayoutCreate(&p.bLayout, type, g.transA ? g.m : g.k,
+                                     g.transA ? g.k : g.m, g.lda)) ||
+      !ok(cublasLtMatrixLayoutCreate(&p.dLayout, type, g.n, g.m, g.ldc)))
+    return;
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (!ok(cublasLtMatmulPreferenceCreate(&pref)))
+    return;
+  uint64_t workspace = s->workspaceBytes;
+  uint32_t alignB = alignmentOf(g.b), alignA = alignmentOf(g.a),
+           alignD = alignmentOf(g.c);
+  cublasLtMatmulHeuristicResult_t result = {};
+  int found = 0;
+  if (ok(cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+          sizeof(workspace))) &&
+      ok(cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB,
+          sizeof(alignB))) &&
+      ok(cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA,
+          sizeof(alignA))) &&
+      ok(cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD,
+          sizeof(alignD))) &&
+      ok(cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD,
+          sizeof(alignD))) &&
+      ok(cublasLtMatmulAlgoGetHeuristic(s->lt, p.desc, p.aLayout, p.bLayout,
+                                        p.dLayout, p.dLayout, pref, 1, &result,
+                                        &found)) &&
+      found > 0) {
+    p.algo = result.algo;
+    p.usable = true;
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+}
+
+/// y = alpha op(a) op(b) + bias (bias: n elements, one per column of y).
+/// False when cuBLASLt cannot do it; the caller falls back to cuBLAS.
+bool tryLtBias(State *s, parc_rt_dtype_t dtype, const Gemm &g,
+               const void *bias) {
+  if (!s->useLt || g.batch != 1 ||
+      (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16) ||
+      g.m > kBlasMax || g.n > kBlasMax || g.k > kBlasMax || g.k == 0)
+    return false;
+  const LtKey key{int(dtype),         g.transA,          g.transB,
+                  g.m,                g.n,               g.k,
+                  alignmentOf(g.a),   alignmentOf(g.b),  alignmentOf(g.c),
+                  alignmentOf(bias),  int(s->tf32)};
+  auto [it, fresh] = ltPlans().try_emplace(key);
+  LtPlan &p = it->second;
+  if (fresh)
+    planLt(s, dtype, g, bias, p);
+  if (!p.usable)
+    return false;
+  if (cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                     &bias,
+                                     sizeof(bias)) != CUBLAS_STATUS_SUCCESS)
+    return false;
+  const float alpha = float(g.alpha), beta = 0.0f;
+  if (cublasLtMatmul(s->lt, p.desc, &alpha, g.b, p.aLayout, g.a, p.bLayout,
+                     &beta, g.c, p.dLayout, g.c, p.dLayout, &p.algo,
+                     s->workspace, s->workspaceBytes,
+                     s->compute) != CUBLAS_STATUS_SUCCESS) {
+    p.usable = false; // do not try this problem again
+    cudaGetLastError();
+    return false;
+  }
+  cudaGetLastError(); // as after cuBLAS: nothing left behind is ours
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Small kernels around the GEMMs
+//===----------------------------------------------------------------------===//
+
+/// y *= beta (GEMMs with k = 0).
+template <parc_rt_dtype_t D>
+__global__ void scaleKernel(typename Dev<D>::Storage *y, int64_t n,
+                            double beta) {
+  using C = typename Dev<D>::Compute;
+  PARC_GRID_STRIDE(i, n) { y[i] = Dev<D>::store(C(Dev<D>::load(y[i]) * beta)); }
+}
+
+/// y[i, c, :] += bias[c] over planes of `plane` elements.
+template <parc_rt_dtype_t D>
+__global__ void biasKernel(typename Dev<D>::Storage *y,
+                           const typename Dev<D>::Storage *bias,
+                           int64_t channels, int64_t plane, int64_t n) {
+  using C = typename Dev<D>::Compute;
+  PARC_GRID_STRIDE(i, n) {
+    const int64_t c = (i / plane) % channels;
+    y[i] = Dev<D>::store(C(Dev<D>::load(y[i]) + Dev<D>::load(bias[c])));
+  }
+}
+
+/// A window's geometry in kernel arguments.
+struct DevWindow {
+  int spatial;
+  int64_t in[PARC_RT_MAX_RANK], kernel[PARC_RT_MAX_RANK], out[PARC_RT_MAX_RANK];
+  int64_t strides[PARC_RT_MAX_RANK], pads[PARC_RT_MAX_RANK],
+      dilations[PARC_RT_MAX_RANK];
+  int64_t inPlane, kernelCount, outCount;
+};
+
+DevWindow devWindow(const Window &w) {
+  DevWindow d;
+  d.spatial = int(w.spatial);
+  for (int64_t s = 0; s < w.spatial; ++s) {
+    d.in[s] = w.in[s];
+    d.kernel[s] = w.kernel[s];
+    d.out[s] = w.out[s];
+    d.strides[s] = w.strides[s];
+    d.pads[s] = w.padsBegin[s];
+    d.dilations[s] = w.dilations[s];
+  }
+  d.inPlane = numElements(w.spatial, w.in);
+  d.kernelCount = numElements(w.spatial, w.kernel);
+  d.outCount = numElements(w.spatial, w.out);
+  return d;
+}
+
+/// col[(c, kernel offset), out position] = x[c, window position] or 0.
+template <typename W>
+__global__ void im2colKernel(DevWindow w, int64_t channels, const W *x,
+                             W *col) {
+  const int64_t total = channels * w.kernelCount * w.outCount;
+  PARC_GRID_STRIDE(e, total) {
+    const int64_t o = e % w.outCount, row = e / w.outCount;
+    int64_t kIndex = row % w.kernelCount;
+    const int64_t c = row / w.kernelCount;
+    int64_t oRest = o, offset = 0, stride = 1;
+    bool inside = true;
+    for (int s = w.spatial - 1; s >= 0; --s) {
+      const int64_t os = oRest % w.out[s], ks = kIndex % w.kernel[s];
+      oRest /= w.out[s];
+      kIndex /= w.kernel[s];
+      const int64_t at = os * w.strides[s] + ks * w.dilations[s] - w.pads[s];
+      inside &= at >= 0 && at < w.in[s];
+      offset += at * stride;
+      stride *= w.in[s];
+    }
+    col[e] = inside ? x[c * w.inPlane + offset] : W{};
+  }
+}
+
+/// Max over each window; padding never wins.
+template <parc_rt_dtype_t D>
+__global__ void maxPoolKernel(DevWindow w, int64_t planes,
+                              const typename Dev<D>::Storage *x,
+                              typename Dev<D>::Storage *y) {
+  using C = typename Dev<D>::Compute;
+  const int64_t total = planes * w.outCount;
+  PARC_GRID_STRIDE(e, total) {
+    const int64_t p = e / w.outCount, o = e % w.outCount;
+    int64_t pos[PARC_RT_MAX_RANK]; // window origin, padding included
+    int64_t oRest = o;
+    for (int s = w.spatial - 1; s >= 0; --s) {
+      pos[s] = (oRest % w.out[s]) * w.strides[s] - w.pads[s];
+      oRest /= w.out[s];
+    }
+    const auto *plane = x + p * w.inPlane;
+    C best = lowestOf<C>();
+    for (int64_t kk = 0; kk < w.kernelCount; ++kk) {
+      int64_t kRest = kk, offset = 0, stride = 1;
+      bool inside = true;
+      for (int s = w.spatial - 1; s >= 0; --s) {
+        const int64_t at = pos[s] + (kRest % w.kernel[s]) * w.dilations[s];
+        kRest /= w.kernel[s];
+        inside &= at >= 0 && at < w.in[s];
+        offset += at * stride;
+        stride *= w.in[s];
+      }
+      if (inside) {
+        const C v = Dev<D>::load(plane[offset]);
+        if (v > best || v != v)
+          best = v;
+      }
+    }
+    y[e] = Dev<D>::store(best);
+  }
+}
+
+template <typename F> void visitWordType(size_t bytes, F &&f) {
+  switch (bytes) {
+  case 1:
+    return f(uint8_t{});
+  case 2:
+    return f(uint16_t{});
+  case 4:
+    return f(uint32_t{});
+  default:
+    return f(uint64_t{});
+  }
+}
+
+/// Attention products as one strided-batched GEMM over (batch, kv head):
+/// the `group` query heads of a kv head are consecutive rows of lhs/out.
+parc_rt_status_t attention(const char *op, parc_rt_dtype_t dtype,
+                           const AttentionDims &d, bool transRhs, float alpha,
+                           const void *lhs, const void *rhs, void *out) {
+  if (!isFloat(dtype))
+    return unsupportedDtype(op, dtype);
+  const int64_t group = d.heads / d.kvHeads;
+  const int64_t rows = group * d.rows;
+  if (rows * d.cols == 0 || d.batch * d.kvHeads == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "lhs", lhs, 1));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "rhs", rhs, 1));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, 1));
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  if (d.inner == 0) {
+    PARC_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(out, 0,
+                        size_t(d.batch * d.heads * d.rows * d.cols) *
+                            parc_rt_dtype_size(dtype),
+                        s->compute),
+        op, "cudaMemsetAsync");
+    return PARC_RT_OK;
+  }
+  Gemm g = contiguous(false, transRhs, rows, d.cols, d.inner);
+  g.a = lhs;
+  g.b = rhs;
+  g.c = out;
+  g.batch = d.batch * d.kvHeads;
+  g.alpha = alpha;
+  g.beta = 0;
+  return runGemm(s, op, dtype, g);
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
+                                int64_t a_rank, const int64_t *a_dims,
+                                const void *b, int64_t b_rank,
+                                const int64_t *b_dims, void *out,
+                                int64_t out_rank, const int64_t *out_dims) {
+  const char *op = "matmul";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "a", a_rank, a_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "b", b_rank, b_dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
+  MatmulShape ms;
+  PARC_RT_RETURN_IF_ERROR(
+      resolveMatmul(a_rank, a_dims, b_rank, b_dims, out_rank, out_dims, ms));
+  const int64_t aCount = numElements(a_rank, a_dims),
+                bCount = numElements(b_rank, b_dims),
+                outCount = numElements(out_rank, out_dims);
+  if (outCount == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, aCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, bCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outCount));
+  if (!isFloat(dtype) && dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
+    return unsupportedDtype(op, dtype);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  if (ms.k == 0) {
+    PARC_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(out, 0, size_t(outCount) * parc_rt_dtype_size(dtype),
+                        s->compute),
+        op, "cudaMemsetAsync");
+    return PARC_RT_OK;
+  }
+  const size_t elem = parc_rt_dtype_size(dtype);
+  if (ms.foldBatchIntoM) {
+    Gemm g = contiguous(false, false, ms.m * numElements(ms.batchRank, ms.batch),
+                        ms.n, ms.k);
+    g.a = a;
+    g.b = b;
+    g.c = out;
+    return runGemm(s, op, dtype, g);
+  }
+  // Broadcast batches: each run of the merged batch loop is one
+  // strided-batched call (stride 0 along a broadcast operand).
+  const int64_t aMat = ms.m * ms.k, bMat = ms.k * ms.n, oMat = ms.m * ms.n;
+  LoopNest<3> loop(ms.batchRank, ms.batch,
+                   {ms.outStrides, ms.aStrides, ms.bStrides});
+  const int64_t so = loop.innerStride(0), sa = loop.innerStride(1),
+                sb = loop.innerStride(2);
+  parc_rt_status_t status = PARC_RT_OK;
+  loop.run(
+      [&](const std::array<int64_t, 3> &off, int64_t count) {
+        if (status != PARC_RT_OK)
+          return;
+        Gemm g = contiguous(false, false, ms.m, ms.n, ms.k);
+        g.a = static_cast<const char *>(a) + off[1] * aMat * int64_t(elem);
+        g.b = static_cast<const char *>(b) + off[2] * bMat * int64_t(elem);
+        g.c = static_cast<char *>(out) + off[0] * oMat * int64_t(elem);
+        g.strideA = sa * aMat;
+        g.strideB = sb * bMat;
+        g.strideC = so * oMat;
+        g.batch = count;
+        status = runGemm(s, op, dtype, g);
+      },
+      std::numeric_limits<int64_t>::max());
+  return status;
+}
+
+parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
+                              const void *b, const void *c, int64_t c_rank,
+                              const int64_t *c_dims, void *y, int64_t m,
+                              int64_t n, int64_t k, int trans_a, int trans_b,
+                              float alpha, float beta) {
+  const char *op = "gemm";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  if (m < 0 || n < 0 || k < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "gemm: negative size M=%lld N=%lld K=%lld", (long long)m,
+                (long long)n, (long long)k);
+  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, m, n, k));
+  const int64_t yDims[2] = {m, n};
+  if (c) {
+    PARC_RT_RETURN_IF_ERROR(checkShape(op, "c", c_rank, c_dims));
+    int64_t unused[2];
+    PARC_RT_RETURN_IF_ERROR(
+        broadcastStrides(op, "c", c_rank, c_dims, 2, yDims, unused));
+  }
+  if (m == 0 || n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, m * k));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, k * n));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, m * n));
+  if (!isFloat(dtype))
+    return unsupportedDtype(op, dtype);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  const bool useC = c && beta != 0.0f;
+  Gemm g = contiguous(trans_a != 0, trans_b != 0, m, n, k);
+  g.a = a;
+  g.b = b;
+  g.c = y;
+  g.alpha = alpha;
+  // The linear layer: a bias row added to every row of y, fused.
+  const bool biasRow = useC && beta == 1.0f && c_rank >= 1 &&
+                       numElements(c_rank, c_dims) == n &&
+                       c_dims[c_rank - 1] == n;
+  if (biasRow && tryLtBias(s, dtype, g, c))
+    return PARC_RT_OK;
+  // y = broadcast(c), then the GEMM accumulates alpha AB on top with beta.
+  if (useC)
+    PARC_RT_RETURN_IF_ERROR(parc_rt_expand(dtype, c, c_rank, c_dims, y, 2, yDims));
+  if (k == 0) {
+    if (!useC) {
+      PARC_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(y, 0, size_t(m * n) * parc_rt_dtype_size(dtype),
+                          s->compute),
+          op, "cudaMemsetAsync");
+      return PARC_RT_OK;
+    }
+    visitDtype(
+        dtype,
+        [&](auto tag) {
+          constexpr parc_rt_dtype_t D = decltype(tag)::value;
+          if constexpr (Traits<D>::kind == Kind::Float)
+            scaleKernel<D><<<gridFor(m * n), 256, 0, s->compute>>>(
+                static_cast<typename Dev<D>::Storage *>(y), m * n,
+                double(beta));
+        },
+        [] {});
+    return launched(s, op);
+  }
+  g.beta = useC ? beta : 0.0;
+  return runGemm(s, op, dtype, g);
+}
+
+parc_rt_status_t parc_rt_attention_scores(
+    parc_rt_dtype_t dtype, const void *q, int64_t q_rank, const int64_t *q_dims,
+    const void *k, int64_t k_rank, const int64_t *k_dims, void *out,
+    int64_t out_rank, const int64_t *out_dims, float scale) {
+  const char *op = "attention_scores";
+  AttentionDims d;
+  PARC_RT_RETURN_IF_ERROR(resolveScores(op, q_rank, q_dims, k_rank, k_dims,
+                                        out_rank, out_dims, d));
+  return attention(op, dtype, d, /*transRhs=*/true, scale, q, k, out);
+}
+
+parc_rt_status_t parc_rt_attention_values(
+    parc_rt_dtype_t dtype, const void *p, int64_t p_rank, const int64_t *p_dims,
+    const void *v, int64_t v_rank, const int64_t *v_dims, void *out,
+    int64_t out_rank, const int64_t *out_dims) {
+  const char *op = "attention_values";
+  AttentionDims d;
+  PARC_RT_RETURN_IF_ERROR(resolveValues(op, p_rank, p_dims, v_rank, v_dims,
+                                        out_rank, out_dims, d));
+  return attention(op, dtype, d, /*transRhs=*/false, 1.0f, p, v, out);
+}
+
+parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
+                              int64_t rank, const int64_t *x_dims,
+                              const void *w, const int64_t *w_dims,
+                              const void *bias, int64_t group,
+                              const int64_t *strides, const int64_t *pads,
+                              const int64_t *dilations, void *y,
+                              const int64_t *y_dims) {
+  const char *op = "conv";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  Window win;
+  PARC_RT_RETURN_IF_ERROR(resolveConv(op, rank, x_dims, w_dims, group, strides,
+                                      pads, dilations, y_dims, win));
+  const int64_t batch = x_dims[0], cIn = x_dims[1], cOut = w_dims[0];
+  const int64_t xCount = numElements(rank, x_dims),
+                wCount = numElements(rank, w_dims),
+                yCount = numElements(rank, y_dims);
+  if (yCount == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "w", w, wCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
+  if (!isFloat(dtype))
+    return unsupportedDtype(op, dtype);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  const int64_t S = win.spatial;
+  const int64_t cInG = cIn / group, cOutG = cOut / group;
+  const DevWindow dw = devWindow(win);
+  const int64_t kDim = cInG * dw.kernelCount;
+  const size_t elem = parc_rt_dtype_size(dtype);
+  bool direct = true; // 1x1, stride 1, no padding: x already is im2col
+  for (int64_t i = 0; i < S; ++i)
+    direct &= win.kernel[i] == 1 && win.strides[i] == 1 &&
+              win.padsBegin[i] == 0 && win.padsEnd[i] == 0;
+  void *col = nullptr;
+  if (!direct)
+    PARC_RT_RETURN_IF_ERROR(
+        scratchAlloc(s, size_t(cIn * dw.kernelCount * dw.outCount) * elem, op,
+                     &col));
+  parc_rt_status_t status = PARC_RT_OK;
+  for (int64_t img = 0; img < batch && status == PARC_RT_OK; ++img) {
+    const char *xi = static_cast<const char *>(x) + img * cIn * dw.inPlane * int64_t(elem);
+    const void *matrix = xi;
+    if (!direct) {
+      visitWordType(elem, [&](auto word) {
+        using W = decltype(word);
+        im2colKernel<W>
+            <<<gridFor(cIn * dw.kernelCount * dw.outCount), 256, 0,
+               s->compute>>>(dw, cIn, reinterpret_cast<const W *>(xi),
+                             static_cast<W *>(col));
+      });
+      status = launched(s, op);
+      if (status != PARC_RT_OK)
+        break;
+      matrix = col;
+    }
+    // y[img, g] (cOutG x out) = w[g] (cOutG x kDim) . col[g] (kDim x out).
+    Gemm g = contiguous(false, false, cOutG, dw.outCount, kDim);
+    g.a = w;
+    g.strideA = cOutG * kDim;
+    g.b = matrix;
+    g.strideB = kDim * dw.outCount;
+    g.c = static_cast<char *>(y) + img * cOut * dw.outCount * int64_t(elem);
+    g.strideC = cOutG * dw.outCount;
+    g.batch = group;
+    if (kDim == 0) {
+      status = cudaMemsetAsync(g.c, 0, size_t(cOut * dw.outCount) * elem,
+                               s->compute) == cudaSuccess
+                   ? PARC_RT_OK
+                   : fail(PARC_RT_INTERNAL, "conv: cudaMemsetAsync failed");
+    } else {
+      status = runGemm(s, op, dtype, g);
+    }
+  }
+  scratchFree(s, col);
+  PARC_RT_RETURN_IF_ERROR(status);
+  if (!bias)
+    return PARC_RT_OK;
+  visitDtype(
+      dtype,
+      [&](auto tag) {
+        constexpr parc_rt_dtype_t D = decltype(tag)::value;
+        if constexpr (Traits<D>::kind == Kind::Float) {
+          using St = typename Dev<D>::Storage;
+          biasKernel<D><<<gridFor(yCount), 256, 0, s->compute>>>(
+              static_cast<St *>(y), static_cast<const St *>(bias), cOut,
+              dw.outCount, yCount);
+        }
+      },
+      [] {});
+  return launched(s, op);
+}
+
+parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
+                                  int64_t rank, const int64_t *x_dims,
+                                  const int64_t *kernel, const int64_t *strides,
+                                  const int64_t *pads, const int64_t *dilations,
+                                  void *y, const int64_t *y_dims) {
+  const char *op = "max_pool";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  Window win;
+  PARC_RT_RETURN_IF_ERROR(resolvePool(op, rank, x_dims, kernel, strides, pads,
+                                      dilations, y_dims, win));
+  const int64_t xCount = numElements(rank, x_dims),
+                yCount = numElements(rank, y_dims);
+  if (yCount == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
+  if (dtype == PARC_RT_BOOL)
+    return unsupportedDtype(op, dtype);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  const DevWindow dw = devWindow(win);
+  const int64_t planes = x_dims[0] * x_dims[1];
+  visitDtype(
+      dtype,
+      [&](auto tag) {
+        constexpr parc_rt_dtype_t D = decltype(tag)::value;
+        if constexpr (Traits<D>::kind != Kind::Bool) {
+          using St = typename Dev<D>::Storage;
+          maxPoolKernel<D><<<gridFor(planes * dw.outCount), 256, 0,
+                             s->compute>>>(dw, planes,
+                                           static_cast<const St *>(x),
+                                           static_cast<St *>(y));
+        }
+      },
+      [] {});
+  return launched(s, op);
+}
+
+} // extern "C"

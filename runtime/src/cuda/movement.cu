@@ -1,0 +1,593 @@
+//===- movement.cu - transpose, slice, concat/split, expand, gather, ... --===//
+//
+// As in the cpu backend, transpose, slice, expand, concat and split are one
+// strided copy of 1/2/4/8-byte words over a LoopNest-merged index space. A
+// copy that reads along one dim and writes along another (a real
+// transpose) goes through 32x32 shared-memory tiles so both sides stay
+// coalesced. Gather copies whole rows with the widest word that divides
+// them. ScatterElements gives each line along the scatter axis to one
+// thread: lines never share targets, so updates apply in index order (the
+// cpu backend's order, last update wins) without atomics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kernels.cuh"
+
+#include <cstring>
+
+using namespace parc::rt;
+using namespace parc::rt::cuda;
+
+namespace {
+
+template <typename F> void visitWordType(size_t bytes, F &&f) {
+  switch (bytes) {
+  case 1:
+    return f(uint8_t{});
+  case 2:
+    return f(uint16_t{});
+  case 4:
+    return f(uint32_t{});
+  default:
+    return f(uint64_t{});
+  }
+}
+
+template <typename W>
+__global__ void copyKernel(Strided<2> s, int64_t n, W *dst, const W *src) {
+  PARC_GRID_STRIDE(i, n) {
+    int64_t off[2];
+    s.offsets(i, off);
+    dst[off[0]] = src[off[1]];
+  }
+}
+
+/// The dims of a copy other than the two a tile spans.
+struct TileOuter {
+  int rank = 0;
+  int64_t dims[PARC_RT_MAX_RANK];
+  int64_t dstStrides[PARC_RT_MAX_RANK], srcStrides[PARC_RT_MAX_RANK];
+};
+
+constexpr int kTile = 32, kTileRows = 8;
+
+/// dst is contiguous along q (its inner dim), src along p: tile (p, q).
+template <typename W>
+__global__ void tiledCopyKernel(TileOuter outer, int64_t outerCount,
+                                int64_t rows, int64_t cols, int64_t dRow,
+                                int64_t sCol, W *dst, const W *src) {
+  __shared__ W tile[kTile][kTile + 1];
+  const int64_t i0 = int64_t(blockIdx.y) * kTile, j0 = int64_t(blockIdx.x) * kTile;
+  for (int64_t z = blockIdx.z; z < outerCount; z += gridDim.z) {
+    int64_t rest = z, dBase = 0, sBase = 0;
+    for (int d = outer.rank - 1; d >= 0; --d) {
+      const int64_t idx = rest % outer.dims[d];
+      rest /= outer.dims[d];
+      dBase += idx * outer.dstStrides[d];
+      sBase += idx * outer.srcStrides[d];
+    }
+    // Read: threadIdx.x walks p, along which src is contiguous.
+    const int64_t i = i0 + threadIdx.x;
+    for (int r = threadIdx.y; r < kTile; r += kTileRows) {
+      const int64_t j = j0 + r;
+      if (i < rows && j < cols)
+        tile[r][threadIdx.x] = src[sBase + i + j * sCol];
+    }
+    __syncthreads();
+    // Write: threadIdx.x walks q, along which dst is contiguous.
+    const int64_t j = j0 + threadIdx.x;
+    for (int r = threadIdx.y; r < kTile; r += kTileRows) {
+      const int64_t ii = i0 + r;
+      if (ii < rows && j < cols)
+        dst[dBase + ii * dRow + j] = tile[threadIdx.x][r];
+    }
+    __syncthreads();
+  }
+}
+
+/// dst[i] = src[i] over `dims`, each side with its own element strides
+/// (negative allowed: reversed slices). Issued on the compute stream.
+parc_rt_status_t stridedCopy(State *s, const char *op, size_t elemSize,
+                             int64_t rank, const int64_t *dims, void *dst,
+                             const int64_t *dstStrides, const void *src,
+                             const int64_t *srcStrides) {
+  LoopNest<2> loop(rank, dims, {dstStrides, srcStrides});
+  const int64_t n = loop.numElements();
+  if (n == 0)
+    return PARC_RT_OK;
+  const int q = loop.rank() - 1;
+  // A contiguous run on both sides is a memcpy.
+  if (loop.rank() == 1 && loop.innerStride(0) == 1 && loop.innerStride(1) == 1) {
+    PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, size_t(n) * elemSize,
+                                              cudaMemcpyDeviceToDevice,
+                                              s->compute),
+                              op, "cudaMemcpyAsync");
+    return PARC_RT_OK;
+  }
+  int p = -1;
+  if (loop.innerStride(0) == 1 && loop.innerStride(1) != 1 &&
+      loop.innerStride(1) != 0 && loop.dim(q) >= 8)
+    for (int d = q - 1; d >= 0; --d)
+      if (loop.stride(1, d) == 1 && loop.dim(d) >= 8 &&
+          (loop.dim(d) + kTile - 1) / kTile <= 65535) {
+        p = d;
+        break;
+      }
+  visitWordType(elemSize, [&](auto word) {
+    using W = decltype(word);
+    W *d = static_cast<W *>(dst);
+    const W *c = static_cast<const W *>(src);
+    if (p < 0) {
+      copyKernel<W><<<gridFor(n), 256, 0, s->compute>>>(stridedFrom(loop), n,
+                                                        d, c);
+      return;
+    }
+    TileOuter outer;
+    int64_t outerCount = 1;
+    for (int k = 0; k < q; ++k) {
+      if (k == p)
+        continue;
+      outer.dims[outer.rank] = loop.dim(k);
+      outer.dstStrides[outer.rank] = loop.stride(0, k);
+      outer.srcStrides[outer.rank] = loop.stride(1, k);
+      ++outer.rank;
+      outerCount *= loop.dim(k);
+    }
+    const int64_t rows = loop.dim(p), cols = loop.dim(q);
+    dim3 grid(unsigned((cols + kTile - 1) / kTile),
+              unsigned((rows + kTile - 1) / kTile),
+              unsigned(std::min<int64_t>(outerCount, 65535)));
+    tiledCopyKernel<W><<<grid, dim3(kTile, kTileRows), 0, s->compute>>>(
+        outer, outerCount, rows, cols, loop.stride(0, p), loop.stride(1, q), d,
+        c);
+  });
+  return launched(s, op);
+}
+
+//===----------------------------------------------------------------------===//
+// Gather, scatter, trilu
+//===----------------------------------------------------------------------===//
+
+/// out[o, j, :] = data[o, indices[j], :] in words of W (`inner` words a row).
+template <typename W>
+__global__ void gatherKernel(const W *data, W *out, int64_t outer,
+                             int64_t count, int64_t size, int64_t inner,
+                             const void *indices, bool i64, int64_t axis,
+                             DeviceErrorRecord *err) {
+  const int64_t n = outer * count * inner;
+  PARC_GRID_STRIDE(e, n) {
+    const int64_t i = e % inner, t = e / inner;
+    const int64_t j = t % count, o = t / count;
+    const int64_t idx =
+        loadIndex(indices, i64, j, size, axis, FaultOp::Gather, err);
+    out[e] = idx < 0 ? W{} : data[(o * size + idx) * inner + i];
+  }
+}
+
+struct ScatterShape {
+  int rank, axis;
+  int64_t indexDims[PARC_RT_MAX_RANK];
+  int64_t indexStrides[PARC_RT_MAX_RANK], dataStrides[PARC_RT_MAX_RANK];
+  int64_t axisSize; // data dims[axis]
+};
+
+template <parc_rt_dtype_t D>
+__device__ typename Dev<D>::Storage
+scatterCombine(int reduction, typename Dev<D>::Storage a,
+               typename Dev<D>::Storage b) {
+  using C = typename Dev<D>::Compute;
+  if constexpr (Dev<D>::kind == Kind::Bool) {
+    return b; // only NONE reaches here for bool
+  } else {
+    const C x = Dev<D>::load(a), y = Dev<D>::load(b);
+    switch (reduction) {
+    case PARC_RT_SCATTER_ADD:
+      return Dev<D>::store(C(x + y));
+    case PARC_RT_SCATTER_MUL:
+      return Dev<D>::store(C(x * y));
+    case PARC_RT_SCATTER_MAX:
+      return Dev<D>::store(x > y ? x : y);
+    case PARC_RT_SCATTER_MIN:
+      return Dev<D>::store(x < y ? x : y);
+    default:
+      return b;
+    }
+  }
+}
+
+/// One thread per line along the axis; updates in increasing index order.
+template <parc_rt_dtype_t D>
+__global__ void scatterKernel(ScatterShape sh, int64_t lines,
+                              const void *indices, bool i64,
+                              const typename Dev<D>::Storage *updates,
+                              typename Dev<D>::Storage *out, int reduction,
+                              DeviceErrorRecord *err) {
+  PARC_GRID_STRIDE(line, lines) {
+    int64_t rest = line, position = 0, target = 0;
+    for (int d = sh.rank - 1; d >= 0; --d) {
+      if (d == sh.axis)
+        continue;
+      const int64_t c = rest % sh.indexDims[d];
+      rest /= sh.indexDims[d];
+      position += c * sh.indexStrides[d];
+      target += c * sh.dataStrides[d];
+    }
+    for (int64_t j = 0; j < sh.indexDims[sh.axis]; ++j) {
+      const int64_t p = position + j * sh.indexStrides[sh.axis];
+      const int64_t idx = loadIndex(indices, i64, p, sh.axisSize, sh.axis,
+                                    FaultOp::ScatterElements, err);
+      if (idx < 0)
+        continue;
+      auto &t = out[target + idx * sh.dataStrides[sh.axis]];
+      t = scatterCombine<D>(reduction, t, updates[p]);
+    }
+  }
+}
+
+template <typename W>
+__global__ void triluKernel(const W *x, W *y, int64_t n, int64_t rows,
+                            int64_t cols, int64_t k, bool upper) {
+  PARC_GRID_STRIDE(e, n) {
+    const int64_t j = e % cols, i = (e / cols) % rows;
+    const bool keep = upper ? j - i >= k : j - i <= k;
+    y[e] = keep ? x[e] : W{};
+  }
+}
+
+parc_rt_status_t checkIndexDtype(const char *op, parc_rt_dtype_t dtype) {
+  if (dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: indices must be i32 or i64, got %s", op,
+                parc_rt_dtype_name(dtype));
+  return PARC_RT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+parc_rt_status_t parc_rt_transpose(parc_rt_dtype_t dtype, const void *x,
+                                   int64_t rank, const int64_t *dims,
+                                   const int64_t *perm, void *y) {
+  const char *op = "transpose";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  if (rank > 0 && !perm)
+    return fail(PARC_RT_INVALID_ARGUMENT, "transpose: perm is null");
+  bool seen[PARC_RT_MAX_RANK] = {};
+  for (int64_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]])
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "transpose: perm %s is not a permutation of rank %lld",
+                  shapeString(rank, perm).c_str(), (long long)rank);
+    seen[perm[i]] = true;
+  }
+  const int64_t count = numElements(rank, dims);
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  if (count == 0)
+    return PARC_RT_OK;
+  int64_t xStrides[PARC_RT_MAX_RANK], yDims[PARC_RT_MAX_RANK],
+      yStrides[PARC_RT_MAX_RANK], readStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, dims, xStrides);
+  for (int64_t i = 0; i < rank; ++i) {
+    yDims[i] = dims[perm[i]];
+    readStrides[i] = xStrides[perm[i]];
+  }
+  contiguousStrides(rank, yDims, yStrides);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  return stridedCopy(s, op, parc_rt_dtype_size(dtype), rank, yDims, y,
+                     yStrides, x, readStrides);
+}
+
+parc_rt_status_t parc_rt_slice(parc_rt_dtype_t dtype, const void *x,
+                               int64_t rank, const int64_t *dims,
+                               const int64_t *starts, const int64_t *steps,
+                               void *y, const int64_t *out_dims) {
+  const char *op = "slice";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", rank, out_dims));
+  if (rank > 0 && (!starts || !steps))
+    return fail(PARC_RT_INVALID_ARGUMENT, "slice: starts or steps is null");
+  const int64_t count = numElements(rank, out_dims);
+  if (count == 0)
+    return PARC_RT_OK;
+  int64_t xStrides[PARC_RT_MAX_RANK], readStrides[PARC_RT_MAX_RANK],
+      yStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, dims, xStrides);
+  contiguousStrides(rank, out_dims, yStrides);
+  int64_t base = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t last = starts[i] + (out_dims[i] - 1) * steps[i];
+    if (steps[i] == 0 || starts[i] < 0 || starts[i] >= dims[i] || last < 0 ||
+        last >= dims[i])
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "slice: dim %lld: start %lld step %lld for %lld elements "
+                  "leaves [0, %lld) of x %s",
+                  (long long)i, (long long)starts[i], (long long)steps[i],
+                  (long long)out_dims[i], (long long)dims[i],
+                  shapeString(rank, dims).c_str());
+    base += starts[i] * xStrides[i];
+    readStrides[i] = steps[i] * xStrides[i];
+  }
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  const size_t elem = parc_rt_dtype_size(dtype);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  return stridedCopy(s, op, elem, rank, out_dims, y, yStrides,
+                     static_cast<const char *>(x) + base * int64_t(elem),
+                     readStrides);
+}
+
+parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
+                                const void *const *inputs,
+                                const int64_t *axis_sizes, int64_t rank,
+                                const int64_t *out_dims, int64_t axis,
+                                void *out) {
+  const char *op = "concat";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", rank, out_dims));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  if (n < 1 || !inputs || !axis_sizes)
+    return fail(PARC_RT_INVALID_ARGUMENT, "concat: no inputs");
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (axis_sizes[i] < 0)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "concat: input %lld has negative size %lld", (long long)i,
+                  (long long)axis_sizes[i]);
+    total += axis_sizes[i];
+  }
+  if (total != out_dims[a])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "concat: input sizes along axis %lld sum to %lld, output %s "
+                "has %lld",
+                (long long)axis, (long long)total,
+                shapeString(rank, out_dims).c_str(), (long long)out_dims[a]);
+  const size_t elem = parc_rt_dtype_size(dtype);
+  int64_t outStrides[PARC_RT_MAX_RANK], inDims[PARC_RT_MAX_RANK],
+      inStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, out_dims, outStrides);
+  std::copy(out_dims, out_dims + rank, inDims);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    inDims[a] = axis_sizes[i];
+    const int64_t count = numElements(rank, inDims);
+    if (count > 0) {
+      if (!inputs[i] || !out)
+        return fail(PARC_RT_INVALID_ARGUMENT, "concat: input %lld is null",
+                    (long long)i);
+      contiguousStrides(rank, inDims, inStrides);
+      PARC_RT_RETURN_IF_ERROR(stridedCopy(
+          s, op, elem, rank, inDims,
+          static_cast<char *>(out) + offset * outStrides[a] * int64_t(elem),
+          outStrides, inputs[i], inStrides));
+    }
+    offset += axis_sizes[i];
+  }
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
+                               int64_t rank, const int64_t *dims, int64_t axis,
+                               int64_t n, const int64_t *axis_sizes,
+                               void *const *outputs) {
+  const char *op = "split";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  if (n < 1 || !outputs || !axis_sizes)
+    return fail(PARC_RT_INVALID_ARGUMENT, "split: no outputs");
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (axis_sizes[i] < 0)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "split: output %lld has negative size %lld", (long long)i,
+                  (long long)axis_sizes[i]);
+    total += axis_sizes[i];
+  }
+  if (total != dims[a])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "split: output sizes along axis %lld sum to %lld, x %s has "
+                "%lld",
+                (long long)axis, (long long)total,
+                shapeString(rank, dims).c_str(), (long long)dims[a]);
+  const size_t elem = parc_rt_dtype_size(dtype);
+  int64_t xStrides[PARC_RT_MAX_RANK], outDims[PARC_RT_MAX_RANK],
+      outStrides[PARC_RT_MAX_RANK];
+  contiguousStrides(rank, dims, xStrides);
+  std::copy(dims, dims + rank, outDims);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    outDims[a] = axis_sizes[i];
+    const int64_t count = numElements(rank, outDims);
+    if (count > 0) {
+      if (!outputs[i] || !x)
+        return fail(PARC_RT_INVALID_ARGUMENT, "split: output %lld is null",
+                    (long long)i);
+      contiguousStrides(rank, outDims, outStrides);
+      PARC_RT_RETURN_IF_ERROR(stridedCopy(
+          s, op, elem, rank, outDims, outputs[i], outStrides,
+          static_cast<const char *>(x) + offset * xStrides[a] * int64_t(elem),
+          xStrides));
+    }
+    offset += axis_sizes[i];
+  }
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,
+                                int64_t rank, const int64_t *dims, void *y,
+                                int64_t out_rank, const int64_t *out_dims) {
+  const char *op = "expand";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
+  int64_t readStrides[PARC_RT_MAX_RANK], yStrides[PARC_RT_MAX_RANK];
+  PARC_RT_RETURN_IF_ERROR(
+      broadcastStrides(op, "x", rank, dims, out_rank, out_dims, readStrides));
+  const int64_t count = numElements(out_rank, out_dims);
+  if (count == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  contiguousStrides(out_rank, out_dims, yStrides);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  return stridedCopy(s, op, parc_rt_dtype_size(dtype), out_rank, out_dims, y,
+                     yStrides, x, readStrides);
+}
+
+parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
+                                int64_t rank, const int64_t *dims, int64_t axis,
+                                parc_rt_dtype_t index_dtype,
+                                const void *indices, int64_t index_rank,
+                                const int64_t *index_dims, void *out) {
+  const char *op = "gather";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", index_rank, index_dims));
+  if (rank == 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "gather: data must have rank >= 1");
+  if (rank - 1 + index_rank > PARC_RT_MAX_RANK)
+    return fail(PARC_RT_INVALID_ARGUMENT, "gather: output rank exceeds %d",
+                PARC_RT_MAX_RANK);
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  PARC_RT_RETURN_IF_ERROR(checkIndexDtype(op, index_dtype));
+  const int64_t outer = numElements(a, dims), size = dims[a],
+                inner = numElements(rank - a - 1, dims + a + 1);
+  const int64_t count = numElements(index_rank, index_dims);
+  if (outer * count * inner == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, outer * size * inner));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outer * count * inner));
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  // Rows are raw bytes: move them in the widest word that divides the row
+  // and both base addresses.
+  const size_t rowBytes = size_t(inner) * parc_rt_dtype_size(dtype);
+  const uintptr_t bases = reinterpret_cast<uintptr_t>(data) |
+                          reinterpret_cast<uintptr_t>(out);
+  size_t word = 16;
+  while (word > parc_rt_dtype_size(dtype) && (rowBytes % word || bases % word))
+    word /= 2;
+  const int64_t words = int64_t(rowBytes / word);
+  const int64_t n = outer * count * words;
+  const bool i64 = index_dtype == PARC_RT_I64;
+  auto launch = [&](auto w) {
+    using W = decltype(w);
+    gatherKernel<W><<<gridFor(n), 256, 0, s->compute>>>(
+        static_cast<const W *>(data), static_cast<W *>(out), outer, count,
+        size, words, indices, i64, axis, s->error);
+  };
+  if (word == 16)
+    launch(uint4{});
+  else
+    visitWordType(word, launch);
+  return launched(s, op);
+}
+
+parc_rt_status_t
+parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
+                         const int64_t *dims, int64_t axis,
+                         parc_rt_dtype_t index_dtype, const void *indices,
+                         const int64_t *index_dims, const void *updates,
+                         parc_rt_scatter_reduction_t reduction, void *out) {
+  const char *op = "scatter_elements";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", rank, index_dims));
+  if (rank == 0)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "scatter_elements: data must have rank >= 1");
+  if (unsigned(reduction) > PARC_RT_SCATTER_MIN)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "scatter_elements: invalid reduction %d", int(reduction));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  PARC_RT_RETURN_IF_ERROR(checkIndexDtype(op, index_dtype));
+  for (int64_t i = 0; i < rank; ++i)
+    if (index_dims[i] > dims[i] && i != a)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "scatter_elements: indices %s exceed data %s outside axis "
+                  "%lld",
+                  shapeString(rank, index_dims).c_str(),
+                  shapeString(rank, dims).c_str(), (long long)axis);
+  const int64_t dataCount = numElements(rank, dims);
+  const int64_t count = numElements(rank, index_dims);
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, dataCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, dataCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "updates", updates, count));
+  if (dtype == PARC_RT_BOOL && reduction != PARC_RT_SCATTER_NONE)
+    return unsupportedDtype(op, dtype);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  if (out != data && dataCount > 0)
+    PARC_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(out, data, size_t(dataCount) * parc_rt_dtype_size(dtype),
+                        cudaMemcpyDeviceToDevice, s->compute),
+        op, "cudaMemcpyAsync");
+  if (count == 0)
+    return PARC_RT_OK;
+  ScatterShape sh;
+  sh.rank = int(rank);
+  sh.axis = int(a);
+  sh.axisSize = dims[a];
+  std::copy(index_dims, index_dims + rank, sh.indexDims);
+  contiguousStrides(rank, index_dims, sh.indexStrides);
+  contiguousStrides(rank, dims, sh.dataStrides);
+  const int64_t lines = count / index_dims[a];
+  const bool i64 = index_dtype == PARC_RT_I64;
+  visitDtype(
+      dtype,
+      [&](auto tag) {
+        constexpr parc_rt_dtype_t D = decltype(tag)::value;
+        using S = typename Dev<D>::Storage;
+        scatterKernel<D><<<gridFor(lines, 128), 128, 0, s->compute>>>(
+            sh, lines, indices, i64, static_cast<const S *>(updates),
+            static_cast<S *>(out), int(reduction), s->error);
+      },
+      [] {});
+  return launched(s, op);
+}
+
+parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
+                               int64_t rank, const int64_t *dims, int64_t k,
+                               int upper, void *y) {
+  const char *op = "trilu";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  if (rank < 2)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "trilu: x must have rank >= 2, got %s",
+                shapeString(rank, dims).c_str());
+  const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+  const int64_t count = numElements(rank, dims);
+  if (count == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+    using W = decltype(word);
+    triluKernel<W><<<gridFor(count), 256, 0, s->compute>>>(
+        static_cast<const W *>(x), static_cast<W *>(y), count, rows, cols, k,
+        upper != 0);
+  });
+  return launched(s, op);
+}
+
+} // extern "C"
