@@ -19,12 +19,14 @@ mkdir -p "$log"
 
 # lit reports its own counts; the suites below count as one test each.
 echo "== lit"
-/usr/lib/llvm-22/bin/lit -sv build/test 2>&1 | tee "$log/lit.txt" | grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|Total|Passed|Failed' || true
+/usr/lib/llvm-22/bin/lit -sv --show-unsupported build/test 2>&1 | tee "$log/lit.txt" | grep -E '^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|Total|Passed|Failed' || true
 count() { grep -E "^ *$1 *:" "$log/lit.txt" | grep -oE '[0-9]+' | head -1; }
 lit_pass=$(count 'Passed'); lit_fail=0
 for kind in Failed 'Unresolved' 'Timed Out' 'Unexpectedly Passed'; do
   n=$(count "$kind"); lit_fail=$((lit_fail + ${n:-0}))
 done
+# Unsupported lit tests (e.g. REQUIRES: cuda without a GPU) are skips.
+skipped=$(count 'Unsupported'); skipped=${skipped:-0}
 passed=$((passed + ${lit_pass:-0})) failed=$((failed + lit_fail))
 [ -n "$lit_pass" ] || { echo "lit did not run"; failed=$((failed + 1)); }
 
@@ -69,8 +71,15 @@ counted() {
 }
 counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models --work build/e2e --tp 1 2 4
+counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
+  --generated build/models --work build/e2e --tp 1 2 --dtype bf16
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 
-echo "$passed passed, $failed failed"
+if [ "$skipped" -gt 0 ]; then
+  grep -E '^UNSUPPORTED:' "$log/lit.txt" || true
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
 [ "$failed" -eq 0 ]

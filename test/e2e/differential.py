@@ -11,7 +11,8 @@ divisors where the model divides by an input), `parc compile --tp N` +
 
 For the dense generated models with tp > 1 the manifest's communication
 bytes must also equal Megatron's analytic count, computed here from the
-model's configuration: two all-reduces of batch·seq·hidden f32 per layer.
+model's configuration: two all-reduces of batch·seq·hidden elements per
+layer.
 
 Prints one table row per model and `N passed, N failed`; exits 1 on any
 failure. Expected values come from onnxruntime, never from parc.
@@ -55,11 +56,11 @@ def generated_spec(config_path):
     analytic = None
     if not c.get("experts"):
         # Per layer: one all-reduce after attention, one after the MLP, of
-        # batch·seq·hidden f32 each. Attention whose key/value heads do not
-        # divide by tp stays replicated (no KV-head replication yet), which
-        # leaves the MLP's one.
-        analytic = lambda tp: c["layers"] * (1 + (c["kv_heads"] % tp == 0)) * \
-            c["batch"] * c["seq"] * c["hidden"] * 4
+        # batch·seq·hidden elements of the compute dtype each. Attention
+        # whose key/value heads do not divide by tp stays replicated (no
+        # KV-head replication yet), which leaves the MLP's one.
+        analytic = lambda tp, elem_bytes: c["layers"] * (1 + (c["kv_heads"] % tp == 0)) * \
+            c["batch"] * c["seq"] * c["hidden"] * elem_bytes
     shapes, ints, binary = {}, {}, []
     for name in cfg["inputs"]:
         shapes[name] = [c["batch"], c["seq"]]
@@ -115,7 +116,7 @@ def check(name, model_path, spec, args, log, tp):
     compiled = os.path.join(work, "out")
     start = time.time()
     run([os.path.join(args.tools, "parc"), "compile", model_path, "-o", compiled,
-         "--quiet", f"--tp={tp}"] + shape_flags, log)
+         "--quiet", f"--tp={tp}", f"--dtype={args.dtype}"] + shape_flags, log)
     run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
          os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()], log)
     seconds = time.time() - start
@@ -124,7 +125,8 @@ def check(name, model_path, spec, args, log, tp):
         sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), log)
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
     if tp > 1 and spec.get("comm_bytes") is not None:
-        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp)
+        elem_bytes = 4 if args.dtype == "f32" else 2
+        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp, elem_bytes)
         if got != want:
             raise RuntimeError(f"all-reduced {got} B per forward, Megatron's count is {want} B")
     worst_abs, worst_rel = 0.0, 0.0
@@ -146,11 +148,17 @@ def main():
     p.add_argument("--tools", required=True, help="directory with parc and parc-run")
     p.add_argument("--generated", required=True, help="directory of generated models (.onnx + .json)")
     p.add_argument("--work", required=True)
-    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
+                   help="compute dtype (the reference stays onnxruntime in f32)")
+    p.add_argument("--rtol", type=float, default=None,
+                   help="default 1e-4 for f32; 3e-2 for bf16 (unit roundoff 3.9e-3, compounded over layers and bf16 all-reduces); 4e-3 for f16")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", nargs="*")
     p.add_argument("--tp", type=int, nargs="+", default=[1], help="tensor-parallel degrees")
     args = p.parse_args()
+    if args.rtol is None:
+        args.rtol = {"f32": 1e-4, "bf16": 3e-2, "f16": 4e-3}[args.dtype]
+    args.work = os.path.join(args.work, args.dtype)
     os.makedirs(args.work, exist_ok=True)
 
     models = [(n, os.path.join(SHARED, n + ".onnx"), s) for n, s in SHARED_MODELS.items()]
@@ -175,7 +183,8 @@ def main():
             print(f"{name:<52} {tp:>2} {row}", flush=True)
             passed += ok
             failed += not ok
-    print(f"differential (parc cpu vs onnxruntime, rtol {args.rtol}): {passed} passed, {failed} failed")
+    print(f"differential (parc cpu {args.dtype} vs onnxruntime f32, rtol {args.rtol}): "
+          f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

@@ -9,6 +9,7 @@
 
 #include "../linalg_shapes.h"
 #include "blas.h"
+#include "half.h"
 #include "shape.h"
 
 using namespace parc::rt;
@@ -41,6 +42,12 @@ parc_rt_attention_scores(parc_rt_dtype_t dtype, const void *q, int64_t q_rank,
   AttentionDims d;
   PARC_RT_RETURN_IF_ERROR(resolveScores(op, q_rank, q_dims, k_rank, k_dims,
                                         out_rank, out_dims, d));
+  if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16)
+    return viaF32(dtype, numElements(4, q_dims), q, numElements(4, k_dims), k,
+                  numElements(4, out_dims), out,
+                  [&](const float *fq, const float *fk, float *fo) {
+                    batched(d, /*transRhs=*/true, scale, fq, fk, fo);
+                  });
   if (dtype != PARC_RT_F32)
     return unsupportedDtype(op, dtype);
   batched(d, /*transRhs=*/true, scale, static_cast<const float *>(q),
@@ -57,6 +64,12 @@ parc_rt_attention_values(parc_rt_dtype_t dtype, const void *p, int64_t p_rank,
   AttentionDims d;
   PARC_RT_RETURN_IF_ERROR(resolveValues(op, p_rank, p_dims, v_rank, v_dims,
                                         out_rank, out_dims, d));
+  if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16)
+    return viaF32(dtype, numElements(4, p_dims), p, numElements(4, v_dims), v,
+                  numElements(4, out_dims), out,
+                  [&](const float *fp, const float *fv, float *fo) {
+                    batched(d, /*transRhs=*/false, 1.0f, fp, fv, fo);
+                  });
   if (dtype != PARC_RT_F32)
     return unsupportedDtype(op, dtype);
   batched(d, /*transRhs=*/false, 1.0f, static_cast<const float *>(p),
@@ -109,13 +122,25 @@ parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
   std::array<int64_t, PARC_RT_MAX_RANK> cs{}, ss{};
   PARC_RT_RETURN_IF_ERROR(strides(cos_rank, cos_dims, "cos", cs));
   PARC_RT_RETURN_IF_ERROR(strides(sin_rank, sin_dims, "sin", ss));
-  if (dtype != PARC_RT_F32)
+  // Half types widen to f32 (and the result narrows back) around the loop.
+  const bool half = dtype == PARC_RT_F16 || dtype == PARC_RT_BF16;
+  if (!half && dtype != PARC_RT_F32)
     return unsupportedDtype(op, dtype);
-  const float *xf = static_cast<const float *>(x);
-  const float *cf = static_cast<const float *>(cos);
-  const float *sf = static_cast<const float *>(sin);
-  float *yf = static_cast<float *>(y);
-  int64_t width = x_dims[x_rank - 1], half = width / 2;
+  int64_t xn = numElements(x_rank, x_dims), cn = numElements(cos_rank, cos_dims),
+          sn = numElements(sin_rank, sin_dims);
+  std::vector<float> wide;
+  if (half) {
+    wide.resize(2 * xn + cn + sn);
+    const bool bf16 = dtype == PARC_RT_BF16;
+    halfToF32(bf16, static_cast<const uint16_t *>(x), wide.data(), xn);
+    halfToF32(bf16, static_cast<const uint16_t *>(cos), wide.data() + xn, cn);
+    halfToF32(bf16, static_cast<const uint16_t *>(sin), wide.data() + xn + cn, sn);
+  }
+  const float *xf = half ? wide.data() : static_cast<const float *>(x);
+  const float *cf = half ? wide.data() + xn : static_cast<const float *>(cos);
+  const float *sf = half ? wide.data() + xn + cn : static_cast<const float *>(sin);
+  float *yf = half ? wide.data() + xn + cn + sn : static_cast<float *>(y);
+  int64_t width = x_dims[x_rank - 1], halfWidth = width / 2;
   int64_t rows = numElements(x_rank - 1, x_dims);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t rem = r, co = 0, so = 0;
@@ -128,9 +153,11 @@ parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
     const float *xr = xf + r * width;
     float *yr = yf + r * width;
     for (int64_t j = 0; j < width; ++j) {
-      float rotated = j < half ? -xr[j + half] : xr[j - half];
+      float rotated = j < halfWidth ? -xr[j + halfWidth] : xr[j - halfWidth];
       yr[j] = xr[j] * cf[co + j] + rotated * sf[so + j];
     }
   }
+  if (half)
+    f32ToHalf(dtype == PARC_RT_BF16, yf, static_cast<uint16_t *>(y), xn);
   return PARC_RT_OK;
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtype_traits.h"
+#include "fastmath.h"
 #include "shape.h"
 
 #include <cstring>
@@ -39,8 +40,13 @@ parc_rt_status_t unaryLoop(const void *x, void *y, int64_t n, F f) {
   const S *in = static_cast<const S *>(x);
   S *out = static_cast<S *>(y);
   parallelRanges(n, kGrain, [&](int64_t begin, int64_t end) {
+    // Local copies: through the captures, every store could alias the
+    // pointers themselves and the loop would not vectorise.
+    const S *src = in;
+    S *dst = out;
+    auto op = f;
     for (int64_t i = begin; i < end; ++i)
-      out[i] = Tr::store(f(Tr::load(in[i])));
+      dst[i] = Tr::store(op(Tr::load(src[i])));
   });
   return PARC_RT_OK;
 }
@@ -81,7 +87,7 @@ parc_rt_status_t unaryTyped(parc_rt_unary_op_t op, const void *x, void *y,
     case PARC_RT_UNARY_ABS:
       return run([](C v) { return std::fabs(v); });
     case PARC_RT_UNARY_EXP:
-      return run([](C v) { return std::exp(v); });
+      return run([](C v) { return vexp(v); });
     case PARC_RT_UNARY_LOG:
       return run([](C v) { return std::log(v); });
     case PARC_RT_UNARY_SQRT:
@@ -89,25 +95,25 @@ parc_rt_status_t unaryTyped(parc_rt_unary_op_t op, const void *x, void *y,
     case PARC_RT_UNARY_RECIPROCAL:
       return run([=](C v) { return one / v; });
     case PARC_RT_UNARY_TANH:
-      return run([](C v) { return std::tanh(v); });
+      return run([](C v) { return vtanh(v); });
     case PARC_RT_UNARY_ERF:
       return run([](C v) { return std::erf(v); });
     case PARC_RT_UNARY_SIGMOID:
       // exp(-v) overflows to inf for very negative v: 1/inf = 0 is right.
-      return run([=](C v) { return one / (one + std::exp(-v)); });
+      return run([=](C v) { return one / (one + vexp(-v)); });
     case PARC_RT_UNARY_RELU:
       return run([](C v) { return v > C(0) ? v : C(0); });
     case PARC_RT_UNARY_SILU:
-      return run([=](C v) { return v / (one + std::exp(-v)); });
+      return run([=](C v) { return v / (one + vexp(-v)); });
     case PARC_RT_UNARY_GELU:
       return run([=](C v) {
-        return half * v * (one + std::erf(v * C(0.70710678118654752440)));
+        return half * v * (one + verfGelu(v * C(0.70710678118654752440)));
       });
     case PARC_RT_UNARY_GELU_TANH:
       return run([=](C v) {
         const C inner =
             C(0.79788456080286535588) * (v + C(0.044715) * v * v * v);
-        return half * v * (one + std::tanh(inner));
+        return half * v * (one + vtanh(inner));
       });
     case PARC_RT_UNARY_FLOOR:
       return run([](C v) { return std::floor(v); });

@@ -22,8 +22,11 @@ namespace parc::rt {
 /// e^x: x = n·ln2 + r with |r| <= ln2/2 (Cody–Waite split of ln2), e^r by
 /// its Taylor series to r^7 (remainder < 5e-9), 2^n from the exponent bits.
 inline float fastExp(float x) {
-  x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
-  float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  // n = round(x / ln2) by the 1.5·2^23 trick: std::floor and compares
+  // would keep the loop from vectorising.
+  float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - n * 0.693359375f + n * 2.12194440e-4f;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
@@ -47,8 +50,10 @@ inline float fastTanh(float x) {
   float big = (1.0f - t) / (1.0f + t);
   float x2 = x * x;
   float small = a * (1.0f + x2 * (-1.0f / 3 + x2 * (2.0f / 15)));
-  float v = a < 0.0625f ? small : big;
-  return x < 0 ? -v : v;
+  // Arithmetic select and copysign: GCC keeps ?: as a branch here, which
+  // stops the loop from vectorising.
+  float useSmall = float(a < 0.0625f);
+  return std::copysign(big + useSmall * (small - big), x);
 }
 
 /// erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7).
@@ -60,9 +65,17 @@ inline float fastErf(float x) {
   p = p * t + 1.421413741f;
   p = p * t - 0.284496736f;
   p = p * t + 0.254829592f;
-  float v = 1.0f - p * t * fastExp(-a * a);
-  return x < 0 ? -v : v;
+  return std::copysign(1.0f - p * t * fastExp(-a * a), x);
 }
+
+/// Kernels are templated on their compute type: f32 (and the half types,
+/// which compute in f32) take the fast forms, f64 keeps libm.
+inline float vexp(float x) { return fastExp(x); }
+inline double vexp(double x) { return std::exp(x); }
+inline float vtanh(float x) { return fastTanh(x); }
+inline double vtanh(double x) { return std::tanh(x); }
+inline float verfGelu(float x) { return fastErf(x); }
+inline double verfGelu(double x) { return std::erf(x); }
 
 } // namespace parc::rt
 

@@ -8,8 +8,11 @@
 #ifndef PARC_RUNTIME_CPU_HALF_H
 #define PARC_RUNTIME_CPU_HALF_H
 
+#include "parc/runtime.h"
+
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace parc::rt {
 
@@ -83,6 +86,21 @@ inline void f32ToHalf(bool bf16, const float *__restrict src,
   else
     for (int64_t i = 0; i < n; ++i)
       dst[i] = f32ToF16(src[i]);
+}
+
+/// Half types: widen both operands, run the f32 path, narrow the result.
+template <typename Body>
+parc_rt_status_t viaF32(parc_rt_dtype_t dtype, int64_t aCount, const void *a,
+                        int64_t bCount, const void *b, int64_t outCount,
+                        void *out, Body &&body) {
+  const bool bf16 = dtype == PARC_RT_BF16;
+  std::vector<float> fa(static_cast<size_t>(aCount)),
+      fb(static_cast<size_t>(bCount)), fo(static_cast<size_t>(outCount));
+  halfToF32(bf16, static_cast<const uint16_t *>(a), fa.data(), aCount);
+  halfToF32(bf16, static_cast<const uint16_t *>(b), fb.data(), bCount);
+  body(fa.data(), fb.data(), fo.data());
+  f32ToHalf(bf16, fo.data(), static_cast<uint16_t *>(out), outCount);
+  return PARC_RT_OK;
 }
 
 } // namespace parc::rt

@@ -42,21 +42,6 @@ void matmulTyped(const MatmulShape &s, const T *a, const T *b, T *out) {
       std::numeric_limits<int64_t>::max());
 }
 
-/// Half types: widen both operands, run the f32 path, narrow the result.
-template <typename Body>
-parc_rt_status_t viaF32(parc_rt_dtype_t dtype, int64_t aCount, const void *a,
-                        int64_t bCount, const void *b, int64_t outCount,
-                        void *out, Body &&body) {
-  const bool bf16 = dtype == PARC_RT_BF16;
-  std::vector<float> fa(static_cast<size_t>(aCount)),
-      fb(static_cast<size_t>(bCount)), fo(static_cast<size_t>(outCount));
-  halfToF32(bf16, static_cast<const uint16_t *>(a), fa.data(), aCount);
-  halfToF32(bf16, static_cast<const uint16_t *>(b), fb.data(), bCount);
-  body(fa.data(), fb.data(), fo.data());
-  f32ToHalf(bf16, fo.data(), static_cast<uint16_t *>(out), outCount);
-  return PARC_RT_OK;
-}
-
 } // namespace
 
 extern "C" {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dtype_traits.h"
+#include "fastmath.h"
 #include "shape.h"
 
 #include <vector>
@@ -52,7 +53,7 @@ void softmaxRows(const AxisView &v, const void *xv, void *yv) {
                        mx = std::max(mx, Tr::load(xr[i]));
                      double sum = 0;
                      for (int64_t i = 0; i < n; ++i) {
-                       e[i] = std::exp(Tr::load(xr[i]) - mx);
+                       e[i] = vexp(Tr::load(xr[i]) - mx);
                        sum += e[i];
                      }
                      if constexpr (Log) {
@@ -90,7 +91,7 @@ void softmaxStrided(const AxisView &v, const void *xv, void *yv) {
           mx[j] = std::max(mx[j], Tr::load(xo[i * in + j]));
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < in; ++j) {
-          e[i * in + j] = std::exp(Tr::load(xo[i * in + j]) - mx[j]);
+          e[i * in + j] = vexp(Tr::load(xo[i * in + j]) - mx[j]);
           sum[j] += e[i * in + j];
         }
       for (int64_t i = 0; i < n; ++i)
