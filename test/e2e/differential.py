@@ -19,7 +19,9 @@ failure. Expected values come from onnxruntime, never from parc.
 """
 import argparse
 import json
+import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -37,16 +39,22 @@ SHARED_MODELS = {
                    "attention_mask": [2, 1, 64, 64], "past_0": [2, 2, 2, 4, 4]},
         "ints": {"input_ids": 10, "position_ids": 64},
         "binary": ["attention_mask"],
+        # Its K/V are graph outputs (the KV cache), so attention stays
+        # replicated at any tp; the MLP's region is found.
+        "divisor": None,
     },
     "bert_toy_optimized": {
         "shapes": {"input_ids": [2, 8], "token_type_ids": [2, 8], "input_mask": [2, 8]},
         "ints": {"input_ids": 99, "token_type_ids": 2, "input_mask": 2},
+        "divisor": math.gcd(4, 37),  # 4 heads, FFN of 37
     },
     "self_attention_megatron_basic_test": {
         "shapes": {"input": [2, 3, 4], "mask": [2, 1, 3, 3]},
         "positive": ["mask"],  # the model divides by its mask
+        "divisor": 2,  # 2 heads
     },
-    "deeploy_small_conv_transformer_convit_network_infer": {"shapes": {}},
+    "deeploy_small_conv_transformer_convit_network_infer": {
+        "shapes": {}, "divisor": math.gcd(6, 48)},  # 6 heads, FFN of 48
 }
 
 
@@ -56,11 +64,9 @@ def generated_spec(config_path):
     analytic = None
     if not c.get("experts"):
         # Per layer: one all-reduce after attention, one after the MLP, of
-        # batch·seq·hidden elements of the compute dtype each. Attention
-        # whose key/value heads do not divide by tp stays replicated (no
-        # KV-head replication yet), which leaves the MLP's one.
-        analytic = lambda tp, elem_bytes: c["layers"] * (1 + (c["kv_heads"] % tp == 0)) * \
-            c["batch"] * c["seq"] * c["hidden"] * elem_bytes
+        # batch·seq·hidden elements of the compute dtype each.
+        analytic = lambda elem_bytes: 2 * c["layers"] * c["batch"] * c["seq"] * \
+            c["hidden"] * elem_bytes
     shapes, ints, binary = {}, {}, []
     for name in cfg["inputs"]:
         shapes[name] = [c["batch"], c["seq"]]
@@ -70,7 +76,11 @@ def generated_spec(config_path):
             ints[name] = c["type_vocab"]
         else:
             ints[name] = c["vocab"]
-    return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic}
+    # What tp must divide: heads, key/value heads (not replicated yet) and
+    # the MLP width.
+    divisor = math.gcd(math.gcd(c["heads"], c["kv_heads"]), c["ffn"])
+    return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
+            "divisor": divisor}
 
 
 def make_inputs(model_path, spec, rng, out_dir):
@@ -115,6 +125,19 @@ def check(name, model_path, spec, args, log, tp):
         shape_flags += ["--input-shape", f"{n}={'x'.join(map(str, s))}"]
     compiled = os.path.join(work, "out")
     start = time.time()
+    if spec["divisor"] and spec["divisor"] % tp:
+        # The spec does not fit the model: parc must refuse it, naming why,
+        # and leave no output behind.
+        shutil.rmtree(compiled, ignore_errors=True)
+        r = subprocess.run([os.path.join(args.tools, "parc"), "compile", model_path, "-o",
+                            compiled, f"--tp={tp}"] + shape_flags,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        log.write(r.stdout)
+        if r.returncode == 0 or "does not fit this model" not in r.stdout:
+            raise RuntimeError(f"--tp {tp} was not refused (dims divide by {spec['divisor']})")
+        if os.path.exists(compiled):
+            raise RuntimeError("a refused compile left its output directory behind")
+        return None
     run([os.path.join(args.tools, "parc"), "compile", model_path, "-o", compiled,
          "--quiet", f"--tp={tp}", f"--dtype={args.dtype}"] + shape_flags, log)
     run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
@@ -126,7 +149,7 @@ def check(name, model_path, spec, args, log, tp):
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
     if tp > 1 and spec.get("comm_bytes") is not None:
         elem_bytes = 4 if args.dtype == "f32" else 2
-        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp, elem_bytes)
+        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](elem_bytes)
         if got != want:
             raise RuntimeError(f"all-reduced {got} B per forward, Megatron's count is {want} B")
     worst_abs, worst_rel = 0.0, 0.0
@@ -175,9 +198,15 @@ def main():
     with open(os.path.join(args.work, "log.txt"), "w") as log:
         for (name, path, spec), tp in [(m, t) for m in models for t in args.tp]:
             try:
-                n, err_abs, err_rel, secs = check(name, path, spec, args, log, tp)
-                ok = err_rel <= args.rtol
-                row = f"{n:>4} {err_abs:>12.3e} {err_rel:>12.3e} {secs:>7.1f}  {'PASS' if ok else 'FAIL'}"
+                result = check(name, path, spec, args, log, tp)
+                if result is None:
+                    ok = True
+                    row = (f"{'':>4} {'':>12} {'':>12} {'':>7}  PASS (refused: dims "
+                           f"divide by {spec['divisor']}, not {tp})")
+                else:
+                    n, err_abs, err_rel, secs = result
+                    ok = err_rel <= args.rtol
+                    row = f"{n:>4} {err_abs:>12.3e} {err_rel:>12.3e} {secs:>7.1f}  {'PASS' if ok else 'FAIL'}"
             except Exception as e:  # noqa: BLE001 — report and continue
                 ok, row = False, f"{'':>4} {'':>12} {'':>12} {'':>7}  FAIL: {e}"
             print(f"{name:<52} {tp:>2} {row}", flush=True)

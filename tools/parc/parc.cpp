@@ -56,6 +56,10 @@ cl::list<std::string> inputShapes(
     cl::value_desc("name=shape"), cl::sub(compileCmd));
 cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
                     cl::init(1), cl::sub(compileCmd));
+cl::opt<bool> explain("explain",
+                      cl::desc("Explain the partitioning: each region split or "
+                               "kept replicated, with its ONNX node"),
+                      cl::sub(compileCmd));
 cl::opt<std::string> dumpIR("dump-ir",
                             cl::desc("Write the IR after every stage into this directory"),
                             cl::value_desc("dir"), cl::sub(compileCmd));
@@ -171,12 +175,18 @@ LogicalResult Compilation::run() {
     if (failed(runPasses(*module, "dist-tp", [](OpPassManager &pm) {
           parc::dist::DistTensorParallelOptions options;
           options.tp = tp;
+          options.explain = explain;
           pm.addPass(parc::dist::createDistTensorParallel(options));
         })))
       return failure();
     auto main = module->lookupSymbol<func::FuncOp>("main");
     auto regions = main->getAttrOfType<IntegerAttr>("dist.tp_regions");
-    progress(llvm::formatv("{0} Megatron region(s) split over tp", regions ? regions.getInt() : 0).str());
+    if (!regions || regions.getInt() == 0)
+      llvm::WithColor::warning(llvm::errs(), "parc")
+          << "no tensor-parallel region found: every rank computes the whole "
+             "model (--explain says why)\n";
+    else
+      progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
   }
   progress("lowering to the rank program and planning memory");
   if (failed(runPasses(*module, "rt", parc::buildLowerToRTPipeline)))

@@ -38,6 +38,21 @@ RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType());
 
 bool isConstant(Value v) { return v.getDefiningOp<arith::ConstantOp>(); }
 
+/// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
+std::string nodeOf(Operation *op) {
+  std::string name;
+  op->getLoc()->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      name = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (name.empty())
+    return "'" + op->getName().getStringRef().str() + "'";
+  return "node '" + name + "' (" + op->getName().getStringRef().str() + ")";
+}
+
 /// One Megatron region: column linears feeding a row linear.
 struct Region {
   nn::LinearOp row;
@@ -61,11 +76,27 @@ public:
 private:
   LogicalResult collect(Region &r);
   LogicalResult propagate(Region &r);
+  /// The region has no tensor-parallel form: it stays replicated.
   LogicalResult reject(Operation *op, const Twine &why) {
+    if (explain)
+      op->emitRemark() << nodeOf(op) << " stays replicated under tensor "
+                       << "parallelism: " << why;
     LLVM_DEBUG(llvm::dbgs() << "dist-tensor-parallel: region at " << op->getLoc()
                             << " stays replicated: " << why << "\n");
     return failure();
   }
+  /// The region would split, but `tp` does not divide one of its dims: the
+  /// spec does not fit the model, which is the user's to fix.
+  LogicalResult misfit(Operation *op, const Twine &why) {
+    misfits.push_back({op, why.str()});
+    return failure();
+  }
+
+public:
+  bool explain = false;
+  SmallVector<std::pair<Operation *, std::string>> misfits;
+
+private:
   /// Where a split on input dim `d` lands after a reshape, if it survives.
   std::optional<int64_t> reshapeDim(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
                                     int64_t d);
@@ -104,6 +135,8 @@ LogicalResult Planner::collect(Region &r) {
     if (!seen.insert(v).second)
       continue;
     Operation *def = v.getDefiningOp();
+    if (!def && v == r.row.getInput())
+      return failure(); // a linear on a graph input is no row candidate
     if (!def)
       return reject(r.row, "it reads a graph input without a column linear");
     if (auto lin = dyn_cast<nn::LinearOp>(def)) {
@@ -111,9 +144,14 @@ LogicalResult Planner::collect(Region &r) {
       continue;
     }
     SmallVector<unsigned> operands = regionOperands(def);
-    if (operands.empty())
+    if (operands.empty()) {
+      // A linear reading a norm or an embedding directly is simply no
+      // row-parallel candidate: nothing to explain.
+      if (v == r.row.getInput())
+        return failure();
       return reject(def, "'" + def->getName().getStringRef() +
                              "' has no tensor-parallel rule");
+    }
     r.ops.insert(def);
     for (unsigned i : operands)
       work.push_back(def->getOperand(i));
@@ -178,8 +216,8 @@ LogicalResult Planner::propagate(Region &r) {
       return reject(col, "column weights must be constants");
     auto t = col.getType();
     if (t.getShape().back() % tp)
-      return reject(col, "its output features " + Twine(t.getShape().back()) +
-                             " do not divide by tp = " + Twine(tp));
+      return misfit(col, "its " + Twine(t.getShape().back()) +
+                             " output features do not divide by --tp " + Twine(tp));
     r.split[col.getResult()] = t.getRank() - 1;
   }
   // Program order: every operand is placed before its user.
@@ -193,8 +231,23 @@ LogicalResult Planner::propagate(Region &r) {
     if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
       auto d = reshapeDim(tensorOf(reshape.getInput()).getShape(),
                           reshape.getType().getShape(), *at(0));
-      if (!d)
-        return reject(op, "the reshape does not keep the split dim whole");
+      if (!d) {
+        // Name the dim that should have split: the output dim where the
+        // input's prefix ends (the heads of a head-split reshape).
+        auto in = tensorOf(reshape.getInput()).getShape();
+        auto out = reshape.getType().getShape();
+        int64_t prefix = 1, outPrefix = 1, size = in[*at(0)];
+        for (int64_t i = 0; i < *at(0); ++i)
+          prefix *= in[i];
+        for (int64_t j = 0; j < (int64_t)out.size() && outPrefix <= prefix; ++j) {
+          if (outPrefix == prefix)
+            size = out[j];
+          outPrefix *= out[j];
+        }
+        return misfit(op, Twine(size) + (out.size() > in.size() ? " heads" : " features") +
+                              " do not divide by --tp " + Twine(tp) +
+                              " (use a tp that divides " + Twine(size) + ")");
+      }
       r.split[reshape.getResult()] = *d;
     } else if (auto tr = dyn_cast<nn::TransposeOp>(op)) {
       auto perm = tr.getPerm();
@@ -205,8 +258,9 @@ LogicalResult Planner::propagate(Region &r) {
           return reject(op, "query, key and value must all be split by heads");
       int64_t kvHeads = tensorOf(att.getKey()).getDimSize(1);
       if (kvHeads % tp)
-        return reject(op, "its " + Twine(kvHeads) +
-                              " key/value heads do not divide by tp = " + Twine(tp));
+        return misfit(op, "its " + Twine(kvHeads) + " key/value heads do not divide "
+                          "by --tp " + Twine(tp) + " (replicating key/value heads "
+                          "is not supported yet)");
       for (Value m : att.getMasks())
         if (tensorOf(m).getRank() == 4 && tensorOf(m).getDimSize(1) != 1)
           return reject(op, "a mask varies over heads");
@@ -234,8 +288,8 @@ LogicalResult Planner::propagate(Region &r) {
         for (Value piece : split.getOutputs()) {
           sizes.push_back(tensorOf(piece).getDimSize(d));
           if (sizes.back() % tp)
-            return reject(op, "a piece of " + Twine(sizes.back()) +
-                                  " does not divide by tp = " + Twine(tp));
+            return misfit(op, "a piece of " + Twine(sizes.back()) +
+                                  " does not divide by --tp " + Twine(tp));
         }
         r.blocks[col] = sizes;
       }
@@ -384,6 +438,7 @@ struct DistTensorParallelPass
     }
     // Plan every region first: a linear is in at most one of them.
     Planner planner(tp);
+    planner.explain = explain;
     SmallVector<Region> regions;
     llvm::DenseSet<Operation *> taken;
     main.walk([&](nn::LinearOp row) {
@@ -400,13 +455,26 @@ struct DistTensorParallelPass
         taken.insert(col);
       regions.push_back(std::move(*r));
     });
+    if (!planner.misfits.empty()) {
+      for (auto &[op, why] : planner.misfits)
+        op->emitError() << nodeOf(op) << ": --tp " << int64_t(tp)
+                        << " does not fit this model: " << why;
+      return signalPassFailure();
+    }
     OpBuilder b(module.getBodyRegion());
     dist::MeshOp::create(b, module.getLoc(), "mesh",
                          b.getStrArrayAttr({kAxis}),
                          b.getDenseI64ArrayAttr({tp}));
     Rewriter rewriter(tp, "mesh");
-    for (Region &r : regions)
+    for (Region &r : regions) {
+      if (explain)
+        r.row->emitRemark() << nodeOf(r.row) << " is row-parallel over "
+                            << int64_t(tp) << " ranks, fed by "
+                            << r.columns.size()
+                            << " column-parallel linear(s); one all-reduce of "
+                            << r.row.getType() << " follows it";
       rewriter.apply(r);
+    }
     main->setAttr("dist.tp_regions", b.getI64IntegerAttr(regions.size()));
   }
 };

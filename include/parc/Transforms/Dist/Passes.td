@@ -14,9 +14,11 @@ def DistTensorParallel : Pass<"dist-tensor-parallel", "::mlir::ModuleOp"> {
     activations, gating products, reshapes, transposes and splits, from the
     outputs of column-parallel `nn.linear`s. Each region is checked by
     propagating the split dimension forward from the column outputs; a
-    region whose dimensions do not divide by `tp`, whose values escape it,
-    or that contains an op without a rule stays replicated, and the pass
-    says why under `-debug-only=dist-tensor-parallel`.
+    region whose values escape it or that contains an op without a rule
+    stays replicated, and with `explain` the pass says why in a remark.
+
+    A region that would split but whose heads or features `tp` does not
+    divide is an error: the spec does not fit the model.
 
     Output: one SPMD rank program on local shapes. Column weights (and
     biases) become `dist.local_part`s split on their output dim (blockwise
@@ -28,7 +30,9 @@ def DistTensorParallel : Pass<"dist-tensor-parallel", "::mlir::ModuleOp"> {
     when sequence parallelism needs them to.
   }];
   let options = [
-    Option<"tp", "tp", "int64_t", "2", "tensor-parallel degree">
+    Option<"tp", "tp", "int64_t", "2", "tensor-parallel degree">,
+    Option<"explain", "explain", "bool", "false",
+           "remark on every region that stays replicated, and why">
   ];
   let dependentDialects = ["::parc::dist::DistDialect"];
 }
