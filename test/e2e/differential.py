@@ -12,7 +12,7 @@ divisors where the model divides by an input), `parc compile --tp N` +
 For the dense generated models with tp > 1 the manifest's communication
 bytes must also equal Megatron's analytic count, computed here from the
 model's configuration: two all-reduces of batch·seq·hidden elements per
-layer.
+layer, plus the LM head's all-gather of batch·seq·vocab/tp for decoders.
 
 Prints one table row per model and `N passed, N failed`; exits 1 on any
 failure. Expected values come from onnxruntime, never from parc.
@@ -64,9 +64,12 @@ def generated_spec(config_path):
     analytic = None
     if not c.get("experts"):
         # Per layer: one all-reduce after attention, one after the MLP, of
-        # batch·seq·hidden elements of the compute dtype each.
-        analytic = lambda elem_bytes: 2 * c["layers"] * c["batch"] * c["seq"] * \
-            c["hidden"] * elem_bytes
+        # batch·seq·hidden elements of the compute dtype each; decoders add
+        # the vocabulary-parallel LM head's all-gather of batch·seq·vocab/tp.
+        lm_head = cfg["family"] != "bert"
+        analytic = lambda tp, elem_bytes: (
+            2 * c["layers"] * c["batch"] * c["seq"] * c["hidden"] +
+            lm_head * c["batch"] * c["seq"] * c["vocab"] // tp) * elem_bytes
     shapes, ints, binary = {}, {}, []
     for name in cfg["inputs"]:
         shapes[name] = [c["batch"], c["seq"]]
@@ -149,9 +152,10 @@ def check(name, model_path, spec, args, log, tp):
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
     if tp > 1 and spec.get("comm_bytes") is not None:
         elem_bytes = 4 if args.dtype == "f32" else 2
-        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](elem_bytes)
+        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp, elem_bytes)
         if got != want:
-            raise RuntimeError(f"all-reduced {got} B per forward, Megatron's count is {want} B")
+            raise RuntimeError(f"{got} B per rank in collectives per forward, Megatron's "
+                               f"count is {want} B")
     worst_abs, worst_rel = 0.0, 0.0
     for out in manifest["outputs"]:
         fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in out["name"]) + ".npy"

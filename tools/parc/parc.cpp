@@ -224,10 +224,11 @@ LogicalResult Compilation::run() {
                                        {"weights", file},
                                        {"weight_file_bytes", *bytes}});
   }
-  // Bytes each rank contributes to collectives in one forward pass.
+  // Bytes each rank contributes to collectives in one forward pass (an
+  // all-reduce's whole tensor, an all-gather's local part).
   int64_t commBytes = 0;
   program.walk([&](parc::rt::KernelOp k) {
-    if (k.getCallee() == "all_reduce") {
+    if (k.getCallee() == "all_reduce" || k.getCallee() == "all_gather") {
       auto t = cast<MemRefType>(k.getIns()[0].getType());
       commBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
     }
@@ -272,7 +273,7 @@ LogicalResult Compilation::run() {
     return fail("cannot write the manifest: " + ec.message());
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   progress(llvm::formatv("1 rank program for {0} rank(s), arena {1} B (unplanned "
-                         "{2} B), weights {3} B in all, {4} B all-reduced per forward",
+                         "{2} B), weights {3} B in all, {4} B per rank in collectives per forward",
                          tp.getValue(), arena, unplanned, totalWeightBytes, commBytes)
                .str());
   return success();

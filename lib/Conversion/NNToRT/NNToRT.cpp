@@ -160,6 +160,41 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(reduce.getResult(), out);
     return success();
   }
+  if (auto gather = dyn_cast<dist::AllGatherOp>(op)) {
+    // The runtime gathers along the leading dim: [group, local...]; a
+    // transpose moves the group next to the gathered dim, and a view merges
+    // the two.
+    auto in = cast<RankedTensorType>(gather.getInput().getType());
+    int64_t axis = gather.getGatherAxis();
+    int64_t group = gather.getType().getDimSize(axis) / in.getDimSize(axis);
+    SmallVector<int64_t> stacked{group};
+    llvm::append_range(stacked, in.getShape());
+    auto stackedType = RankedTensorType::get(stacked, in.getElementType());
+    Value all = alloc(loc, stackedType);
+    auto kernel = rt::KernelOp::create(b, loc, "all_gather",
+                                       ValueRange{buffer(gather.getInput())},
+                                       ValueRange{all});
+    kernel->setAttr("mesh", gather.getMeshAttr());
+    kernel->setAttr("mesh_axes", gather.getMeshAxesAttr());
+    if (axis > 0) {
+      SmallVector<int64_t> perm, moved;
+      for (int64_t d = 1; d <= axis; ++d)
+        perm.push_back(d);
+      perm.push_back(0);
+      for (int64_t d = axis + 1; d <= in.getRank(); ++d)
+        perm.push_back(d);
+      for (int64_t p : perm)
+        moved.push_back(stacked[p]);
+      Value t = alloc(loc, RankedTensorType::get(moved, in.getElementType()));
+      auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{all},
+                                     ValueRange{t});
+      tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
+      all = t;
+    }
+    map.map(gather.getResult(),
+            rt::ViewOp::create(b, loc, bufferType(gather.getType()), all));
+    return success();
+  }
   if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
     map.map(reshape.getResult(),
             rt::ViewOp::create(b, loc, bufferType(reshape.getType()),

@@ -420,7 +420,7 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     emitCall(loc, "parc_rt_rotary_full", call);
     return success();
   }
-  if (name == "all_reduce") {
+  if (name == "all_reduce" || name == "all_gather") {
     // One mesh axis so far: its group is the world.
     Call world(b.getContext());
     world.value(ctx);
@@ -429,8 +429,10 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
                      b.getArrayAttr(world.args), ArrayAttr(), world.operands)
                      .getResult(0);
     call.value(comm).value(pointer(ins[0])).value(pointer(outs[0]))
-        .lit(count(ins[0])).text(dtype(ins[0])).text("PARC_RT_REDUCE_SUM");
-    emitCall(loc, "parc_rt_all_reduce", call);
+        .lit(count(ins[0])).text(dtype(ins[0]));
+    if (name == "all_reduce")
+      call.text("PARC_RT_REDUCE_SUM");
+    emitCall(loc, ("parc_rt_" + name).str(), call);
     return success();
   }
   if (name == "attention_scores" || name == "attention_values") {

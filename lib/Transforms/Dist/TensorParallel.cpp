@@ -347,6 +347,10 @@ class Rewriter {
 public:
   Rewriter(int64_t tp, StringRef mesh) : tp(tp), mesh(mesh) {}
   void apply(Region &r);
+  /// A linear producing a program output (an LM head) is column-parallel
+  /// on its own: each rank computes its slice of the features (vocabulary)
+  /// and one all-gather assembles them.
+  void applyColumnOutput(nn::LinearOp head);
 
 private:
   /// This rank's part of constant `v` along `dim` (blockwise if `blocks`).
@@ -419,6 +423,23 @@ void Rewriter::apply(Region &r) {
   row.erase();
 }
 
+void Rewriter::applyColumnOutput(nn::LinearOp head) {
+  OpBuilder b(head);
+  auto global = head.getType();
+  int64_t last = global.getRank() - 1;
+  head.getWeightMutable().assign(
+      part(b, head.getWeight(), head.getTransposeWeight() ? 0 : 1));
+  if (head.getBias())
+    head.getBiasMutable().assign(part(b, head.getBias(), 0));
+  head.getResult().setType(local(global, last, tp));
+  b.setInsertionPointAfter(head);
+  auto gathered = dist::AllGatherOp::create(
+      b, head.getLoc(), global, FlatSymbolRefAttr::get(b.getContext(), mesh),
+      b.getStrArrayAttr({kAxis}), head.getResult(), b.getI64IntegerAttr(last),
+      DenseI64ArrayAttr());
+  head.getResult().replaceAllUsesExcept(gathered, gathered);
+}
+
 struct DistTensorParallelPass
     : parc::dist::impl::DistTensorParallelBase<DistTensorParallelPass> {
   using Base::Base;
@@ -466,6 +487,31 @@ struct DistTensorParallelPass
                          b.getStrArrayAttr({kAxis}),
                          b.getDenseI64ArrayAttr({tp}));
     Rewriter rewriter(tp, "mesh");
+    // Output heads (the LM head, vocabulary-parallel in Megatron): a
+    // constant-weight linear outside every region whose only user is the
+    // return and whose features divide.
+    SmallVector<nn::LinearOp> heads;
+    main.walk([&](nn::LinearOp lin) {
+      auto t = lin.getType();
+      // Only returned, possibly through the cast of nn-convert-dtype.
+      Operation *user = lin->hasOneUse() ? *lin->getUsers().begin() : nullptr;
+      if (user && isa<nn::CastOp>(user) && user->hasOneUse())
+        user = *user->getUsers().begin();
+      if (taken.contains(lin) || !isa_and_nonnull<func::ReturnOp>(user) ||
+          !isConstant(lin.getWeight()) ||
+          (lin.getBias() && !isConstant(lin.getBias())) ||
+          t.getShape().back() % tp)
+        return;
+      heads.push_back(lin);
+    });
+    for (nn::LinearOp head : heads) {
+      if (explain)
+        head->emitRemark() << nodeOf(head) << " is an output head split over "
+                           << int64_t(tp) << " ranks by its "
+                           << head.getType().getShape().back()
+                           << " features, then all-gathered";
+      rewriter.applyColumnOutput(head);
+    }
     for (Region &r : regions) {
       if (explain)
         r.row->emitRemark() << nodeOf(r.row) << " is row-parallel over "
@@ -475,7 +521,7 @@ struct DistTensorParallelPass
                             << r.row.getType() << " follows it";
       rewriter.apply(r);
     }
-    main->setAttr("dist.tp_regions", b.getI64IntegerAttr(regions.size()));
+    main->setAttr("dist.tp_regions", b.getI64IntegerAttr(regions.size() + heads.size()));
   }
 };
 

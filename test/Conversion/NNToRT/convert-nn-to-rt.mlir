@@ -67,3 +67,31 @@ func.func @main(%q: tensor<1x4x8x16xf32> {onnx.name = "q"}, %k: tensor<1x2x8x16x
   }
   return %o : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// Distribution ops: a rank part of a constant becomes a sharded weight (the
+// global value plus where to cut it), an all-reduce a kernel, and an
+// all-gather along dim 1 a gather into [group, local...] then a transpose
+// that puts the group next to dim 1, viewed as the global shape. The mesh
+// becomes a module attribute.
+// CHECK: module attributes {rt.mesh = {axes = ["tp"], shape = array<i64: 2>, sym_name = "mesh"}}
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[W:.*]] = rt.weight "const.part" {shard = {axis = "tp", dim = 1 : i64, parts = 2 : i64}, value = dense<5.000000e-01> : tensor<4x8xf32>} : memref<4x4xf32>
+// CHECK: rt.kernel "all_reduce" ins(%{{.*}} : memref<2x4xf32>) outs(%{{.*}} : memref<2x4xf32>)
+// CHECK: %[[ALL:.*]] = rt.alloc : memref<2x2x4xf32>
+// CHECK: rt.kernel "all_gather" ins(%{{.*}} : memref<2x4xf32>) outs(%[[ALL]] : memref<2x2x4xf32>)
+// CHECK: %[[T:.*]] = rt.alloc : memref<2x2x4xf32>
+// CHECK: rt.kernel "transpose" ins(%[[ALL]] : memref<2x2x4xf32>) outs(%[[T]] : memref<2x2x4xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: %[[V:.*]] = rt.view %[[T]] : memref<2x2x4xf32> to memref<2x8xf32>
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4xf32>) -> tensor<2x8xf32> {
+    %w = arith.constant dense<0.5> : tensor<4x8xf32>
+    %p = dist.local_part %w dim = 1 parts = 2 axis = "tp" : tensor<4x8xf32> -> tensor<4x4xf32>
+    %y = nn.linear %x, %p : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+    %s = dist.all_reduce %y on @mesh mesh_axes = ["tp"] : tensor<2x4xf32>
+    %g = dist.all_gather %s on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x4xf32> -> tensor<2x8xf32>
+    return %g : tensor<2x8xf32>
+  }
+}

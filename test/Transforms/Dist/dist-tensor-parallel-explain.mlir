@@ -16,6 +16,7 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-remark @+1 {{stays replicated under tensor parallelism: 'nn.layer_norm' has no tensor-parallel rule}}
   %m = nn.layer_norm %h2, %g1 {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   %n = nn.relu %m : tensor<4x16xf32>
+  // expected-remark @+1 {{is an output head split over 2 ranks by its 8 features, then all-gathered}}
   %z = nn.linear %n, %w4 : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
   return %z : tensor<4x8xf32>
 }

@@ -61,12 +61,17 @@ func.func @main(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
 
 // -----
 
-// A normalisation over the split features has no rule: the region stays
-// replicated, which is always correct.
+// A normalisation over the split features has no rule: that region stays
+// replicated, which is always correct. The last linear is a program output
+// (like an LM head): it is split by its output features and all-gathered.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: dist.tp_regions = 0
-// CHECK-NOT: dist.local_part
+// CHECK-SAME: dist.tp_regions = 1
 // CHECK-NOT: dist.all_reduce
+// CHECK: nn.layer_norm %{{.*}} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK: %[[W:.*]] = dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" : tensor<16x8xf32> -> tensor<16x4xf32>
+// CHECK: %[[Y:.*]] = nn.linear %{{.*}}, %[[W]] : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+// CHECK: %[[G:.*]] = dist.all_gather %[[Y]] on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+// CHECK: return %[[G]]
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x16xf32>
   %g1 = arith.constant dense<1.0> : tensor<16xf32>
