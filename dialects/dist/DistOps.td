@@ -138,8 +138,11 @@ def Dist_LocalPartOp : Dist_Op<"local_part", [Pure]> {
     and the rank keeps chunk `c`, its coordinate on the mesh axis `axis`.
     With `blocks`, `dim` is a concatenation of blocks of those extents (a
     fused QKV projection has three), each cut into `parts` chunks, and the
-    rank keeps chunk `c` of every block, in block order. No data moves: on
-    constants the weight writer cuts each rank's part at compile time.
+    rank keeps chunk `c` of every block, in block order. With `replicas`,
+    each chunk is kept by that many consecutive ranks (chunk `c / replicas`):
+    grouped-query attention with fewer key/value heads than ranks. No data
+    moves: on constants the weight writer cuts each rank's part at compile
+    time.
 
     ```mlir
     %w1 = dist.local_part %w dim = 1 parts = 4 axis = "tp" : tensor<64x256xf32> -> tensor<64x64xf32>
@@ -148,11 +151,13 @@ def Dist_LocalPartOp : Dist_Op<"local_part", [Pure]> {
   }];
   let arguments = (ins Dist_Tensor:$input, Dist_TensorAxisAttr:$dim,
                    ConfinedAttr<I64Attr, [IntPositive]>:$parts, StrAttr:$axis,
-                   OptionalAttr<DenseI64ArrayAttr>:$blocks);
+                   OptionalAttr<DenseI64ArrayAttr>:$blocks,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$replicas);
   let results = (outs Dist_Tensor:$result);
   let assemblyFormat = [{
     $input `dim` `=` $dim `parts` `=` $parts `axis` `=` $axis
-    (`blocks` `=` $blocks^)? attr-dict `:` type($input) `->` type($result)
+    (`blocks` `=` $blocks^)? (`replicas` `=` $replicas^)? attr-dict `:`
+    type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }

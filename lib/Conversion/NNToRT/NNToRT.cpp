@@ -146,6 +146,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         b.getNamedAttr("axis", part.getAxisAttr())};
     if (part.getBlocksAttr())
       shard.push_back(b.getNamedAttr("blocks", part.getBlocksAttr()));
+    if (part.getReplicasAttr())
+      shard.push_back(b.getNamedAttr("replicas", part.getReplicasAttr()));
     w->setAttr("shard", b.getDictionaryAttr(shard));
     map.map(part.getResult(), w);
     return success();

@@ -137,7 +137,12 @@ FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
       SmallVector<int64_t> blocks{global.getDimSize(dim)};
       if (auto b = dyn_cast_or_null<DenseI64ArrayAttr>(shard.get("blocks")))
         blocks.assign(b.asArrayRef().begin(), b.asArrayRef().end());
-      int64_t index = coordinate(cast<StringAttr>(shard.get("axis")).getValue());
+      // A part shared by several ranks (replicas) goes to consecutive ranks.
+      int64_t replicas = 1;
+      if (auto r = dyn_cast_or_null<IntegerAttr>(shard.get("replicas")))
+        replicas = r.getInt();
+      int64_t index =
+          coordinate(cast<StringAttr>(shard.get("axis")).getValue()) / replicas;
       int64_t elementBytes =
           std::max<int64_t>(global.getElementTypeBitWidth() / 8, 1);
       *bytes = sliceBytes(*bytes, global.getShape(), elementBytes, dim, blocks,

@@ -60,6 +60,13 @@ struct Region {
   llvm::SetVector<Operation *> ops;
   /// The split dimension of every value computed in the region.
   llvm::DenseMap<Value, int64_t> split;
+  /// Into how many distinct parts a value is split when fewer than tp:
+  /// grouped-query key/value heads, each part held by tp / parts ranks.
+  llvm::DenseMap<Value, int64_t> parts;
+  int64_t partsOf(Value v, int64_t tp) const {
+    auto it = parts.find(v);
+    return it == parts.end() ? tp : it->second;
+  }
   /// Column linears whose output is split again blockwise (fused QKV).
   llvm::DenseMap<Operation *, SmallVector<int64_t>> blocks;
   /// Constant operands to replace by this rank's part: operand → dim.
@@ -99,7 +106,10 @@ public:
 private:
   /// Where a split on input dim `d` lands after a reshape, if it survives.
   std::optional<int64_t> reshapeDim(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
-                                    int64_t d);
+                                    int64_t d, int64_t parts);
+  /// Marks the columns that feed grouped-query key/values with fewer heads
+  /// than ranks: they split into one part per key/value head.
+  LogicalResult planKeyValueParts(Region &r);
   /// Splits of a broadcasting op's operands, aligned to its result.
   LogicalResult elementwise(Region &r, Operation *op);
 
@@ -162,18 +172,19 @@ LogicalResult Planner::collect(Region &r) {
 }
 
 std::optional<int64_t> Planner::reshapeDim(ArrayRef<int64_t> in,
-                                           ArrayRef<int64_t> out, int64_t d) {
-  // A split of dim d keeps the elements of each prefix index together in tp
+                                           ArrayRef<int64_t> out, int64_t d,
+                                           int64_t parts) {
+  // A split of dim d keeps the elements of each prefix index together in
   // equal chunks; it survives where the output has the same prefix size and
-  // a dim that tp divides.
-  if (in[d] % tp)
+  // a dim that the number of parts divides.
+  if (in[d] % parts)
     return std::nullopt;
   int64_t prefix = 1;
   for (int64_t i = 0; i < d; ++i)
     prefix *= in[i];
   int64_t outPrefix = 1;
   for (size_t j = 0; j < out.size(); ++j) {
-    if (outPrefix == prefix && out[j] % tp == 0)
+    if (outPrefix == prefix && out[j] % parts == 0)
       return j;
     outPrefix *= out[j];
   }
@@ -190,6 +201,9 @@ LogicalResult Planner::elementwise(Region &r, Operation *op) {
     int64_t d = it->second + (out.getRank() - tensorOf(v).getRank());
     if (dim && *dim != d)
       return reject(op, "its operands are split on different dims");
+    if (r.partsOf(v, tp) != r.partsOf(op->getOperand(0), tp) &&
+        r.split.count(op->getOperand(0)))
+      return reject(op, "its operands are split into different numbers of parts");
     dim = d;
   }
   if (!dim)
@@ -209,13 +223,47 @@ LogicalResult Planner::elementwise(Region &r, Operation *op) {
   return success();
 }
 
+LogicalResult Planner::planKeyValueParts(Region &r) {
+  for (Operation *op : r.ops) {
+    auto att = dyn_cast<nn::AttentionOp>(op);
+    if (!att)
+      continue;
+    int64_t heads = tensorOf(att.getQuery()).getDimSize(1);
+    int64_t kvHeads = tensorOf(att.getKey()).getDimSize(1);
+    // Heads that tp does not divide misfit where they are split (the
+    // reshape), which names them; only fewer key/value heads need parts.
+    if (kvHeads % tp == 0 || heads % tp)
+      continue;
+    if (tp % kvHeads)
+      return misfit(op, "its " + Twine(kvHeads) + " key/value heads neither "
+                        "divide by nor divide --tp " + Twine(tp));
+    // Walk back from key and value to their columns.
+    SmallVector<Value> work{att.getKey(), att.getValue()};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      r.parts[v] = kvHeads;
+      Operation *def = v.getDefiningOp();
+      if (auto col = dyn_cast_or_null<nn::LinearOp>(def); col && r.columns.contains(col))
+        continue;
+      if (!def || !r.ops.contains(def))
+        return reject(op, "its key/value do not come from column linears");
+      for (unsigned i : regionOperands(def))
+        work.push_back(def->getOperand(i));
+    }
+  }
+  return success();
+}
+
 LogicalResult Planner::propagate(Region &r) {
+  if (failed(planKeyValueParts(r)))
+    return failure();
   for (nn::LinearOp col : r.columns) {
     if (!isConstant(col.getWeight()) ||
         (col.getBias() && !isConstant(col.getBias())))
       return reject(col, "column weights must be constants");
     auto t = col.getType();
-    if (t.getShape().back() % tp)
+    int64_t n = r.partsOf(col.getResult(), tp);
+    if (t.getShape().back() % n)
       return misfit(col, "its " + Twine(t.getShape().back()) +
                              " output features do not divide by --tp " + Twine(tp));
     r.split[col.getResult()] = t.getRank() - 1;
@@ -228,9 +276,19 @@ LogicalResult Planner::propagate(Region &r) {
       auto it = r.split.find(op->getOperand(i));
       return it == r.split.end() ? std::nullopt : std::optional(it->second);
     };
+    // Parts travel with the split through every op but the attention,
+    // whose output has the query's split.
+    if (!isa<nn::AttentionOp>(op))
+      for (unsigned i : regionOperands(op))
+        if (r.parts.count(op->getOperand(i)))
+          for (Value res : op->getResults())
+            r.parts[res] = r.parts.lookup(op->getOperand(i));
     if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
+      int64_t n = r.partsOf(reshape.getInput(), tp);
+      if (n != tp)
+        r.parts[reshape.getResult()] = n;
       auto d = reshapeDim(tensorOf(reshape.getInput()).getShape(),
-                          reshape.getType().getShape(), *at(0));
+                          reshape.getType().getShape(), *at(0), n);
       if (!d) {
         // Name the dim that should have split: the output dim where the
         // input's prefix ends (the heads of a head-split reshape).
@@ -256,11 +314,8 @@ LogicalResult Planner::propagate(Region &r) {
       for (unsigned i = 0; i < 3; ++i)
         if (at(i) != 1)
           return reject(op, "query, key and value must all be split by heads");
-      int64_t kvHeads = tensorOf(att.getKey()).getDimSize(1);
-      if (kvHeads % tp)
-        return misfit(op, "its " + Twine(kvHeads) + " key/value heads do not divide "
-                          "by --tp " + Twine(tp) + " (replicating key/value heads "
-                          "is not supported yet)");
+      if (r.partsOf(att.getQuery(), tp) != tp)
+        return reject(op, "its query is split into fewer parts than ranks");
       for (Value m : att.getMasks())
         if (tensorOf(m).getRank() == 4 && tensorOf(m).getDimSize(1) != 1)
           return reject(op, "a mask varies over heads");
@@ -353,18 +408,23 @@ public:
   void applyColumnOutput(nn::LinearOp head);
 
 private:
-  /// This rank's part of constant `v` along `dim` (blockwise if `blocks`).
-  Value part(OpBuilder &b, Value v, int64_t dim, ArrayRef<int64_t> blocks = {});
+  /// This rank's part of constant `v` along `dim` (blockwise if `blocks`),
+  /// cut into `parts` (tp unless fewer parts are shared by several ranks).
+  Value part(OpBuilder &b, Value v, int64_t dim, ArrayRef<int64_t> blocks = {},
+             int64_t parts = 0);
   int64_t tp;
   std::string mesh;
 };
 
-Value Rewriter::part(OpBuilder &b, Value v, int64_t dim, ArrayRef<int64_t> blocks) {
+Value Rewriter::part(OpBuilder &b, Value v, int64_t dim, ArrayRef<int64_t> blocks,
+                     int64_t parts) {
+  parts = parts ? parts : tp;
   auto t = tensorOf(v);
   return dist::LocalPartOp::create(
-      b, v.getLoc(), local(t, dim, tp), v, b.getI64IntegerAttr(dim),
-      b.getI64IntegerAttr(tp), b.getStringAttr(kAxis),
-      blocks.empty() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(blocks));
+      b, v.getLoc(), local(t, dim, parts), v, b.getI64IntegerAttr(dim),
+      b.getI64IntegerAttr(parts), b.getStringAttr(kAxis),
+      blocks.empty() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(blocks),
+      parts == tp ? IntegerAttr() : b.getI64IntegerAttr(tp / parts));
 }
 
 void Rewriter::apply(Region &r) {
@@ -374,11 +434,12 @@ void Rewriter::apply(Region &r) {
     ArrayRef<int64_t> blocks;
     if (auto it = r.blocks.find(col); it != r.blocks.end())
       blocks = it->second;
+    int64_t n = r.partsOf(col.getResult(), tp);
     col.getWeightMutable().assign(
-        part(b, col.getWeight(), col.getTransposeWeight() ? 0 : 1, blocks));
+        part(b, col.getWeight(), col.getTransposeWeight() ? 0 : 1, blocks, n));
     if (col.getBias())
-      col.getBiasMutable().assign(part(b, col.getBias(), 0, blocks));
-    col.getResult().setType(local(col.getType(), col.getType().getRank() - 1, tp));
+      col.getBiasMutable().assign(part(b, col.getBias(), 0, blocks, n));
+    col.getResult().setType(local(col.getType(), col.getType().getRank() - 1, n));
   }
   for (auto [operand, dim] : r.sideParts) {
     b.setInsertionPoint(operand->getOwner());
@@ -389,7 +450,7 @@ void Rewriter::apply(Region &r) {
   llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *op : ordered) {
     for (Value res : op->getResults())
-      res.setType(local(tensorOf(res), r.split.lookup(res), tp));
+      res.setType(local(tensorOf(res), r.split.lookup(res), r.partsOf(res, tp)));
     if (auto att = dyn_cast<nn::AttentionOp>(op)) {
       // The score modifier is elementwise: retype it from its scores.
       Block &mod = att.getScoreModBlock();

@@ -23,8 +23,12 @@ def DistTensorParallel : Pass<"dist-tensor-parallel", "::mlir::ModuleOp"> {
     Output: one SPMD rank program on local shapes. Column weights (and
     biases) become `dist.local_part`s split on their output dim (blockwise
     for fused QKV projections that are split afterwards), row weights are
-    split on their input dim, every row-parallel product is followed by a
-    `dist.all_reduce` over `tp` and then its bias, and the module gets
+    split on their input dim (grouped-query key/value projections with fewer
+    heads than ranks are cut per head and each part replicated over
+    tp / kv_heads ranks), every row-parallel product is followed by a
+    `dist.all_reduce` over `tp` and then its bias, a linear whose only use
+    is a program output (an LM head) is split by its output features and
+    all-gathered, and the module gets
     `dist.mesh @mesh` with axis `tp`. The annotate, propagate, partition
     and communication steps of the design are one pass here; they separate
     when sequence parallelism needs them to.
