@@ -80,6 +80,11 @@ public:
   /// Builds and verifies the region ending at `row`; a failure explains why.
   FailureOr<Region> plan(nn::LinearOp row);
 
+  /// Remark on every region kept replicated.
+  bool explain = false;
+  /// Regions that `tp` does not divide: errors the pass reports.
+  SmallVector<std::pair<Operation *, std::string>> misfits;
+
 private:
   LogicalResult collect(Region &r);
   LogicalResult propagate(Region &r);
@@ -98,12 +103,6 @@ private:
     misfits.push_back({op, why.str()});
     return failure();
   }
-
-public:
-  bool explain = false;
-  SmallVector<std::pair<Operation *, std::string>> misfits;
-
-private:
   /// Where a split on input dim `d` lands after a reshape, if it survives.
   std::optional<int64_t> reshapeDim(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
                                     int64_t d, int64_t parts);
