@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../movement_plans.h"
 #include "dtype_traits.h"
 #include "shape.h"
 
@@ -152,80 +153,33 @@ void scatterApply(const std::vector<int64_t> &targets, const void *updatesv,
 
 } // namespace
 
+/// Runs the strided copies a movement_plans.h planner worked out.
+static parc_rt_status_t runPlans(const char *, parc_rt_dtype_t dtype,
+                                 const std::vector<StridedCopyPlan> &plans) {
+  for (const StridedCopyPlan &p : plans)
+    stridedCopy(parc_rt_dtype_size(dtype), p.rank, p.dims, p.dst, p.dstStrides,
+                p.src, p.srcStrides);
+  return PARC_RT_OK;
+}
+
 extern "C" {
 
 parc_rt_status_t parc_rt_transpose(parc_rt_dtype_t dtype, const void *x,
                                    int64_t rank, const int64_t *dims,
                                    const int64_t *perm, void *y) {
-  const char *op = "transpose";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (rank > 0 && !perm)
-    return fail(PARC_RT_INVALID_ARGUMENT, "transpose: perm is null");
-  bool seen[PARC_RT_MAX_RANK] = {};
-  for (int64_t i = 0; i < rank; ++i) {
-    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]])
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "transpose: perm %s is not a permutation of rank %lld",
-                  shapeString(rank, perm).c_str(), (long long)rank);
-    seen[perm[i]] = true;
-  }
-  const int64_t count = numElements(rank, dims);
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
-  if (count == 0)
-    return PARC_RT_OK;
-  // Iterate in y's order: y is written contiguously, x read through perm.
-  int64_t xStrides[PARC_RT_MAX_RANK], yDims[PARC_RT_MAX_RANK],
-      yStrides[PARC_RT_MAX_RANK], readStrides[PARC_RT_MAX_RANK];
-  contiguousStrides(rank, dims, xStrides);
-  for (int64_t i = 0; i < rank; ++i) {
-    yDims[i] = dims[perm[i]];
-    readStrides[i] = xStrides[perm[i]];
-  }
-  contiguousStrides(rank, yDims, yStrides);
-  stridedCopy(parc_rt_dtype_size(dtype), rank, yDims, y, yStrides, x,
-              readStrides);
-  return PARC_RT_OK;
+  std::vector<StridedCopyPlan> plans;
+  PARC_RT_RETURN_IF_ERROR(planTranspose(dtype, x, rank, dims, perm, y, plans));
+  return runPlans("transpose", dtype, plans);
 }
 
 parc_rt_status_t parc_rt_slice(parc_rt_dtype_t dtype, const void *x,
                                int64_t rank, const int64_t *dims,
                                const int64_t *starts, const int64_t *steps,
                                void *y, const int64_t *out_dims) {
-  const char *op = "slice";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", rank, out_dims));
-  if (rank > 0 && (!starts || !steps))
-    return fail(PARC_RT_INVALID_ARGUMENT, "slice: starts or steps is null");
-  const int64_t count = numElements(rank, out_dims);
-  if (count == 0)
-    return PARC_RT_OK;
-  int64_t xStrides[PARC_RT_MAX_RANK], readStrides[PARC_RT_MAX_RANK],
-      yStrides[PARC_RT_MAX_RANK];
-  contiguousStrides(rank, dims, xStrides);
-  contiguousStrides(rank, out_dims, yStrides);
-  int64_t base = 0;
-  for (int64_t i = 0; i < rank; ++i) {
-    const int64_t last = starts[i] + (out_dims[i] - 1) * steps[i];
-    if (steps[i] == 0 || starts[i] < 0 || starts[i] >= dims[i] || last < 0 ||
-        last >= dims[i])
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "slice: dim %lld: start %lld step %lld for %lld elements "
-                  "leaves [0, %lld) of x %s",
-                  (long long)i, (long long)starts[i], (long long)steps[i],
-                  (long long)out_dims[i], (long long)dims[i],
-                  shapeString(rank, dims).c_str());
-    base += starts[i] * xStrides[i];
-    readStrides[i] = steps[i] * xStrides[i];
-  }
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
-  const size_t elem = parc_rt_dtype_size(dtype);
-  stridedCopy(elem, rank, out_dims, y, yStrides,
-              static_cast<const char *>(x) + base * int64_t(elem), readStrides);
-  return PARC_RT_OK;
+  std::vector<StridedCopyPlan> plans;
+  PARC_RT_RETURN_IF_ERROR(
+      planSlice(dtype, x, rank, dims, starts, steps, y, out_dims, plans));
+  return runPlans("slice", dtype, plans);
 }
 
 parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
@@ -233,98 +187,21 @@ parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
                                 const int64_t *axis_sizes, int64_t rank,
                                 const int64_t *out_dims, int64_t axis,
                                 void *out) {
-  const char *op = "concat";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", rank, out_dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  if (n < 1 || !inputs || !axis_sizes)
-    return fail(PARC_RT_INVALID_ARGUMENT, "concat: no inputs");
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (axis_sizes[i] < 0)
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "concat: input %lld has negative size %lld", (long long)i,
-                  (long long)axis_sizes[i]);
-    total += axis_sizes[i];
-  }
-  if (total != out_dims[a])
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "concat: input sizes along axis %lld sum to %lld, output %s "
-                "has %lld",
-                (long long)axis, (long long)total,
-                shapeString(rank, out_dims).c_str(), (long long)out_dims[a]);
-  const size_t elem = parc_rt_dtype_size(dtype);
-  int64_t outStrides[PARC_RT_MAX_RANK], inDims[PARC_RT_MAX_RANK],
-      inStrides[PARC_RT_MAX_RANK];
-  contiguousStrides(rank, out_dims, outStrides);
-  std::copy(out_dims, out_dims + rank, inDims);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    inDims[a] = axis_sizes[i];
-    const int64_t count = numElements(rank, inDims);
-    if (count > 0) {
-      if (!inputs[i] || !out)
-        return fail(PARC_RT_INVALID_ARGUMENT, "concat: input %lld is null",
-                    (long long)i);
-      contiguousStrides(rank, inDims, inStrides);
-      stridedCopy(elem, rank, inDims,
-                  static_cast<char *>(out) +
-                      offset * outStrides[a] * int64_t(elem),
-                  outStrides, inputs[i], inStrides);
-    }
-    offset += axis_sizes[i];
-  }
-  return PARC_RT_OK;
+  std::vector<StridedCopyPlan> plans;
+  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/true, dtype, out, rank, out_dims,
+                                     axis, n, axis_sizes, inputs, plans));
+  return runPlans("concat", dtype, plans);
 }
 
 parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
                                int64_t rank, const int64_t *dims, int64_t axis,
                                int64_t n, const int64_t *axis_sizes,
                                void *const *outputs) {
-  const char *op = "split";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  if (n < 1 || !outputs || !axis_sizes)
-    return fail(PARC_RT_INVALID_ARGUMENT, "split: no outputs");
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (axis_sizes[i] < 0)
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "split: output %lld has negative size %lld", (long long)i,
-                  (long long)axis_sizes[i]);
-    total += axis_sizes[i];
-  }
-  if (total != dims[a])
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "split: output sizes along axis %lld sum to %lld, x %s has "
-                "%lld",
-                (long long)axis, (long long)total,
-                shapeString(rank, dims).c_str(), (long long)dims[a]);
-  const size_t elem = parc_rt_dtype_size(dtype);
-  int64_t xStrides[PARC_RT_MAX_RANK], outDims[PARC_RT_MAX_RANK],
-      outStrides[PARC_RT_MAX_RANK];
-  contiguousStrides(rank, dims, xStrides);
-  std::copy(dims, dims + rank, outDims);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    outDims[a] = axis_sizes[i];
-    const int64_t count = numElements(rank, outDims);
-    if (count > 0) {
-      if (!outputs[i] || !x)
-        return fail(PARC_RT_INVALID_ARGUMENT, "split: output %lld is null",
-                    (long long)i);
-      contiguousStrides(rank, outDims, outStrides);
-      stridedCopy(elem, rank, outDims, outputs[i], outStrides,
-                  static_cast<const char *>(x) +
-                      offset * xStrides[a] * int64_t(elem),
-                  xStrides);
-    }
-    offset += axis_sizes[i];
-  }
-  return PARC_RT_OK;
+  std::vector<StridedCopyPlan> plans;
+  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/false, dtype, const_cast<void *>(x),
+                                     rank, dims, axis, n, axis_sizes, outputs,
+                                     plans));
+  return runPlans("split", dtype, plans);
 }
 
 parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
