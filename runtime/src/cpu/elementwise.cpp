@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../broadcast_plan.h"
 #include "dtype_traits.h"
 #include "fastmath.h"
 #include "shape.h"
@@ -325,28 +326,14 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
                                 void *out, int64_t out_rank,
                                 const int64_t *out_dims) {
   const char *name = binaryName(op);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(name, "a", a_rank, a_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(name, "b", b_rank, b_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(name, "out", out_rank, out_dims));
-  const int64_t ranks[] = {a_rank, b_rank};
-  const int64_t *dims[] = {a_dims, b_dims};
-  PARC_RT_RETURN_IF_ERROR(
-      checkBroadcastResult(name, 2, ranks, dims, out_rank, out_dims));
-  const int64_t n = numElements(out_rank, out_dims);
+  int64_t n = 0;
+  int64_t strides[3][PARC_RT_MAX_RANK];
+  PARC_RT_RETURN_IF_ERROR(planBroadcast<2>(
+      name, dtype, {{"a", a, a_rank, a_dims}, {"b", b, b_rank, b_dims}}, out,
+      out_rank, out_dims, n, strides));
   if (n == 0)
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "a", a, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "b", b, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "out", out, n));
-  int64_t outStrides[PARC_RT_MAX_RANK], aStrides[PARC_RT_MAX_RANK],
-      bStrides[PARC_RT_MAX_RANK];
-  contiguousStrides(out_rank, out_dims, outStrides);
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "a", a_rank, a_dims, out_rank,
-                                           out_dims, aStrides));
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "b", b_rank, b_dims, out_rank,
-                                           out_dims, bStrides));
-  LoopNest<3> loop(out_rank, out_dims, {outStrides, aStrides, bStrides});
+  LoopNest<3> loop(out_rank, out_dims, {strides[0], strides[1], strides[2]});
   const int64_t bCount = numElements(b_rank, b_dims);
   return visitDtype(
       dtype,
@@ -363,30 +350,15 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
                                int64_t y_rank, const int64_t *y_dims, void *out,
                                int64_t out_rank, const int64_t *out_dims) {
   const char *name = "where";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(name, "cond", cond_rank, cond_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(name, "x", x_rank, x_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(name, "y", y_rank, y_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(name, "out", out_rank, out_dims));
-  const int64_t ranks[] = {cond_rank, x_rank, y_rank};
-  const int64_t *dims[] = {cond_dims, x_dims, y_dims};
-  PARC_RT_RETURN_IF_ERROR(
-      checkBroadcastResult(name, 3, ranks, dims, out_rank, out_dims));
-  const int64_t n = numElements(out_rank, out_dims);
+  int64_t n = 0;
+  int64_t strides[4][PARC_RT_MAX_RANK];
+  PARC_RT_RETURN_IF_ERROR(planBroadcast<3>(
+      name, dtype,
+      {{"cond", cond, cond_rank, cond_dims}, {"x", x, x_rank, x_dims},
+       {"y", y, y_rank, y_dims}},
+      out, out_rank, out_dims, n, strides));
   if (n == 0)
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "cond", cond, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "out", out, n));
-  int64_t strides[4][PARC_RT_MAX_RANK];
-  contiguousStrides(out_rank, out_dims, strides[0]);
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "cond", cond_rank, cond_dims,
-                                           out_rank, out_dims, strides[1]));
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "x", x_rank, x_dims, out_rank,
-                                           out_dims, strides[2]));
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(name, "y", y_rank, y_dims, out_rank,
-                                           out_dims, strides[3]));
   LoopNest<4> loop(out_rank, out_dims,
                    {strides[0], strides[1], strides[2], strides[3]});
   const int64_t sc = loop.innerStride(1), sx = loop.innerStride(2),
