@@ -56,6 +56,15 @@ cl::list<std::string> inputShapes(
     cl::value_desc("name=shape"), cl::sub(compileCmd));
 cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
                     cl::init(1), cl::sub(compileCmd));
+cl::opt<bool> noOverlap("no-overlap",
+                        cl::desc("Keep every collective blocking where the "
+                                 "partitioner put it (for comparison)"),
+                        cl::sub(compileCmd));
+cl::opt<int64_t> overlapChunks(
+    "overlap-chunks",
+    cl::desc("Pieces a product and its collective are cut into so that "
+             "they overlap (collective matmul; 1 = no cutting)"),
+    cl::init(2), cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
                                "kept replicated, with its ONNX node"),
@@ -187,6 +196,23 @@ LogicalResult Compilation::run() {
              "model (--explain says why)\n";
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
+    if (!noOverlap) {
+      if (overlapChunks < 1)
+        return fail("--overlap-chunks must be at least 1");
+      if (failed(runPasses(*module, "dist-overlap", [](OpPassManager &pm) {
+            parc::dist::DistOverlapOptions options;
+            options.chunks = overlapChunks;
+            pm.addPass(parc::dist::createDistOverlap(options));
+          })))
+        return failure();
+      auto stats = (*module)->getAttrOfType<DictionaryAttr>("dist.overlap");
+      progress(llvm::formatv("overlap: {0} collective matmul(s) cut into {1}, "
+                             "{2} collective(s) started early",
+                             stats.getAs<IntegerAttr>("decomposed").getInt(),
+                             overlapChunks.getValue(),
+                             stats.getAs<IntegerAttr>("early_starts").getInt())
+                   .str());
+    }
   }
   progress("lowering to the rank program and planning memory");
   if (failed(runPasses(*module, "rt", parc::buildLowerToRTPipeline)))
@@ -227,9 +253,12 @@ LogicalResult Compilation::run() {
   // Bytes each rank contributes to collectives in one forward pass (an
   // all-reduce's whole tensor, an all-gather's local part).
   int64_t commBytes = 0;
-  program.walk([&](parc::rt::KernelOp k) {
-    if (k.getCallee() == "all_reduce" || k.getCallee() == "all_gather") {
-      auto t = cast<MemRefType>(k.getIns()[0].getType());
+  program.walk([&](Operation *op) {
+    // Blocking (rt.kernel) or started (rt.start), the same call.
+    auto callee = op->getAttrOfType<StringAttr>("callee");
+    if (isa<parc::rt::KernelOp, parc::rt::StartOp>(op) && callee &&
+        (callee == "all_reduce" || callee == "all_gather")) {
+      auto t = cast<MemRefType>(op->getOperand(0).getType());
       commBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
     }
   });

@@ -47,6 +47,15 @@ public:
 private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerAttention(nn::AttentionOp op);
+  /// Lowers a collective, blocking or started: `ins`/`outs` are what the
+  /// runtime call moves, `finish` turns the outputs into the result buffer
+  /// once they have arrived (after the call, or after its wait).
+  LogicalResult lowerCollective(Operation *op, Value result);
+  /// The runtime gathers along the leading dim, [group, local...]: a
+  /// transpose moves the group next to the gathered dim and a view merges
+  /// the two.
+  Value assembleGather(Location loc, Value stacked, int64_t axis,
+                       RankedTensorType result);
   Value alloc(Location loc, Type tensor) {
     return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
   }
@@ -62,6 +71,8 @@ private:
   OpBuilder &b;
   IRMapping map;
   llvm::StringSet<> names;
+  /// Started collectives: the request and how to finish at the wait.
+  llvm::DenseMap<Value, std::pair<Value, std::function<Value()>>> started;
 };
 
 LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
@@ -152,49 +163,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(part.getResult(), w);
     return success();
   }
-  if (auto reduce = dyn_cast<dist::AllReduceOp>(op)) {
-    Value out = alloc(loc, reduce.getType());
-    auto kernel = rt::KernelOp::create(b, loc, "all_reduce",
-                                       ValueRange{buffer(reduce.getInput())},
-                                       ValueRange{out});
-    for (NamedAttribute attr : op->getAttrDictionary())
-      kernel->setAttr(attr.getName(), attr.getValue());
-    map.map(reduce.getResult(), out);
-    return success();
-  }
-  if (auto gather = dyn_cast<dist::AllGatherOp>(op)) {
-    // The runtime gathers along the leading dim: [group, local...]; a
-    // transpose moves the group next to the gathered dim, and a view merges
-    // the two.
-    auto in = cast<RankedTensorType>(gather.getInput().getType());
-    int64_t axis = gather.getGatherAxis();
-    int64_t group = gather.getType().getDimSize(axis) / in.getDimSize(axis);
-    SmallVector<int64_t> stacked{group};
-    llvm::append_range(stacked, in.getShape());
-    auto stackedType = RankedTensorType::get(stacked, in.getElementType());
-    Value all = alloc(loc, stackedType);
-    auto kernel = rt::KernelOp::create(b, loc, "all_gather",
-                                       ValueRange{buffer(gather.getInput())},
-                                       ValueRange{all});
-    kernel->setAttr("mesh", gather.getMeshAttr());
-    kernel->setAttr("mesh_axes", gather.getMeshAxesAttr());
-    if (axis > 0) {
-      SmallVector<int64_t> perm, moved;
-      for (int64_t d = 1; d <= axis; ++d)
-        perm.push_back(d);
-      perm.push_back(0);
-      for (int64_t d = axis + 1; d <= in.getRank(); ++d)
-        perm.push_back(d);
-      for (int64_t p : perm)
-        moved.push_back(stacked[p]);
-      Value t = alloc(loc, RankedTensorType::get(moved, in.getElementType()));
-      auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{all},
-                                     ValueRange{t});
-      tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
-      all = t;
-    }
-    map.map(gather.getResult(),
-            rt::ViewOp::create(b, loc, bufferType(gather.getType()), all));
+  if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::AllReduceStartOp,
+          dist::AllGatherStartOp>(op))
+    return lowerCollective(op, op->getResult(0));
+  if (auto wait = dyn_cast<dist::WaitOp>(op)) {
+    auto it = started.find(wait.getAsync());
+    if (it == started.end())
+      return op->emitOpError("waits for a communication that was not lowered");
+    rt::WaitOp::create(b, loc, it->second.first);
+    if (wait->getNumResults())
+      map.map(wait->getResult(0), it->second.second());
     return success();
   }
   if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
@@ -220,6 +198,64 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   for (NamedAttribute attr : op->getAttrDictionary())
     if (attr.getName() != "operandSegmentSizes")
       kernel->setAttr(attr.getName(), attr.getValue());
+  return success();
+}
+
+Value Lowering::assembleGather(Location loc, Value stacked, int64_t axis,
+                               RankedTensorType result) {
+  auto stackedType = cast<MemRefType>(stacked.getType());
+  if (axis > 0) {
+    SmallVector<int64_t> perm, moved;
+    for (int64_t d = 1; d <= axis; ++d)
+      perm.push_back(d);
+    perm.push_back(0);
+    for (int64_t d = axis + 1; d < stackedType.getRank(); ++d)
+      perm.push_back(d);
+    for (int64_t p : perm)
+      moved.push_back(stackedType.getDimSize(p));
+    Value t = alloc(loc, RankedTensorType::get(moved, stackedType.getElementType()));
+    auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{stacked},
+                                   ValueRange{t});
+    tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
+    stacked = t;
+  }
+  return rt::ViewOp::create(b, loc, bufferType(result), stacked);
+}
+
+LogicalResult Lowering::lowerCollective(Operation *op, Value result) {
+  Location loc = op->getLoc();
+  Value input = op->getOperand(0);
+  auto async = dyn_cast<dist::AsyncType>(result.getType());
+  auto type = cast<RankedTensorType>(async ? async.getValueType() : result.getType());
+  StringRef callee = op->getName().stripDialect();
+  callee.consume_back("_start");
+  Value out;
+  std::function<Value()> finish;
+  if (callee == "all_gather") {
+    auto in = cast<RankedTensorType>(input.getType());
+    int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();
+    SmallVector<int64_t> stacked{type.getDimSize(axis) / in.getDimSize(axis)};
+    llvm::append_range(stacked, in.getShape());
+    out = alloc(loc, RankedTensorType::get(stacked, in.getElementType()));
+    finish = [=, this] { return assembleGather(loc, out, axis, type); };
+  } else {
+    out = alloc(loc, type);
+    finish = [out] { return out; };
+  }
+  Operation *call;
+  if (async)
+    call = rt::StartOp::create(b, loc, rt::RequestType::get(b.getContext()),
+                               callee, ValueRange{buffer(input)},
+                               ValueRange{out});
+  else
+    call = rt::KernelOp::create(b, loc, callee, ValueRange{buffer(input)},
+                                ValueRange{out});
+  for (NamedAttribute attr : op->getAttrDictionary())
+    call->setAttr(attr.getName(), attr.getValue());
+  if (async)
+    started[result] = {call->getResult(0), finish};
+  else
+    map.map(result, finish());
   return success();
 }
 
