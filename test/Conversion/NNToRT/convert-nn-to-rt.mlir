@@ -95,3 +95,30 @@ module {
     return %g : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// Started collectives: rt.start moves the same buffers as the blocking
+// kernel, rt.wait completes it, and what follows the gather (the transpose
+// and the view) happens only after the wait.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x4xf32>
+// CHECK: %[[R:.*]] = rt.start "all_reduce" ins(%{{.*}} : memref<2x4xf32>) outs(%[[S]] : memref<2x4xf32>) {mesh = @mesh, mesh_axes = ["tp"], reduction = 0 : i32}
+// CHECK: rt.kernel "relu"
+// CHECK: rt.wait %[[R]]
+// CHECK: %[[ALL:.*]] = rt.alloc : memref<2x2x4xf32>
+// CHECK: %[[G:.*]] = rt.start "all_gather" ins(%[[S]] : memref<2x4xf32>) outs(%[[ALL]] : memref<2x2x4xf32>)
+// CHECK: rt.wait %[[G]]
+// CHECK: rt.kernel "transpose" ins(%[[ALL]] : memref<2x2x4xf32>)
+// CHECK: rt.view
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<2x4xf32>) {
+    %t = dist.all_reduce_start %x on @mesh mesh_axes = ["tp"] : tensor<2x4xf32> -> !dist.async<tensor<2x4xf32>>
+    %r = nn.relu %x : tensor<2x4xf32>
+    %s = dist.wait %t : !dist.async<tensor<2x4xf32>>
+    %u = dist.all_gather_start %s on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x4xf32> -> !dist.async<tensor<2x8xf32>>
+    %g = dist.wait %u : !dist.async<tensor<2x8xf32>>
+    return %g, %r : tensor<2x8xf32>, tensor<2x4xf32>
+  }
+}
