@@ -316,8 +316,8 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
     for (const TpConstraint &c : profile.tpConstraints) {
       bool ok = c.kv ? (c.dim % tp == 0 || tp % c.dim == 0) : c.dim % tp == 0;
       if (!ok) {
-        misfit = llvm::formatv("tp={0}: does not divide the {1} {2} ({3})", tp,
-                               c.dim, c.what, c.kv ? "nor is a multiple of them" : "")
+        misfit = llvm::formatv("tp={0}: does not divide the {1} {2}{3}", tp, c.dim,
+                               c.what, c.kv ? " nor is a multiple of them" : "")
                      .str();
         break;
       }
@@ -334,7 +334,8 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
         continue;
       }
       for (int64_t ep : divisors(n / tp / pp)) {
-        if (ep > 1 && (!allowed(options, "ep") || profile.experts % ep != 0))
+        if (ep > 1 && (!allowed(options, "ep") || profile.experts == 0 ||
+                       profile.experts % ep != 0))
           continue;
         int64_t dp = n / tp / pp / ep;
         if (dp > 1 && !allowed(options, "dp"))

@@ -351,7 +351,9 @@ FailureOr<ModelProfile> Profiler::run() {
       }
       return true;
     });
-    profile.decoder = !a.getMasks().empty() && constantMasks;
+    // A modifier fed only by constants (a causal mask, possibly folded into
+    // the region) marks a decoder; a mask input or no modifier an encoder.
+    profile.decoder = !a.hasIdentityScoreMod() && constantMasks;
     for (Value kv : {a.getKey(), a.getValue()}) {
       SmallVector<Value> work{kv};
       while (!work.empty()) {
@@ -397,6 +399,7 @@ FailureOr<ModelProfile> Profiler::run() {
   }
   std::vector<Unit> units;
   std::vector<std::string> signatures;
+  llvm::DenseSet<Value> countedWeights; // a tied table counts once
   llvm::DenseMap<Operation *, std::pair<size_t, int>> where;
   std::string current;
   for (auto [i, op] : llvm::enumerate(ops)) {
@@ -425,7 +428,9 @@ FailureOr<ModelProfile> Profiler::run() {
         for (int64_t d : t.getShape())
           sig += std::to_string(d) + "x";
     sig += ";";
-    profile.parameters += c.weightElems;
+    for (Value v : op->getOperands())
+      if (isWeight(v) && countedWeights.insert(v).second)
+        profile.parameters += elems(v);
     u.ops.push_back(std::move(c));
   }
   // Lifetimes and boundaries per unit.
