@@ -100,7 +100,9 @@ struct Context {
   double unitWeights(const Unit &u) const {
     double w = 0;
     for (const OpCost &op : u.ops)
-      w += op.weightElems / (parts(op.split) * (op.expert ? (double)config.ep : 1));
+      w += (op.weightElems - op.replicatedElems) /
+               (parts(op.split) * (op.expert ? (double)config.ep : 1)) +
+           op.replicatedElems;
     return w * bpe;
   }
 

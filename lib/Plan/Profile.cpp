@@ -295,6 +295,10 @@ OpCost Profiler::cost(Operation *op) {
   if (auto it = comms.find(op); it != comms.end()) {
     c.comm = it->second;
     c.commElems = out;
+    // The bias is added after the all-reduce, on every rank.
+    if (auto l = dyn_cast<nn::LinearOp>(op); l && l.getBias() &&
+                                             c.comm == Collective::AllReduce)
+      c.replicatedElems = elems(l.getBias());
   }
   c.seqShardable = c.split == Split::None && !isa<nn::LinearOp>(op) &&
                    !isa<nn::AttentionOp>(op);
@@ -428,9 +432,16 @@ FailureOr<ModelProfile> Profiler::run() {
         for (int64_t d : t.getShape())
           sig += std::to_string(d) + "x";
     sig += ";";
-    for (Value v : op->getOperands())
-      if (isWeight(v) && countedWeights.insert(v).second)
+    // Parameters: the model's initializers (blobs or external data), not
+    // constants folded from the graph (positions, masks); a tied table once.
+    for (Value v : op->getOperands()) {
+      Operation *d = v.getDefiningOp();
+      auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
+      bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||
+                         (cst && isa<DenseResourceElementsAttr>(cst.getValue()));
+      if (initializer && countedWeights.insert(v).second)
         profile.parameters += elems(v);
+    }
     u.ops.push_back(std::move(c));
   }
   // Lifetimes and boundaries per unit.

@@ -34,6 +34,8 @@ struct OpCost {
   std::string node; ///< the ONNX node
   /// Work for the profiled batch; weights do not scale with the batch.
   double flops = 0, actElems = 0, weightReadElems = 0, weightElems = 0;
+  /// Part of `weightElems` every tp rank holds whole (a row linear's bias).
+  double replicatedElems = 0;
   Split split = Split::None;
   /// A replicated op on the residual stream that SP shards by sequence.
   bool seqShardable = false;

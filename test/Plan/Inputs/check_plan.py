@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Checks `parc plan --json` output against numbers derived independently:
+arithmetic on the generator's config (<model>.json) and documented
+production practice. Usage: check_plan.py CHECK PLAN.json [MODEL.json]."""
+
+import json
+import sys
+
+
+def fail(msg):
+    print(f"check_plan.py: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def config_of(plan, **want):
+    for c in plan["configurations"]:
+        if all(c[k] == v for k, v in want.items()):
+            return c
+    fail(f"no configuration with {want}")
+
+
+def gpt2_parameters(cfg):
+    """GPT-2 by arithmetic: token and position tables, per layer two
+    LayerNorms, c_attn, attn.c_proj, c_fc, mlp.c_proj (weights and biases),
+    the final LayerNorm; the LM head is tied to the token table."""
+    h, f = cfg["hidden"], cfg["ffn"]
+    layer = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * f + f) + (f * h + h)
+    return cfg["vocab"] * h + cfg["max_positions"] * h + cfg["layers"] * layer + 2 * h
+
+
+def check_gpt2_tiny(plan, meta):
+    cfg = meta["config"]
+    if plan["model"]["parameters"] != gpt2_parameters(cfg):
+        fail(f"parameters {plan['model']['parameters']} != {gpt2_parameters(cfg)}")
+    b, s, h, v, n = cfg["batch"], cfg["seq"], cfg["hidden"], cfg["vocab"], cfg["layers"]
+    f32 = 4
+    for tp, dp in ((2, 2), (4, 1)):
+        c = config_of(plan, tp=tp, dp=dp, pp=1, sp=False)
+        local = b // dp
+        # Megatron: two all-reduces of b*s*h per layer, each moving
+        # 2(tp-1)/tp of it; the LM head all-gathers b*s*vocab, (tp-1)/tp.
+        ar = n * 2 * local * s * h * f32 * 2 * (tp - 1) / tp
+        ag = local * s * v * f32 * (tp - 1) / tp
+        if abs(c["comm_bytes_per_rank"] - (ar + ag)) > 1e-6:
+            fail(f"tp={tp} dp={dp}: comm {c['comm_bytes_per_rank']} != {ar + ag}")
+        # Decoder KV cache: batch * context * layers * kv_heads/tp * head_dim
+        # * 2 * bytes.
+        kv = local * s * n * (cfg["kv_heads"] // tp) * cfg["head_dim"] * 2 * f32
+        if c["memory_per_rank"]["kv_cache"] != kv:
+            fail(f"tp={tp}: kv cache {c['memory_per_rank']['kv_cache']} != {kv}")
+    print("gpt2 tiny: parameters, Megatron comm bytes and KV cache match arithmetic")
+
+
+def check_fit_70b_one_gpu(plan, meta):
+    gib = 1 << 30
+    if plan["chosen"] is not None:
+        fail("70B on one GPU must not fit")
+    only = plan["configurations"][0]
+    weights = meta["parameters"] * 2  # bf16
+    if only["fits"] or only["memory_per_rank"]["weights"] < weights * 0.999:
+        fail(f"weights {only['memory_per_rank']['weights']} < {weights}")
+    if plan["device_memory_bytes"] != 80 * gib:
+        fail("the h100x8 preset should have 80 GiB devices")
+    print(f"70B bf16: {weights / gib:.1f} GiB of weights > 80 GiB: does not fit")
+
+
+def check_chosen(plan, tp, pp, within_node):
+    c = plan["chosen"]
+    if c is None or c["tp"] != tp or c["pp"] != pp:
+        fail(f"chosen {c and (c['tp'], c['pp'])}, expected tp={tp} pp={pp}:\n"
+             + plan["explanation"])
+    if within_node and c["tp"] > 8:
+        fail("tp group should stay within a node")
+    print(f"chosen tp={c['tp']} pp={c['pp']} dp={c['dp']}: "
+          + plan["explanation"].splitlines()[0])
+
+
+def check_parameters(plan, meta):
+    got, want = plan["model"]["parameters"], meta["parameters"]
+    # The generator's count leaves out the rotary cos/sin buffers.
+    if abs(got - want) > 1e-3 * want:
+        fail(f"parameters {got} vs {want} by arithmetic")
+    print(f"{meta['name']}: {got / 1e9:.2f}B parameters (arithmetic: {want / 1e9:.2f}B)")
+
+
+def main():
+    check, plan = sys.argv[1], json.load(open(sys.argv[2]))
+    meta = json.load(open(sys.argv[3])) if len(sys.argv) > 3 else None
+    if check == "gpt2-tiny":
+        check_gpt2_tiny(plan, meta)
+    elif check == "70b-one-gpu":
+        check_parameters(plan, meta)
+        check_fit_70b_one_gpu(plan, meta)
+    elif check == "70b-one-node":
+        check_chosen(plan, 8, 1, True)
+    elif check == "405b-two-nodes":
+        check_parameters(plan, meta)
+        check_chosen(plan, 8, 2, True)
+    elif check == "fast":
+        secs = plan["planning_seconds"]
+        if plan["model"]["blocks"] != 80 or secs >= 2:
+            fail(f"planned {plan['considered']} configurations of 80 blocks in {secs:.3f} s")
+        print(f"planned {plan['considered']} configurations in {secs:.3f} s (< 2 s)")
+    elif check == "moe":
+        check_parameters(plan, meta)
+        m = plan["model"]
+        if (m["experts"], m["top_k"]) != (8, 2):
+            fail(f"experts/top_k {m['experts']}/{m['top_k']} != 8/2")
+        eps = {c["ep"] for c in plan["configurations"]}
+        if eps != {1, 2, 4, 8}:
+            fail(f"ep degrees considered {sorted(eps)}")
+        print("mixtral: 8 experts, top-2; ep 1, 2, 4, 8 considered")
+    else:
+        fail(f"unknown check {check}")
+
+
+if __name__ == "__main__":
+    main()
