@@ -349,6 +349,8 @@ int main(int argc, char **argv) {
     return compile();
   if (parc::driver::planSelected())
     return parc::driver::plan(argv[0]);
+  if (parc::driver::calibrateSelected())
+    return parc::driver::calibrate(argv[0]);
   cl::PrintHelpMessage(/*Hidden=*/false, /*Categorized=*/true);
   return 1;
 }
