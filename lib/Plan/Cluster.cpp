@@ -110,8 +110,13 @@ bool parse(const llvm::json::Value &v, Cluster &c, llvm::json::Path p) {
       !optionalIn(*dev, "kernel_latency_us", c.kernelLatency, dp, 0, 1e6, kMicro))
     return false;
   if (!m.map("devices_per_node", c.devicesPerNode) ||
-      !m.mapOptional("nodes", c.nodes))
+      !m.mapOptional("nodes", c.nodes) ||
+      !m.mapOptional("compute_slots_per_node", c.computeSlotsPerNode))
     return false;
+  if (c.computeSlotsPerNode < 0) {
+    p.field("compute_slots_per_node").report("expected 0 (all devices) or a positive integer");
+    return false;
+  }
   if (c.devicesPerNode < 1) {
     p.field("devices_per_node").report("expected a positive integer");
     return false;
@@ -191,6 +196,7 @@ llvm::json::Value parc::plan::toJSON(const Cluster &c) {
                           {"kernel_latency_us", c.kernelLatency / kMicro}}},
       {"devices_per_node", c.devicesPerNode},
       {"nodes", c.nodes},
+      {"compute_slots_per_node", c.computeSlotsPerNode},
       {"intra_node", link(c.intraNode)},
       {"inter_node", link(c.interNode)}};
 }

@@ -186,11 +186,17 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
                               double flopRate) {
   Estimate e;
   e.config = config;
+  // Ranks beyond a node's compute slots time-share them.
+  int64_t world = config.tp * config.ep * config.dp * config.pp;
+  int64_t onNode = std::min(world, cluster.devicesPerNode);
+  double share = cluster.computeSlotsPerNode && onNode > cluster.computeSlotsPerNode
+                     ? (double)cluster.computeSlotsPerNode / (double)onNode
+                     : 1.0;
   Context ctx{profile,
               cluster,
               config,
-              flopRate * cluster.computeEfficiency,
-              cluster.memoryBandwidth * cluster.memoryEfficiency,
+              flopRate * cluster.computeEfficiency * share,
+              cluster.memoryBandwidth * cluster.memoryEfficiency * share,
               (double)bytesPerElement(options.dtype),
               1.0 / (double)(config.dp * config.ep * config.microBatches)};
   // Per-unit times, costed once however often the unit repeats.
@@ -272,7 +278,6 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
       worstComm = comm;
     }
   }
-  int64_t world = config.tp * config.ep * config.dp * config.pp;
   e.crossesNodes = world > cluster.devicesPerNode &&
                    (config.tp > cluster.devicesPerNode ||
                     config.tp * config.ep > cluster.devicesPerNode || P > 1);

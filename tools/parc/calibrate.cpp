@@ -117,6 +117,7 @@ int parc::driver::calibrate(const char *argv0) {
   // Ranks may outnumber cores (mpirun --oversubscribe): a node holds as
   // many "devices" as were measured together.
   c.devicesPerNode = std::max<int64_t>(cores, ranks);
+  c.computeSlotsPerNode = cores;
   c.nodes = 1;
   double pages = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
   c.memoryBytes = pages > 0 ? pages / (double)c.devicesPerNode : 4.0 * (1 << 30);

@@ -66,6 +66,11 @@ TEST(Cluster, ErrorsNameFileAndPath) {
   EXPECT_EQ(errorOf(text.c_str()),
             "f.json: expected a fraction in (0, 1] at cluster.device.compute_efficiency");
   text = kValid;
+  text.replace(text.find("\"devices_per_node\": 8"), 21,
+               "\"devices_per_node\": 8, \"compute_slots_per_node\": -2");
+  EXPECT_EQ(errorOf(text.c_str()), "f.json: expected 0 (all devices) or a positive "
+                                   "integer at cluster.compute_slots_per_node");
+  text = kValid;
   text.replace(text.find("\"inter_node\""), 12, "\"other_node\"");
   EXPECT_EQ(errorOf(text.c_str()),
             "f.json: missing required object (omit it only with \"nodes\": 1) at "

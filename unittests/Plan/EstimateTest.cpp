@@ -132,3 +132,19 @@ TEST(Plan, RanksAndSkips) {
     if (r->ranked[i].fits)
       EXPECT_LE(r->ranked[i - 1].time, r->ranked[i].time * 1.001);
 }
+
+TEST(Estimate, TimeSharedSlots) {
+  // Two compute slots on the node: 4 ranks run at half speed each.
+  Cluster c = roundCluster();
+  c.computeSlotsPerNode = 2;
+  PlanOptions o;
+  o.dtype = "bf16";
+  Config cfg;
+  cfg.tp = 4;
+  Estimate e = estimate(twoBlocks(), c, o, cfg, 100e12);
+  // Per op 2e12 FLOP at 50 TFLOP/s = 40 ms; 4 ops.
+  EXPECT_NEAR(e.computeTime, 0.16, 1e-9);
+  cfg.tp = 2;
+  e = estimate(twoBlocks(), c, o, cfg, 100e12);
+  EXPECT_NEAR(e.computeTime, 0.16, 1e-9); // 2 ranks fit 2 slots: full speed
+}

@@ -41,6 +41,10 @@ struct Cluster {
   /// Fixed cost of launching one kernel (s).
   double kernelLatency = 0;
   int64_t devicesPerNode = 1;
+  /// Devices that compute at once on a node (0: all of them). Below
+  /// devicesPerNode, ranks time-share: the cpu target with more ranks than
+  /// cores (mpirun --oversubscribe).
+  int64_t computeSlotsPerNode = 0;
   /// Nodes available; 0 when unbounded.
   int64_t nodes = 0;
   Link intraNode;
