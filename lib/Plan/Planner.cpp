@@ -392,10 +392,15 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
                    [&](const Estimate &a, const Estimate &b) {
                      if (a.fits != b.fits)
                        return a.fits;
-                     // Within 0.1%, the simpler plan: fewer stages, less tp.
+                     // Within 0.1%, the better other metric, then the
+                     // simpler plan: fewer stages, less tp.
                      double ma = metric(a), mb = metric(b);
                      if (std::abs(ma - mb) > 1e-3 * std::max(ma, mb))
                        return ma < mb;
+                     double oa = options.throughput ? a.time : a.interval;
+                     double ob = options.throughput ? b.time : b.interval;
+                     if (std::abs(oa - ob) > 1e-3 * std::max(oa, ob))
+                       return oa < ob;
                      if (a.config.pp != b.config.pp)
                        return a.config.pp < b.config.pp;
                      return a.config.tp < b.config.tp;
@@ -428,9 +433,11 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
   os << "chosen " << c.config.str() << ": " << seconds(metric(c)) << " " << what
      << " (compute " << seconds(c.computeTime) << ", tp/ep collectives "
      << seconds(c.commTime);
-  if (c.config.pp > 1)
+  if (c.config.pp > 1 && !options.throughput)
     os << ", pipeline bubble " << llvm::formatv("{0:f1}%", 100 * c.bubble)
-       << ", stage sends " << seconds(c.p2pTime) << ", layout " << c.config.layout();
+       << ", stage sends " << seconds(c.p2pTime);
+  if (c.config.pp > 1)
+    os << ", layout " << c.config.layout();
   os << "); " << gib(c.memoryBytes) << " of " << gib(cluster.memoryBytes)
      << " per rank (weights " << gib(c.weightBytes) << ", activations "
      << gib(c.activationBytes) << ", KV cache " << gib(c.kvBytes) << ")";
@@ -440,12 +447,20 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
   // The best alternative per (tp, pp, ep, dp) shape, up to three.
   auto reason = [&](const Estimate &a) {
     struct Part { const char *name; double delta; };
-    double bubbleA = metric(a) - a.computeTime - a.commTime - a.p2pTime;
-    double bubbleC = metric(c) - c.computeTime - c.commTime - c.p2pTime;
+    // The metric split into compute, collectives, stage sends and (for a
+    // single forward) the bubble: what remains.
+    auto sends = [&](const Estimate &e) {
+      if (!options.throughput || e.config.pp == 1)
+        return e.p2pTime;
+      return e.interval - e.computeTime - e.commTime;
+    };
+    auto bubble = [&](const Estimate &e) {
+      return metric(e) - e.computeTime - e.commTime - sends(e);
+    };
     Part parts[] = {{"compute", a.computeTime - c.computeTime},
                     {"collectives", a.commTime - c.commTime},
-                    {"pipeline bubble", bubbleA - bubbleC},
-                    {"stage sends", a.p2pTime - c.p2pTime}};
+                    {"pipeline bubble", bubble(a) - bubble(c)},
+                    {"stage sends", sends(a) - sends(c)}};
     const Part &worst = *std::max_element(
         std::begin(parts), std::end(parts),
         [](const Part &x, const Part &y) { return x.delta < y.delta; });

@@ -96,6 +96,20 @@ def main():
     elif check == "405b-two-nodes":
         check_parameters(plan, meta)
         check_chosen(plan, 8, 2, True)
+    elif check == "throughput":
+        # The steady-state rate is the best among the fitting configurations,
+        # and at least the latency choice's.
+        fits = [c for c in plan["configurations"] if c["fits"]]
+        best = max(c["tokens_per_s"] for c in fits)
+        c = plan["chosen"]
+        if c["tokens_per_s"] < best * 0.999:
+            fail(f"chosen {c['tokens_per_s']} tokens/s < best {best}")
+        latency = min(fits, key=lambda c: c["time_s"])
+        if c["tokens_per_s"] < latency["tokens_per_s"]:
+            fail("throughput choice slower than the latency choice")
+        print(f"throughput: chosen tp={c['tp']} pp={c['pp']} dp={c['dp']} at "
+              f"{c['tokens_per_s']:.0f} tokens/s (latency choice tp={latency['tp']}: "
+              f"{latency['tokens_per_s']:.0f})")
     elif check == "fast":
         secs = plan["planning_seconds"]
         if plan["model"]["blocks"] != 80 or secs >= 2:
