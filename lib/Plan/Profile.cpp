@@ -123,12 +123,12 @@ private:
   ModelProfile profile;
 };
 
-/// Forward propagation of splits from the current column set; returns the
-/// candidates to demote (their split reaches an op without a rule, or no row
-/// linear and no program output).
+/// Propagates splits forward from the column candidates and demotes those
+/// whose split reaches an op without a rule, or neither a row linear nor a
+/// program output, until no candidate changes.
 void Profiler::classify() {
   for (Operation *op : ops)
-    if (auto l = dyn_cast<nn::LinearOp>(op))
+    if (isa<nn::LinearOp>(op))
       columns.insert(op);
   for (bool changed = true; changed;) {
     changed = false;
