@@ -88,9 +88,9 @@ struct Context {
           bytes += busFactor(*op.comm, config.tp) * b;
         }
       }
-      if (op.dispatch && config.ep > 1) {
+      if (op.dispatchElems > 0 && config.ep > 1) {
         // Dispatch to the experts and combine back: two all-to-alls.
-        double b = op.commElems * fraction * bpe / (config.sp ? config.tp : 1);
+        double b = op.dispatchElems * fraction * bpe / (config.sp ? config.tp : 1);
         comm += 2 * collectiveTime(Collective::AllToAll, b, config.ep, epLink);
         bytes += 2 * busFactor(Collective::AllToAll, config.ep) * b;
       }

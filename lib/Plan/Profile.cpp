@@ -90,6 +90,13 @@ SmallVector<Value> activationOperands(Operation *op) {
   return out;
 }
 
+/// `nn.moe` (stacked experts, top-k routing), read through its generic form:
+/// operands input [T..., H], router_logits [T..., E], fc1 [E, H, F],
+/// fc2 [E, F, H], optional fc3 [E, H, F]; attribute top_k.
+bool isFusedMoe(Operation *op) {
+  return op->getName().getStringRef() == "nn.moe" && op->getNumOperands() >= 4;
+}
+
 double flopsPerElement(Operation *op) {
   if (isa<nn::LayerNormOp, nn::RmsNormOp, nn::SoftmaxOp>(op))
     return 5;
@@ -109,6 +116,7 @@ private:
   void classify();
   void findExperts();
   OpCost cost(Operation *op);
+  OpCost finishMoe(Operation *op, OpCost c);
 
   func::FuncOp main;
   SmallVector<Operation *> ops;
@@ -117,8 +125,9 @@ private:
   llvm::DenseSet<Operation *> kvColumns;
   llvm::DenseMap<Value, Split> split;
   llvm::DenseMap<Operation *, Collective> comms;
-  /// MoE: expert ops and each router's dispatch op, with (experts, topK).
-  llvm::DenseSet<Operation *> expertOps;
+  /// MoE: expert ops and dispatch points (the router linear, or the fused
+  /// op), each with its layer's (experts, topK).
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> expertOps;
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> routers;
   ModelProfile profile;
 };
@@ -190,6 +199,14 @@ void Profiler::classify() {
 
 void Profiler::findExperts() {
   for (Operation *op : ops) {
+    if (isFusedMoe(op)) {
+      auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
+      auto k = op->getAttrOfType<IntegerAttr>("top_k");
+      std::pair<int64_t, int64_t> ek{fc1.getDimSize(0), k ? k.getInt() : 1};
+      routers[op] = ek;
+      expertOps[op] = ek;
+      continue;
+    }
     auto topk = dyn_cast<nn::TopKOp>(op);
     if (!topk)
       continue;
@@ -201,13 +218,14 @@ void Profiler::findExperts() {
     if (!router)
       continue;
     int64_t experts = cast<RankedTensorType>(router.getType()).getShape().back();
-    routers[router] = {experts, topk.getK()};
+    std::pair<int64_t, int64_t> ek{experts, topk.getK()};
+    routers[router] = ek;
     // Experts: from the router's tokens forward through their column linears
     // and what follows, up to and including the linears that end them.
     SmallVector<Value> work;
     for (Operation *user : router.getInput().getUsers())
       if (user != router && isa<nn::LinearOp>(user)) {
-        expertOps.insert(user);
+        expertOps[user] = ek;
         work.push_back(user->getResult(0));
       }
     while (!work.empty()) {
@@ -216,7 +234,7 @@ void Profiler::findExperts() {
         if (expertOps.contains(user))
           continue;
         if (isa<nn::LinearOp>(user)) {
-          expertOps.insert(user);
+          expertOps[user] = ek;
           continue;
         }
         if (!isa<nn::SiluOp, nn::GeluOp, nn::MulOp, nn::SigmoidOp>(user))
@@ -228,7 +246,7 @@ void Profiler::findExperts() {
               return d && expertOps.contains(d);
             }))
           continue;
-        expertOps.insert(user);
+        expertOps[user] = ek;
         work.push_back(user->getResult(0));
       }
     }
@@ -261,6 +279,23 @@ OpCost Profiler::cost(Operation *op) {
     // QKᵀ and PV products, plus the scale, modifier and softmax on scores.
     c.flops = 2 * b * h * s * t * (d + dv) + 7 * b * h * s * t;
     c.actElems = elems(a.getQuery()) + elems(a.getKey()) + elems(a.getValue()) + out;
+  } else if (isFusedMoe(op)) {
+    // Only the chosen experts run: T tokens × top_k × (2 or 3) products of
+    // H × F, plus the routing softmax and top-k over E.
+    auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
+    double e = fc1.getDimSize(0), h = fc1.getDimSize(1), f = fc1.getDimSize(2);
+    double tokens = elems(op->getOperand(0)) / h;
+    auto k = op->getAttrOfType<IntegerAttr>("top_k");
+    double products = op->getNumOperands() > 4 ? 3 : 2;
+    c.flops = tokens * (double)(k ? k.getInt() : 1) * products * 2 * h * f + 5 * tokens * e;
+    c.actElems = elems(op->getOperand(0)) + elems(op->getOperand(1)) + out;
+    for (Value w : op->getOperands().drop_front(2))
+      weights(w);
+    // Expert tensor parallelism: F split, outputs all-reduced.
+    c.split = Split::Tp;
+    c.comm = Collective::AllReduce;
+    c.commElems = out;
+    return finishMoe(op, c);
   } else if (auto m = dyn_cast<nn::MatMulOp>(op)) {
     double k = (double)cast<RankedTensorType>(m.getLhs().getType()).getShape().back();
     c.flops = 2 * out * k;
@@ -304,21 +339,27 @@ OpCost Profiler::cost(Operation *op) {
                    !isa<nn::AttentionOp>(op);
   if (auto it = routers.find(op); it != routers.end()) {
     // The dispatch moves each token's hidden vector to its top-k experts.
-    c.dispatch = true;
-    c.commElems = elems(cast<nn::LinearOp>(op).getInput()) * (double)it->second.second;
+    c.dispatchElems = elems(op->getOperand(0)) * (double)it->second.second;
   }
-  if (expertOps.contains(op)) {
-    // Routed: each token visits topK of the experts.
-    for (auto &[router, ek] : routers)
-      if (router->getBlock() == op->getBlock()) {
-        double f = (double)ek.second / (double)ek.first;
-        c.flops *= f;
-        c.actElems *= f;
-        c.commElems *= f;
-        break;
-      }
+  if (auto it = expertOps.find(op); it != expertOps.end()) {
     c.expert = true;
+    if (isFusedMoe(op))
+      return c; // costed as routed already
+    // Routed: each token visits topK of the experts.
+    double f = (double)it->second.second / (double)it->second.first;
+    c.flops *= f;
+    c.actElems *= f;
+    c.commElems *= f;
   }
+  return c;
+}
+
+OpCost Profiler::finishMoe(Operation *op, OpCost c) {
+  auto [e, k] = expertOps.lookup(op);
+  c.expert = true;
+  c.dispatchElems = elems(op->getOperand(0)) * (double)k;
+  int64_t f = cast<RankedTensorType>(op->getOperand(2).getType()).getDimSize(2);
+  profile.tpConstraints.push_back({f, "expert features of " + c.node});
   return c;
 }
 

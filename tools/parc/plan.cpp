@@ -25,7 +25,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/Timer.h"
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
@@ -101,8 +100,7 @@ std::vector<std::string> presetDirs(const char *argv0) {
 
 std::string gib(double b) { return llvm::formatv("{0:f1}", b / (1 << 30)).str(); }
 
-void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, bool throughput,
-                int64_t rows) {
+void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, int64_t rows) {
   os << llvm::formatv("{0,-4} {1,-34} {2,12} {3,12} {4,9} {5,10} {6,12}  {7}\n", "#",
                       "configuration", "ms/forward", "tokens/s", "mem GiB",
                       "comm MiB", "layout", "");
@@ -118,7 +116,6 @@ void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, bool throughpu
                         !e.fits ? "does not fit" : (r.chosen && *r.chosen == i) ? "<- chosen"
                                                                                : "");
   }
-  (void)throughput;
 }
 
 /// Writes `text` to `path` through a temporary file and a rename.
@@ -210,9 +207,7 @@ int parc::driver::plan(const char *argv0) {
     llvm::outs() << llvm::formatv("{0:2}", v) << "\n";
   } else {
     auto &os = llvm::outs();
-    int64_t units = 0;
-    for (const auto &u : profile->units)
-      ++units;
+    size_t units = profile->units.size();
     os << llvm::formatv("{0}: {1} blocks ({2} distinct units costed), {3:f2}B "
                         "parameters, batch {4}, seq {5}, {6}{7}\n",
                         modelPath, profile->blocks, units, profile->parameters / 1e9,
@@ -225,7 +220,7 @@ int parc::driver::plan(const char *argv0) {
     os << llvm::formatv("cluster {0}: {1} devices of {2} GiB per node, {3}\n",
                         cluster->name, cluster->devicesPerNode,
                         gib(cluster->memoryBytes), cluster->device);
-    printTable(os, *result, planOptions.throughput, top);
+    printTable(os, *result, top);
     if (!result->skipped.empty())
       os << result->skipped.size() << " split(s) skipped: " << result->skipped.front()
          << (result->skipped.size() > 1 ? "; ..." : "") << "\n";

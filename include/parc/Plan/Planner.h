@@ -43,9 +43,11 @@ struct OpCost {
   /// heads all-gather theirs.
   std::optional<Collective> comm;
   double commElems = 0;
-  /// MoE: an expert's op (its cost already scaled to the routed tokens), or
-  /// the layer's dispatch point (all-to-all of `commElems` twice under EP).
-  bool expert = false, dispatch = false;
+  /// MoE: an expert's op (its cost already scaled to the routed tokens),
+  /// whose weights divide over ep; the layer's dispatch point all-to-alls
+  /// `dispatchElems` to the experts and back under EP.
+  bool expert = false;
+  double dispatchElems = 0;
   bool free = false; ///< a view (reshape): no kernel
 };
 
