@@ -414,7 +414,7 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
   const char *what = options.throughput ? "interval between forwards" : "time per forward";
   if (!result.chosen) {
     if (result.ranked.empty()) {
-      os << "no configuration of " << n << " device(s) divides this model";
+      os << "no configuration of " << n << " device(s) divides this model\n";
     } else {
       const Estimate &b = *llvm::min_element(
           result.ranked, [](const Estimate &x, const Estimate &y) {

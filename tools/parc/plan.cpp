@@ -50,10 +50,12 @@ cl::opt<std::string> clusterName("cluster",
                                  cl::desc("Cluster preset (h100x8, h200x8, a100x8, "
                                           "h100-pcie-x8, cpu) or a cluster JSON file"),
                                  cl::Required, cl::sub(planCmd));
-cl::opt<int64_t> batch("batch", cl::desc("Batch: binds input dims named 'batch'"),
+cl::opt<int64_t> batch("batch", cl::desc("Batch: binds input dims named 'batch' or "
+                                         "'batch_size'"),
                        cl::init(1), cl::sub(planCmd));
-cl::opt<int64_t> seq("seq", cl::desc("Sequence length: binds input dims named 'seq' "
-                                     "or 'sequence'"),
+cl::opt<int64_t> seq("seq", cl::desc("Sequence length: binds input dims named 'seq', "
+                                     "'sequence', 'seq_len', 'seqlen' or "
+                                     "'sequence_length'"),
                      cl::init(2048), cl::sub(planCmd));
 cl::opt<int64_t> context("context",
                          cl::desc("Tokens the KV cache holds (default: --seq)"),
@@ -175,9 +177,11 @@ int parc::driver::plan(const char *argv0) {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
     return fail(llvm::toString(std::move(err)));
-  options.dimParams["batch"] = batch;
-  options.dimParams["seq"] = seq;
-  options.dimParams["sequence"] = seq;
+  // The names exporters give these dims (torch.onnx dynamic_axes, HF).
+  for (const char *name : {"batch", "batch_size"})
+    options.dimParams[name] = batch;
+  for (const char *name : {"seq", "sequence", "seq_len", "seqlen", "sequence_length"})
+    options.dimParams[name] = seq;
   auto t0 = Clock::now();
   OwningOpRef<ModuleOp> module = importAndFuse(ctx, modelPath, options);
   if (!module)
