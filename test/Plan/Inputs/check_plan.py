@@ -51,6 +51,22 @@ def check_gpt2_tiny(plan, meta):
     print("gpt2 tiny: parameters, Megatron comm bytes and KV cache match arithmetic")
 
 
+def check_generated_comm(plan, meta):
+    """Any generated model at tp=2: Megatron's two all-reduces of b*s*h per
+    layer (for MoE layers one for attention and top_k for the routed
+    experts), plus an LM head's all-gather for decoders, each rank moving
+    2(tp-1)/tp resp. (tp-1)/tp of the tensor."""
+    cfg, tp, f32 = meta["config"], 2, 4
+    b, s, h = plan["model"]["batch"], plan["model"]["seq"], cfg["hidden"]
+    per_layer = (1 + cfg["top_k"]) if cfg["experts"] else 2
+    ar = cfg["layers"] * per_layer * b * s * h * f32 * 2 * (tp - 1) / tp
+    ag = b * s * cfg["vocab"] * f32 * (tp - 1) / tp if meta["family"] != "bert" else 0
+    c = config_of(plan, tp=tp, pp=1, dp=1, sp=False)
+    if abs(c["comm_bytes_per_rank"] - (ar + ag)) > 1e-6 * (ar + ag):
+        fail(f"{meta['name']}: comm {c['comm_bytes_per_rank']} != {ar + ag}")
+    print(f"{meta['name']}: tp=2 collective bytes match Megatron's count")
+
+
 def check_fit_70b_one_gpu(plan, meta):
     gib = 1 << 30
     if plan["chosen"] is not None:
@@ -88,6 +104,8 @@ def main():
     meta = json.load(open(sys.argv[3])) if len(sys.argv) > 3 else None
     if check == "gpt2-tiny":
         check_gpt2_tiny(plan, meta)
+    elif check == "generated":
+        check_generated_comm(plan, meta)
     elif check == "70b-one-gpu":
         check_parameters(plan, meta)
         check_fit_70b_one_gpu(plan, meta)
@@ -114,7 +132,8 @@ def main():
         secs = plan["planning_seconds"]
         if plan["model"]["blocks"] != 80 or secs >= 2:
             fail(f"planned {plan['considered']} configurations of 80 blocks in {secs:.3f} s")
-        print(f"planned {plan['considered']} configurations in {secs:.3f} s (< 2 s)")
+        print(f"planned {plan['considered']} configurations in {secs:.3f} s (< 2 s; "
+              f"import and fusion {plan['import_seconds']:.3f} s)")
     elif check == "moe":
         check_parameters(plan, meta)
         m = plan["model"]
