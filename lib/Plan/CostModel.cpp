@@ -59,6 +59,13 @@ double parc::plan::pipelineTime(double stageTime, int64_t stages,
                       (double)(stages - 1) / (double)virtualStages);
 }
 
+double parc::plan::overlappedTime(double compute, double comm, int64_t chunks) {
+  if (chunks <= 1)
+    return compute + comm;
+  double c = (double)chunks;
+  return compute / c + (c - 1) * std::max(compute, comm) / c + comm / c;
+}
+
 double parc::plan::kvCacheBytes(int64_t batch, int64_t context, int64_t layers,
                                 int64_t kvHeads, int64_t headDim,
                                 int64_t bytesPerElement) {

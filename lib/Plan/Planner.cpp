@@ -47,6 +47,7 @@ struct Context {
   double flopRate, byteRate, bpe;
   /// Batch fraction one rank handles per micro-batch.
   double fraction;
+  int64_t overlapChunks;
 
   double parts(Split s) const {
     switch (s) {
@@ -74,19 +75,25 @@ struct Context {
       double wdiv = parts(op.split) * (op.expert ? (double)config.ep : 1);
       double flops = op.flops * fraction / div;
       double traffic = (op.actElems * fraction / div + op.weightReadElems / wdiv) * bpe;
-      compute += rooflineTime(flops, traffic, flopRate, byteRate, cluster.kernelLatency);
+      double t = rooflineTime(flops, traffic, flopRate, byteRate, cluster.kernelLatency);
+      compute += t;
       if (op.comm && config.tp > 1) {
-        double b = op.commElems * fraction * bpe;
+        double b = op.commElems * fraction * bpe, c;
         if (*op.comm == Collective::AllReduce && config.sp) {
           // Megatron-SP: reduce-scatter + all-gather around the sharded norm.
-          comm += collectiveTime(Collective::ReduceScatter, b, config.tp, tpLink) +
-                  collectiveTime(Collective::AllGather, b, config.tp, tpLink);
+          c = collectiveTime(Collective::ReduceScatter, b, config.tp, tpLink) +
+              collectiveTime(Collective::AllGather, b, config.tp, tpLink);
           bytes += (busFactor(Collective::ReduceScatter, config.tp) +
                     busFactor(Collective::AllGather, config.tp)) * b;
         } else {
-          comm += collectiveTime(*op.comm, b, config.tp, tpLink);
+          c = collectiveTime(*op.comm, b, config.tp, tpLink);
           bytes += busFactor(*op.comm, config.tp) * b;
         }
+        // A row product's reduction hides behind its own pieces; what stays
+        // exposed is communication time.
+        if (*op.comm == Collective::AllReduce)
+          c = overlappedTime(t, c, overlapChunks) - t;
+        comm += c;
       }
       if (op.dispatchElems > 0 && config.ep > 1) {
         // Dispatch to the experts and combine back: two all-to-alls.
@@ -198,7 +205,8 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
               flopRate * cluster.computeEfficiency * share,
               cluster.memoryBandwidth * cluster.memoryEfficiency * share,
               (double)bytesPerElement(options.dtype),
-              1.0 / (double)(config.dp * config.ep * config.microBatches)};
+              1.0 / (double)(config.dp * config.ep * config.microBatches),
+              options.overlapChunks};
   // Per-unit times, costed once however often the unit repeats.
   std::vector<double> blockTimes, blockComms, blockBytes, blockWeights, blockPeaks;
   double preT = 0, preC = 0, preB = 0, preW = 0, preP = 0;

@@ -72,6 +72,11 @@ cl::opt<std::string> objective("objective",
 cl::opt<int64_t> maxMicroBatches("max-micro-batches",
                                  cl::desc("Largest micro-batch count to consider"),
                                  cl::init(64), cl::sub(planCmd));
+cl::opt<int64_t> overlapChunks(
+    "overlap-chunks",
+    cl::desc("Pieces each row-parallel product and its all-reduce are cut into "
+             "to overlap, as dist-overlap does (1: no overlap)"),
+    cl::init(1), cl::sub(planCmd));
 cl::opt<bool> json("json", cl::desc("Print the ranked table and the chosen plan as JSON"),
                    cl::sub(planCmd));
 cl::opt<std::string> svg("svg", cl::desc("Write the chosen plan's predicted per-rank "
@@ -163,8 +168,10 @@ int parc::driver::plan(const char *argv0) {
     return fail("--objective must be latency or throughput, not '" + objective + "'");
   if (dtype != "bf16" && dtype != "f16" && dtype != "f32")
     return fail("--dtype must be bf16, f16 or f32, not '" + dtype + "'");
-  if (batch < 1 || seq < 1 || devices < 1 || context < 0)
-    return fail("--batch, --seq and --devices must be at least 1");
+  if (batch < 1 || seq < 1 || devices < 1 || context < 0 || overlapChunks < 1 ||
+      maxMicroBatches < 1)
+    return fail("--batch, --seq, --devices, --overlap-chunks and --max-micro-batches "
+                "must be at least 1");
   auto cluster = plan::loadCluster(clusterName, presetDirs(argv0));
   if (!cluster)
     return fail(llvm::toString(cluster.takeError()));
@@ -196,6 +203,7 @@ int parc::driver::plan(const char *argv0) {
   planOptions.throughput = objective == "throughput";
   planOptions.context = context;
   planOptions.maxMicroBatches = maxMicroBatches;
+  planOptions.overlapChunks = overlapChunks;
   auto result = plan::planParallelism(*profile, *cluster, planOptions);
   if (!result)
     return fail(llvm::toString(result.takeError()));

@@ -52,6 +52,16 @@ TEST(CostModel, PipelineBubble) {
   EXPECT_DOUBLE_EQ(1.0 - 8.0 / pipelineTime(1.0, 4, 8), pipelineBubble(4, 8));
 }
 
+TEST(CostModel, Overlap) {
+  EXPECT_DOUBLE_EQ(overlappedTime(1.0, 0.5, 1), 1.5); // exposed: the sum
+  // Two pieces, equal times: 0.5 + 0.5 + 0.5.
+  EXPECT_DOUBLE_EQ(overlappedTime(1.0, 1.0, 2), 1.5);
+  // Four pieces of 0.25 compute and 0.125 comm: 0.25 + 3 * 0.25 + 0.125.
+  EXPECT_DOUBLE_EQ(overlappedTime(1.0, 0.5, 4), 1.125);
+  // Communication-bound: compute hides, not communication.
+  EXPECT_DOUBLE_EQ(overlappedTime(0.5, 1.0, 2), 0.25 + 0.5 + 0.5);
+}
+
 TEST(CostModel, KvCache) {
   // Llama-3-70B at 8k context in bf16: 80 layers, 8 kv heads of 128:
   // 8192 * 80 * 8 * 128 * 2 * 2 B = 2.5 GiB (320 KiB per token).

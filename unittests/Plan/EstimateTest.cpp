@@ -148,3 +148,16 @@ TEST(Estimate, TimeSharedSlots) {
   e = estimate(twoBlocks(), c, o, cfg, 100e12);
   EXPECT_NEAR(e.computeTime, 0.16, 1e-9); // 2 ranks fit 2 slots: full speed
 }
+
+TEST(Estimate, OverlappedAllReduce) {
+  PlanOptions o;
+  o.dtype = "bf16";
+  o.overlapChunks = 2;
+  Config c;
+  c.tp = 2;
+  Estimate e = estimate(twoBlocks(), roundCluster(), o, c, 100e12);
+  // The row product (40 ms) and its all-reduce (20 ms) in two pieces:
+  // 20 + max(40, 20)/2 + 10 = 50 ms, so 10 ms of the 20 stay exposed.
+  EXPECT_NEAR(e.commTime, 2 * 0.010, 1e-9);
+  EXPECT_NEAR(e.time, 0.16 + 0.02, 1e-9);
+}

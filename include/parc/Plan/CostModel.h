@@ -51,6 +51,12 @@ double pipelineBubble(int64_t stages, int64_t microBatches,
 double pipelineTime(double stageTime, int64_t stages, int64_t microBatches,
                     int64_t virtualStages = 1);
 
+/// A product taking `compute` and its collective taking `comm`, cut into
+/// `chunks` pieces so that piece k's collective runs while piece k+1 is
+/// computed (dist-overlap's collective matmul): a two-stage pipeline,
+/// compute/c + (c-1) * max(compute, comm)/c + comm/c. One chunk: the sum.
+double overlappedTime(double compute, double comm, int64_t chunks);
+
 /// KV cache of a decoder: batch * context * layers * kvHeads * headDim * 2
 /// (keys and values) * bytesPerElement.
 double kvCacheBytes(int64_t batch, int64_t context, int64_t layers,
