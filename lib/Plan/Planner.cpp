@@ -396,23 +396,17 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
   auto metric = [&](const Estimate &e) {
     return options.throughput ? e.interval : e.time;
   };
+  // Times within 0.1% rank as equal (buckets on a log scale keep the order
+  // transitive); then the better other metric, then the simpler plan:
+  // fewer stages, less tp.
+  auto bucket = [](double t) { return (int64_t)std::floor(std::log(t) / std::log(1.001)); };
+  auto key = [&](const Estimate &e) {
+    double other = options.throughput ? e.time : e.interval;
+    return std::make_tuple(!e.fits, bucket(metric(e)), bucket(other), e.config.pp,
+                           e.config.tp);
+  };
   std::stable_sort(result.ranked.begin(), result.ranked.end(),
-                   [&](const Estimate &a, const Estimate &b) {
-                     if (a.fits != b.fits)
-                       return a.fits;
-                     // Within 0.1%, the better other metric, then the
-                     // simpler plan: fewer stages, less tp.
-                     double ma = metric(a), mb = metric(b);
-                     if (std::abs(ma - mb) > 1e-3 * std::max(ma, mb))
-                       return ma < mb;
-                     double oa = options.throughput ? a.time : a.interval;
-                     double ob = options.throughput ? b.time : b.interval;
-                     if (std::abs(oa - ob) > 1e-3 * std::max(oa, ob))
-                       return oa < ob;
-                     if (a.config.pp != b.config.pp)
-                       return a.config.pp < b.config.pp;
-                     return a.config.tp < b.config.tp;
-                   });
+                   [&](const Estimate &a, const Estimate &b) { return key(a) < key(b); });
   if (!result.ranked.empty() && result.ranked.front().fits)
     result.chosen = 0;
 
