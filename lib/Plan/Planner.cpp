@@ -407,6 +407,12 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
   };
   std::stable_sort(result.ranked.begin(), result.ranked.end(),
                    [&](const Estimate &a, const Estimate &b) { return key(a) < key(b); });
+  // A reason met under several outer splits is reported once.
+  std::vector<std::string> reasons;
+  for (std::string &r : result.skipped)
+    if (!llvm::is_contained(reasons, r))
+      reasons.push_back(std::move(r));
+  result.skipped = std::move(reasons);
   if (!result.ranked.empty() && result.ranked.front().fits)
     result.chosen = 0;
 
