@@ -109,6 +109,11 @@ def main():
     elif check == "70b-one-gpu":
         check_parameters(plan, meta)
         check_fit_70b_one_gpu(plan, meta)
+    elif check == "8b-one-gpu":
+        check_parameters(plan, meta)
+        check_chosen(plan, 1, 1, True)
+    elif check == "mixtral-two-gpus":
+        check_chosen(plan, 2, 1, True)
     elif check == "70b-one-node":
         check_chosen(plan, 8, 1, True)
     elif check == "405b-two-nodes":
