@@ -104,6 +104,14 @@ def parameter_count(cfg):
     return cfg.vocab * h + cfg.layers * layer + h + h * cfg.vocab
 
 
+def buffer_count(cfg):
+    """Non-learned initializers the Llama graph carries: the causal-mask
+    buffer (max_positions^2) and the rotary cos/sin tables
+    (2 * max_positions * rotary_dim)."""
+    n = cfg.max_positions
+    return n * n + 2 * n * cfg.rotary_dim
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="output directory")
@@ -123,6 +131,7 @@ def main(argv=None):
         meta = generate.describe(name, cfg, 14, model,
                                  generate.expected_blocks(cfg))
         meta["parameters"] = parameter_count(cfg)
+        meta["buffers"] = buffer_count(cfg)
         meta["weights_file"] = name + ".weights"
         meta["weights_present"] = False
         path = os.path.join(args.out, name + ".onnx")

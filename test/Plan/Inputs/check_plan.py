@@ -92,11 +92,13 @@ def check_chosen(plan, tp, pp, within_node):
 
 
 def check_parameters(plan, meta):
-    got, want = plan["model"]["parameters"], meta["parameters"]
-    # The generator's count leaves out the rotary cos/sin buffers.
-    if abs(got - want) > 1e-3 * want:
-        fail(f"parameters {got} vs {want} by arithmetic")
-    print(f"{meta['name']}: {got / 1e9:.2f}B parameters (arithmetic: {want / 1e9:.2f}B)")
+    # The planner counts every initializer: parameters and the causal-mask
+    # and rotary buffers, each counted by the generator's arithmetic.
+    got, want = plan["model"]["parameters"], meta["parameters"] + meta["buffers"]
+    if got != want:
+        fail(f"initializer elements {got} != {want} by arithmetic")
+    print(f"{meta['name']}: {meta['parameters'] / 1e9:.2f}B parameters "
+          f"(+{meta['buffers'] / 1e6:.1f}M buffer elements), as by arithmetic")
 
 
 def main():
