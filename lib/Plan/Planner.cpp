@@ -65,19 +65,22 @@ struct Context {
   void unitTime(const Unit &u, double &compute, double &comm, double &bytes) const {
     compute = comm = bytes = 0;
     const Link &tpLink = cluster.linkFor(config.tp, 1);
-    const Link &epLink = cluster.linkFor(config.ep, config.tp);
+    const Link &epLink = cluster.linkFor(config.ep, 1);
+    bool ep = config.ep > 1;
     for (const OpCost &op : u.ops) {
       if (op.free)
         continue;
-      double div = parts(op.split);
+      // Experts split over ep ranks (all tokens, each rank its experts)
+      // instead of by tp.
+      double div = op.expert && ep ? (double)config.ep : parts(op.split);
       if (op.split == Split::None && config.sp && op.seqShardable)
         div = (double)config.tp;
-      double wdiv = parts(op.split) * (op.expert ? (double)config.ep : 1);
+      double wdiv = div;
       double flops = op.flops * fraction / div;
       double traffic = (op.actElems * fraction / div + op.weightReadElems / wdiv) * bpe;
       double t = rooflineTime(flops, traffic, flopRate, byteRate, cluster.kernelLatency);
       compute += t;
-      if (op.comm && config.tp > 1) {
+      if (op.comm && config.tp > 1 && !(op.expert && ep)) {
         double b = op.commElems * fraction * bpe, c;
         if (*op.comm == Collective::AllReduce && config.sp) {
           // Megatron-SP: reduce-scatter + all-gather around the sharded norm.
@@ -95,11 +98,17 @@ struct Context {
           c = overlappedTime(t, c, overlapChunks) - t;
         comm += c;
       }
-      if (op.dispatchElems > 0 && config.ep > 1) {
-        // Dispatch to the experts and combine back: two all-to-alls.
-        double b = op.dispatchElems * fraction * bpe / (config.sp ? config.tp : 1);
-        comm += 2 * collectiveTime(Collective::AllToAll, b, config.ep, epLink);
-        bytes += 2 * busFactor(Collective::AllToAll, config.ep) * b;
+      if (op.dispatchElems > 0 && ep) {
+        // Each rank routes its 1/ep share of the tokens: rows (f32) to the
+        // experts' ranks and back, two all-to-alls; then the shares are
+        // all-gathered.
+        double rows = op.dispatchElems * fraction * (double)op.topK /
+                      (double)config.ep * 4;
+        double shares = op.dispatchElems * fraction * bpe;
+        comm += 2 * collectiveTime(Collective::AllToAll, rows, config.ep, epLink) +
+                collectiveTime(Collective::AllGather, shares, config.ep, epLink);
+        bytes += 2 * busFactor(Collective::AllToAll, config.ep) * rows +
+                 busFactor(Collective::AllGather, config.ep) * shares;
       }
     }
   }
@@ -108,7 +117,7 @@ struct Context {
     double w = 0;
     for (const OpCost &op : u.ops)
       w += (op.weightElems - op.replicatedElems) /
-               (parts(op.split) * (op.expert ? (double)config.ep : 1)) +
+               (op.expert && config.ep > 1 ? (double)config.ep : parts(op.split)) +
            op.replicatedElems;
     return w * bpe;
   }
@@ -194,7 +203,7 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
   Estimate e;
   e.config = config;
   // Ranks beyond a node's compute slots time-share them.
-  int64_t world = config.tp * config.ep * config.dp * config.pp;
+  int64_t world = config.world();
   int64_t onNode = std::min(world, cluster.devicesPerNode);
   double share = cluster.computeSlotsPerNode && onNode > cluster.computeSlotsPerNode
                      ? (double)cluster.computeSlotsPerNode / (double)onNode
@@ -205,7 +214,7 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
               flopRate * cluster.computeEfficiency * share,
               cluster.memoryBandwidth * cluster.memoryEfficiency * share,
               (double)bytesPerElement(options.dtype),
-              1.0 / (double)(config.dp * config.ep * config.microBatches),
+              1.0 / (double)(config.dp * config.microBatches),
               options.overlapChunks};
   // Per-unit times, costed once however often the unit repeats.
   std::vector<double> blockTimes, blockComms, blockBytes, blockWeights, blockPeaks;
@@ -248,7 +257,7 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
                        ? (double)profile.kvHeads / ctx.parts(Split::Kv)
                        : 0;
   int64_t context = options.context ? options.context : profile.seq;
-  double localBatch = (double)profile.batch / (double)(config.dp * config.ep);
+  double localBatch = (double)profile.batch / (double)config.dp;
   size_t next = 0;
   double worst = 0, worstCompute = 0, worstComm = 0;
   for (int64_t s = 0; s < P; ++s) {
@@ -287,8 +296,7 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
     }
   }
   e.crossesNodes = world > cluster.devicesPerNode &&
-                   (config.tp > cluster.devicesPerNode ||
-                    config.tp * config.ep > cluster.devicesPerNode || P > 1);
+                   (std::max(config.tp, config.ep) > cluster.devicesPerNode || P > 1);
   double p2p = 0;
   if (P > 1) {
     double b = boundary * ctx.fraction * ctx.bpe / (config.sp ? config.tp : 1);
@@ -348,27 +356,46 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
               llvm::formatv("pp={0}: more stages than the {1} blocks", pp, profile.blocks));
         continue;
       }
-      for (int64_t ep : divisors(n / tp / pp)) {
-        if (ep > 1 && (!allowed(options, "ep") || profile.experts == 0 ||
-                       profile.experts % ep != 0))
-          continue;
-        int64_t dp = n / tp / pp / ep;
-        if (dp > 1 && !allowed(options, "dp"))
-          continue;
-        if (profile.batch % (dp * ep) != 0) {
-          result.skipped.push_back(
-              llvm::formatv("tp={0} pp={1} ep={2} dp={3}: batch {4} does not split "
-                            "over dp*ep={5} replicas",
-                            tp, pp, ep, dp, profile.batch, dp * ep));
+      // Expert parallelism over the tp ranks, or over its own ranks when
+      // there is no tp.
+      std::vector<int64_t> eps{1};
+      if (profile.experts && allowed(options, "ep")) {
+        if (tp > 1)
+          eps.push_back(tp);
+        else
+          for (int64_t e : divisors(n / pp))
+            if (e > 1)
+              eps.push_back(e);
+      }
+      for (int64_t ep : eps) {
+        if (ep > 1 && profile.experts % ep != 0) {
+          result.skipped.push_back(llvm::formatv("ep={0}: does not divide the {1} experts",
+                                                 ep, profile.experts));
           continue;
         }
-        int64_t local = profile.batch / (dp * ep);
+        int64_t dp = n / (pp * std::max(tp, ep));
+        if (dp > 1 && !allowed(options, "dp"))
+          continue;
+        if (profile.batch % dp != 0) {
+          result.skipped.push_back(
+              llvm::formatv("tp={0} pp={1} ep={2} dp={3}: batch {4} does not split "
+                            "over {3} data-parallel replicas",
+                            tp, pp, ep, dp, profile.batch));
+          continue;
+        }
+        int64_t local = profile.batch / dp;
+        if (ep > 1 && (local * profile.seq) % ep != 0) {
+          result.skipped.push_back(llvm::formatv(
+              "ep={0}: does not divide the {1} tokens of a replica", ep, local * profile.seq));
+          continue;
+        }
         for (bool sp : {false, true}) {
           if (sp && (tp == 1 || !allowed(options, "sp")))
             continue;
           std::vector<int64_t> layout;
           for (int64_t m : pp > 1 ? divisors(local) : std::vector<int64_t>{1}) {
-            if (m > options.maxMicroBatches)
+            if (m > options.maxMicroBatches ||
+                (ep > 1 && (local / m * profile.seq) % ep != 0))
               continue;
             for (int64_t v : {1, 2}) {
               // The interleaved schedule needs equal chunks and M a
@@ -474,8 +501,7 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
         [](const Part &x, const Part &y) { return x.delta < y.delta; });
     std::string s = llvm::formatv("+{0} {1}", seconds(worst.delta), worst.name).str();
     if (worst.name == std::string("collectives") &&
-        (a.config.tp > cluster.devicesPerNode ||
-         a.config.tp * a.config.ep > cluster.devicesPerNode))
+        std::max(a.config.tp, a.config.ep) > cluster.devicesPerNode)
       s += " (its tp/ep group spans nodes: " + cluster.interNode.name + " at " +
            llvm::formatv("{0:f0}", cluster.interNode.bandwidth / 1e9).str() +
            " GB/s instead of " + cluster.intraNode.name + " at " +
@@ -572,7 +598,7 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
 void parc::plan::writeTimelineSVG(llvm::raw_ostream &os, const Estimate &e,
                                   const ModelProfile &profile, const Cluster &cluster) {
   const Config &c = e.config;
-  int64_t perStage = c.tp * c.ep * c.dp, world = perStage * c.pp;
+  int64_t perStage = c.stageRanks(), world = c.world();
   // One row per rank up to 64; beyond that one row per pipeline stage.
   bool byRank = world <= 64;
   int64_t rows = byRank ? world : c.pp;

@@ -339,7 +339,8 @@ OpCost Profiler::cost(Operation *op) {
                    !isa<nn::AttentionOp>(op);
   if (auto it = routers.find(op); it != routers.end()) {
     // The dispatch moves each token's hidden vector to its top-k experts.
-    c.dispatchElems = elems(op->getOperand(0)) * (double)it->second.second;
+    c.dispatchElems = elems(op->getOperand(0));
+    c.topK = it->second.second;
   }
   if (auto it = expertOps.find(op); it != expertOps.end()) {
     c.expert = true;
@@ -355,9 +356,10 @@ OpCost Profiler::cost(Operation *op) {
 }
 
 OpCost Profiler::finishMoe(Operation *op, OpCost c) {
-  auto [e, k] = expertOps.lookup(op);
+  int64_t k = expertOps.lookup(op).second;
   c.expert = true;
-  c.dispatchElems = elems(op->getOperand(0)) * (double)k;
+  c.dispatchElems = elems(op->getOperand(0));
+  c.topK = k;
   int64_t f = cast<RankedTensorType>(op->getOperand(2).getType()).getDimSize(2);
   profile.tpConstraints.push_back({f, "expert features of " + c.node});
   return c;

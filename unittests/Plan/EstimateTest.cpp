@@ -161,3 +161,28 @@ TEST(Estimate, OverlappedAllReduce) {
   EXPECT_NEAR(e.commTime, 2 * 0.010, 1e-9);
   EXPECT_NEAR(e.time, 0.16 + 0.02, 1e-9);
 }
+
+TEST(Estimate, ExpertParallelOwnRanks) {
+  // One block whose second op is an expert (routed work 8 TFLOP, 1G expert
+  // weights) with a dispatch of 1M tokens x hidden elements, top-2.
+  ModelProfile p = twoBlocks();
+  p.experts = 4;
+  p.topK = 2;
+  OpCost &expert = p.units[0].ops[1];
+  expert.expert = true;
+  expert.dispatchElems = 1e6;
+  expert.topK = 2;
+  PlanOptions o;
+  o.dtype = "bf16";
+  Config c;
+  c.ep = 2; // tp = 1: two ranks, dense op replicated, experts halved
+  Estimate e = estimate(p, roundCluster(), o, c, 100e12);
+  // Dense 80 ms + expert 40 ms per block.
+  EXPECT_NEAR(e.computeTime, 2 * 0.12, 1e-9);
+  // Per block: 2 all-to-alls of 1e6/2 * 2 rows * 4 B = 4 MB (factor 1/2)
+  // and an all-gather of 1e6 * 2 B (factor 1/2), at 100 GB/s.
+  EXPECT_NEAR(e.commTime, 2 * (2 * 0.5 * 4e6 + 0.5 * 2e6) / 100e9, 1e-12);
+  // Dense weights whole (2 GB), expert weights halved (1 GB), two blocks.
+  EXPECT_DOUBLE_EQ(e.weightBytes, 2 * (2e9 + 1e9));
+  EXPECT_EQ(c.world(), 2);
+}

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,7 +48,8 @@ struct OpCost {
   /// whose weights divide over ep; the layer's dispatch point all-to-alls
   /// `dispatchElems` to the experts and back under EP.
   bool expert = false;
-  double dispatchElems = 0;
+  double dispatchElems = 0; ///< the layer's tokens × hidden
+  int64_t topK = 0;
   bool free = false; ///< a view (reshape): no kernel
 };
 
@@ -106,9 +108,14 @@ struct PlanOptions {
   std::vector<std::string> allowedAxes;
 };
 
+/// One model replica runs on max(tp, ep) ranks per stage: expert
+/// parallelism shares the tp ranks (ep == tp) or, without tp, has its own
+/// (the dense layers replicated on them), as `parc compile --ep` builds it.
 struct Config {
   int64_t tp = 1, pp = 1, ep = 1, dp = 1, microBatches = 1, virtualStages = 1;
   bool sp = false;
+  int64_t stageRanks() const { return std::max(tp, ep) * dp; }
+  int64_t world() const { return stageRanks() * pp; }
   /// Blocks per pipeline stage (the layout), first stage first.
   std::vector<int64_t> stageBlocks;
   std::string str() const;

@@ -61,10 +61,24 @@ def check_generated_comm(plan, meta):
     per_layer = (1 + cfg["top_k"]) if cfg["experts"] else 2
     ar = cfg["layers"] * per_layer * b * s * h * f32 * 2 * (tp - 1) / tp
     ag = b * s * cfg["vocab"] * f32 * (tp - 1) / tp if meta["family"] != "bert" else 0
-    c = config_of(plan, tp=tp, pp=1, dp=1, sp=False)
+    c = config_of(plan, tp=tp, pp=1, dp=1, ep=1, sp=False)
     if abs(c["comm_bytes_per_rank"] - (ar + ag)) > 1e-6 * (ar + ag):
         fail(f"{meta['name']}: comm {c['comm_bytes_per_rank']} != {ar + ag}")
     print(f"{meta['name']}: tp=2 collective bytes match Megatron's count")
+    if cfg["experts"]:
+        # ep=2 on the tp ranks: attention keeps its all-reduce; each MoE
+        # layer sends T/ep * top_k f32 rows out and back ((ep-1)/ep of them
+        # leave the rank) and all-gathers the T/ep shares.
+        ep, t = 2, b * s
+        rows = t // ep * cfg["top_k"] * h * 4
+        a2a = 2 * rows * (ep - 1) / ep
+        gather = t * h * f32 * (ep - 1) / ep
+        attn = cfg["layers"] * b * s * h * f32 * 2 * (tp - 1) / tp
+        want = attn + cfg["layers"] * (a2a + gather) + ag
+        c = config_of(plan, tp=tp, pp=1, dp=1, ep=ep, sp=False)
+        if abs(c["comm_bytes_per_rank"] - want) > 1e-6 * want:
+            fail(f"{meta['name']}: ep=2 comm {c['comm_bytes_per_rank']} != {want}")
+        print(f"{meta['name']}: tp=2 ep=2 all-to-all and all-gather bytes match")
 
 
 def check_fit_70b_one_gpu(plan, meta):
