@@ -197,6 +197,27 @@ std::string Config::layout() const {
   return s;
 }
 
+std::string Config::compileFlags() const {
+  std::string s = llvm::formatv("--tp {0}", tp).str();
+  if (sp)
+    s += " --sp";
+  if (pp > 1) {
+    // With interleaving the layout lists all P*V chunks.
+    std::string chunks;
+    for (int64_t b : stageBlocks)
+      for (int64_t v = 0; v < virtualStages; ++v)
+        chunks += (chunks.empty() ? "" : ",") + std::to_string(b / virtualStages);
+    s += llvm::formatv(" --pp {0} --pp-layout {1} --micro-batches {2}", pp, chunks,
+                       microBatches)
+             .str();
+    if (virtualStages > 1)
+      s += llvm::formatv(" --pp-virtual {0}", virtualStages).str();
+  }
+  if (ep > 1)
+    s += llvm::formatv(" --ep {0}", ep).str();
+  return s;
+}
+
 Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluster,
                               const PlanOptions &options, const Config &config,
                               double flopRate) {
@@ -478,6 +499,9 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
      << gib(c.activationBytes) << ", KV cache " << gib(c.kvBytes) << ")";
   if (c.crossesNodes)
     os << "; spans nodes";
+  os << "\n  compile it with: parc compile " << c.config.compileFlags();
+  if (c.config.dp > 1)
+    os << " (and run " << c.config.dp << " such replicas on batch slices)";
   os << "\n";
   // The best alternative per (tp, pp, ep, dp) shape, up to three.
   auto reason = [&](const Estimate &a) {
@@ -551,6 +575,7 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
         {"micro_batches", e.config.microBatches},
         {"virtual_stages", e.config.virtualStages},
         {"stage_blocks", llvm::json::Array(e.config.stageBlocks)},
+        {"compile_flags", e.config.compileFlags()},
         {"time_s", e.time},
         {"interval_s", e.interval},
         {"tokens_per_s", e.tokensPerSecond},

@@ -120,6 +120,9 @@ struct Config {
   std::vector<int64_t> stageBlocks;
   std::string str() const;
   std::string layout() const;
+  /// The `parc compile` options that build this plan (one data-parallel
+  /// replica: dp copies run side by side).
+  std::string compileFlags() const;
 };
 
 struct Estimate {
