@@ -34,14 +34,23 @@ template <typename F> double best(int reps, F f) {
   return t;
 }
 
-double gemmRate(parc_rt_dtype_t dtype, int64_t n) {
-  size_t bytes = (size_t)(n * n) * parc_rt_dtype_size(dtype);
-  std::vector<char> a(bytes, 0), b(bytes, 0), c(bytes, 0);
+/// FLOP/s of an [m, k] x [k, n] product.
+double gemmRate(parc_rt_dtype_t dtype, int64_t m, int64_t k, int64_t n) {
+  size_t e = parc_rt_dtype_size(dtype);
+  std::vector<char> a(m * k * e, 0), b(k * n * e, 0), c(m * n * e, 0);
   double t = best(5, [&] {
-    parc_rt_gemm(dtype, a.data(), b.data(), nullptr, 0, nullptr, c.data(), n, n,
-                 n, 0, 0, 1.0f, 0.0f);
+    parc_rt_gemm(dtype, a.data(), b.data(), nullptr, 0, nullptr, c.data(), m, n,
+                 k, 0, 0, 1.0f, 0.0f);
   });
-  return 2.0 * (double)(n * n * n) / t;
+  return 2.0 * (double)(m * k * n) / t;
+}
+
+/// The slower of a square product and a transformer layer's (128 tokens
+/// through a 768 → 3072 projection): inference GEMMs are skinny, and the
+/// planner's roofline has one rate.
+double gemmRate(parc_rt_dtype_t dtype, int64_t square) {
+  return std::min(gemmRate(dtype, square, square, square),
+                  gemmRate(dtype, 128, 768, 3072));
 }
 
 double streamBandwidth() {
