@@ -274,11 +274,10 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
     e.config.stageBlocks = layout;
   }
   // Each stage's time per micro-batch and its memory.
-  double kvLocal = profile.kvHeads
-                       ? (double)profile.kvHeads / ctx.parts(Split::Kv)
-                       : 0;
+  // Key/value heads per rank: split up to one per rank, then replicated.
+  int64_t kvLocal = profile.kvHeads / (int64_t)ctx.parts(Split::Kv);
   int64_t context = options.context ? options.context : profile.seq;
-  double localBatch = (double)profile.batch / (double)config.dp;
+  int64_t localBatch = profile.batch / config.dp;
   size_t next = 0;
   double worst = 0, worstCompute = 0, worstComm = 0;
   for (int64_t s = 0; s < P; ++s) {
@@ -300,8 +299,8 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
     e.stageComm.push_back(comm);
     double kv = 0;
     if (profile.decoder && kvLocal > 0)
-      kv = (double)localBatch * (double)context * (double)layout[s] * kvLocal *
-           (double)profile.headDim * 2.0 * ctx.bpe;
+      kv = kvCacheBytes(localBatch, context, layout[s], kvLocal, profile.headDim,
+                        bytesPerElement(options.dtype));
     double mem = weights + peak + kv;
     if (mem > e.memoryBytes) {
       e.memoryBytes = mem;
