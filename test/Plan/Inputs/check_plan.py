@@ -122,6 +122,19 @@ def main():
         check_gpt2_tiny(plan, meta)
     elif check == "generated":
         check_generated_comm(plan, meta)
+    elif check == "arena":
+        # The planner's activation peak is the most bytes live at once, a
+        # lower bound of any arena; the arena `parc compile` plans for the
+        # same split (first fit by liveness) may add fragmentation on top.
+        manifest = meta
+        arena = manifest["programs"][0]["arena_bytes"]
+        tp = manifest["world_size"]
+        c = config_of(plan, tp=tp, pp=1, dp=1, ep=1, sp=False)
+        peak = c["memory_per_rank"]["activations"]
+        if not peak <= arena <= 1.25 * peak:
+            fail(f"tp={tp}: planned peak {peak} vs compiled arena {arena}")
+        print(f"tp={tp}: planned activation peak {peak} B <= compiled arena "
+              f"{arena} B <= 1.25x")
     elif check == "70b-one-gpu":
         check_parameters(plan, meta)
         check_fit_70b_one_gpu(plan, meta)
