@@ -168,6 +168,8 @@ int parc::driver::plan(const char *argv0) {
     return fail("--objective must be latency or throughput, not '" + objective + "'");
   if (dtype != "bf16" && dtype != "f16" && dtype != "f32")
     return fail("--dtype must be bf16, f16 or f32, not '" + dtype + "'");
+  if (top < 0)
+    return fail("--top must be 0 (all rows) or more");
   if (batch < 1 || seq < 1 || devices < 1 || context < 0 || overlapChunks < 1 ||
       maxMicroBatches < 1)
     return fail("--batch, --seq, --devices, --overlap-chunks and --max-micro-batches "
