@@ -162,6 +162,20 @@ def main():
         print(f"throughput: chosen tp={c['tp']} pp={c['pp']} dp={c['dp']} at "
               f"{c['tokens_per_s']:.0f} tokens/s (latency choice tp={latency['tp']}: "
               f"{latency['tokens_per_s']:.0f})")
+    elif check == "kv-8k":
+        # Llama-3-70B, tp=8, 8k context, batch 1, bf16: 8192 tokens * 80
+        # layers * (8 kv heads / 8 ranks) * 128 * 2 (k and v) * 2 B.
+        c = config_of(plan, tp=8, pp=1, dp=1, sp=False)
+        want = 8192 * 80 * 1 * 128 * 2 * 2
+        if c["memory_per_rank"]["kv_cache"] != want:
+            fail(f"kv cache {c['memory_per_rank']['kv_cache']} != {want}")
+        c = config_of(plan, tp=4, pp=2, dp=1, sp=False)
+        # tp=4: 2 kv heads per rank; pp=2: the fuller stage's blocks.
+        layers = max(c["stage_blocks"])
+        want = 8192 * layers * 2 * 128 * 2 * 2
+        if c["memory_per_rank"]["kv_cache"] != want:
+            fail(f"tp=4 pp=2: kv cache {c['memory_per_rank']['kv_cache']} != {want}")
+        print("KV cache at 8k context matches arithmetic (320 MiB per rank at tp=8)")
     elif check == "fast":
         secs = plan["planning_seconds"]
         if plan["model"]["blocks"] != 80 or secs >= 2:
