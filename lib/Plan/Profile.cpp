@@ -361,7 +361,7 @@ OpCost Profiler::finishMoe(Operation *op, OpCost c) {
   c.dispatchElems = elems(op->getOperand(0));
   c.topK = k;
   int64_t f = cast<RankedTensorType>(op->getOperand(2).getType()).getDimSize(2);
-  profile.tpConstraints.push_back({f, "expert features of " + c.node});
+  profile.tpConstraints.push_back({f, "expert features of node '" + c.node + "'"});
   return c;
 }
 
@@ -465,7 +465,7 @@ FailureOr<ModelProfile> Profiler::run() {
     if (c.op == "linear" && c.split == Split::Tp && !c.comm) {
       // A column linear: tp must divide its output features.
       int64_t n = cast<RankedTensorType>(op->getResult(0).getType()).getShape().back();
-      profile.tpConstraints.push_back({n, "output features of " + c.node});
+      profile.tpConstraints.push_back({n, "output features of node '" + c.node + "'"});
     }
     where[op] = {units.size() - 1, (int)u.ops.size()};
     std::string &sig = signatures.back();

@@ -186,3 +186,37 @@ TEST(Estimate, ExpertParallelOwnRanks) {
   EXPECT_DOUBLE_EQ(e.weightBytes, 2 * (2e9 + 1e9));
   EXPECT_EQ(c.world(), 2);
 }
+
+TEST(Estimate, BalancedLayout) {
+  // Four identical blocks of one 1 TFLOP op (10 ms at 100 TFLOP/s) and a
+  // head of 2 TFLOP (20 ms) after them: over two stages the slowest stage
+  // is smallest with 3 blocks, then 1 block + head (30 ms each).
+  ModelProfile p;
+  p.batch = 1;
+  p.seq = 1;
+  p.blocks = 4;
+  OpCost op;
+  op.op = "linear";
+  op.flops = 1e12;
+  Unit block;
+  block.name = "layers.0";
+  block.block = true;
+  block.count = 4;
+  block.ops = {op};
+  Unit head;
+  head.name = "post";
+  op.flops = 2e12;
+  head.ops = {op};
+  p.units = {block, head};
+  PlanOptions o;
+  o.dtype = "bf16";
+  Config c;
+  c.pp = 2;
+  Estimate e = estimate(p, roundCluster(), o, c, 100e12);
+  EXPECT_EQ(e.config.stageBlocks, (std::vector<int64_t>{3, 1}));
+  EXPECT_NEAR(e.stageCompute[0], 0.03, 1e-12);
+  EXPECT_NEAR(e.stageCompute[1], 0.03, 1e-12);
+  // One micro-batch: the stages run one after the other, plus no send
+  // (no boundary elements).
+  EXPECT_NEAR(e.time, 0.06 + 0.0, 1e-9);
+}
