@@ -346,11 +346,14 @@ OpCost Profiler::cost(Operation *op) {
     c.expert = true;
     if (isFusedMoe(op))
       return c; // costed as routed already
-    // Routed: each token visits topK of the experts.
-    double f = (double)it->second.second / (double)it->second.first;
+    // Routed: each token visits topK of the experts. Under tp the experts
+    // split inside (Megatron's expert tensor parallelism, `--etp`) and the
+    // combined output is all-reduced once: 1/E of it per expert.
+    double e = (double)it->second.first;
+    double f = (double)it->second.second / e;
     c.flops *= f;
     c.actElems *= f;
-    c.commElems *= f;
+    c.commElems /= e;
   }
   return c;
 }

@@ -53,13 +53,13 @@ def check_gpt2_tiny(plan, meta):
 
 def check_generated_comm(plan, meta):
     """Any generated model at tp=2: Megatron's two all-reduces of b*s*h per
-    layer (for MoE layers one for attention and top_k for the routed
-    experts), plus an LM head's all-gather for decoders, each rank moving
+    layer (attention and MLP; for an MoE layer the experts split inside,
+    Megatron's expert tensor parallelism, and their combined output reduced
+    once), plus an LM head's all-gather for decoders, each rank moving
     2(tp-1)/tp resp. (tp-1)/tp of the tensor."""
     cfg, tp, f32 = meta["config"], 2, 4
     b, s, h = plan["model"]["batch"], plan["model"]["seq"], cfg["hidden"]
-    per_layer = (1 + cfg["top_k"]) if cfg["experts"] else 2
-    ar = cfg["layers"] * per_layer * b * s * h * f32 * 2 * (tp - 1) / tp
+    ar = cfg["layers"] * 2 * b * s * h * f32 * 2 * (tp - 1) / tp
     ag = b * s * cfg["vocab"] * f32 * (tp - 1) / tp if meta["family"] != "bert" else 0
     c = config_of(plan, tp=tp, pp=1, dp=1, ep=1, sp=False)
     if abs(c["comm_bytes_per_rank"] - (ar + ag)) > 1e-6 * (ar + ag):
