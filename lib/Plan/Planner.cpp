@@ -197,7 +197,7 @@ std::string Config::layout() const {
   return s;
 }
 
-std::string Config::compileFlags() const {
+std::string Config::compileFlags(bool moe) const {
   std::string s = llvm::formatv("--tp {0}", tp).str();
   if (sp)
     s += " --sp";
@@ -215,6 +215,8 @@ std::string Config::compileFlags() const {
   }
   if (ep > 1)
     s += llvm::formatv(" --ep {0}", ep).str();
+  else if (moe && tp > 1)
+    s += " --etp";
   return s;
 }
 
@@ -498,7 +500,7 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
      << gib(c.activationBytes) << ", KV cache " << gib(c.kvBytes) << ")";
   if (c.crossesNodes)
     os << "; spans nodes";
-  os << "\n  compile it with: parc compile " << c.config.compileFlags();
+  os << "\n  compile it with: parc compile " << c.config.compileFlags(profile.experts > 0);
   if (c.config.dp > 1)
     os << " (and run " << c.config.dp << " such replicas on batch slices)";
   os << "\n";
@@ -564,7 +566,7 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
                                          const ModelProfile &profile,
                                          const Cluster &cluster,
                                          const PlanOptions &options) {
-  auto config = [](const Estimate &e) {
+  auto config = [&](const Estimate &e) {
     return llvm::json::Object{
         {"tp", e.config.tp},
         {"sp", e.config.sp},
@@ -574,7 +576,7 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
         {"micro_batches", e.config.microBatches},
         {"virtual_stages", e.config.virtualStages},
         {"stage_blocks", llvm::json::Array(e.config.stageBlocks)},
-        {"compile_flags", e.config.compileFlags()},
+        {"compile_flags", e.config.compileFlags(profile.experts > 0)},
         {"time_s", e.time},
         {"interval_s", e.interval},
         {"tokens_per_s", e.tokensPerSecond},

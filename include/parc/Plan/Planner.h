@@ -121,8 +121,9 @@ struct Config {
   std::string str() const;
   std::string layout() const;
   /// The `parc compile` options that build this plan (one data-parallel
-  /// replica: dp copies run side by side).
-  std::string compileFlags() const;
+  /// replica: dp copies run side by side); `moe`: the model has MoE layers,
+  /// whose experts split inside under tp without ep (`--etp`).
+  std::string compileFlags(bool moe = false) const;
 };
 
 struct Estimate {
