@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Commands.h"
 #include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Import/Onnx/OnnxImporter.h"
@@ -73,6 +74,13 @@ cl::opt<std::string> dumpIR("dump-ir",
                             cl::desc("Write the IR after every stage into this directory"),
                             cl::value_desc("dir"), cl::sub(compileCmd));
 cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd));
+cl::opt<bool> autoPlan("auto", cl::desc("Let the planner choose the parallel plan "
+                                        "(needs --devices and --cluster)"),
+                       cl::sub(compileCmd));
+cl::opt<int64_t> autoDevices("devices", cl::desc("Devices --auto may use"), cl::init(0),
+                             cl::sub(compileCmd));
+cl::opt<std::string> autoCluster("cluster", cl::desc("Cluster preset or JSON file for --auto"),
+                                 cl::sub(compileCmd));
 
 void progress(const Twine &message) {
   if (!quiet)
@@ -168,6 +176,15 @@ LogicalResult Compilation::run() {
   progress("optimizing (fold, fuse)");
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
     return failure();
+  if (autoPlan) {
+    if (tp.getNumOccurrences() || autoDevices < 1 || autoCluster.empty())
+      return fail("--auto needs --devices N and --cluster, and replaces --tp");
+    FailureOr<int64_t> chosen = parc::driver::autoTensorParallel(
+        *module, autoDevices, autoCluster, dtype, quiet);
+    if (failed(chosen))
+      return failure();
+    tp = *chosen;
+  }
   if (dtype != "f32") {
     progress("converting compute to " + dtype);
     if (failed(runPasses(*module, "nn-" + dtype, [](OpPassManager &pm) {
@@ -359,6 +376,10 @@ int main(int argc, char **argv) {
                               "parc: compiler for partitioned neural networks\n");
   if (compileCmd)
     return compile();
+  if (parc::driver::planSelected())
+    return parc::driver::plan(argv[0]);
+  if (parc::driver::calibrateSelected())
+    return parc::driver::calibrate(argv[0]);
   cl::PrintHelpMessage(/*Hidden=*/false, /*Categorized=*/true);
   return 1;
 }
