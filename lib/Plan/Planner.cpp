@@ -2,9 +2,10 @@
 //
 // Ranks are laid out tp innermost, then ep, dp and pp outermost (Megatron's
 // order), so a tp group is contiguous, an ep group strides by tp, and the
-// pipeline crosses nodes as soon as the whole job does. Communication is on
-// the critical path (no overlap is modelled: dist-overlap does not exist
-// yet). Forward passes only: DP replicas never communicate.
+// pipeline crosses nodes as soon as the whole job does. A row product's
+// all-reduce overlaps its own pieces as dist-overlap cuts them (--overlap-
+// chunks); other communication is on the critical path. Forward passes
+// only: DP replicas never communicate.
 //
 //===----------------------------------------------------------------------===//
 

@@ -75,8 +75,9 @@ cl::opt<int64_t> maxMicroBatches("max-micro-batches",
 cl::opt<int64_t> overlapChunks(
     "overlap-chunks",
     cl::desc("Pieces each row-parallel product and its all-reduce are cut into "
-             "to overlap, as dist-overlap does (1: no overlap)"),
-    cl::init(1), cl::sub(planCmd));
+             "to overlap, as parc compile's dist-overlap does (1: no overlap, "
+             "as with --no-overlap)"),
+    cl::init(2), cl::sub(planCmd));
 cl::opt<bool> json("json", cl::desc("Print the ranked table and the chosen plan as JSON"),
                    cl::sub(planCmd));
 cl::opt<std::string> svg("svg", cl::desc("Write the chosen plan's predicted per-rank "
