@@ -47,6 +47,7 @@ public:
 private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerAttention(nn::AttentionOp op);
+  LogicalResult lowerPointToPoint(Operation *op);
   Value alloc(Location loc, Type tensor) {
     return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
   }
@@ -62,6 +63,12 @@ private:
   OpBuilder &b;
   IRMapping map;
   llvm::StringSet<> names;
+  /// Communications in flight: their buffer and request slot.
+  llvm::DenseMap<Value, std::pair<Value, int64_t>> inFlight;
+
+public:
+  /// Request slots the program needs (one per asynchronous send/recv).
+  int64_t requests = 0;
 };
 
 LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
@@ -197,6 +204,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
             rt::ViewOp::create(b, loc, bufferType(gather.getType()), all));
     return success();
   }
+  if (isa<dist::SendOp, dist::RecvOp, dist::SendStartOp, dist::RecvStartOp,
+          dist::WaitOp>(op))
+    return lowerPointToPoint(op);
   if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
     map.map(reshape.getResult(),
             rt::ViewOp::create(b, loc, bufferType(reshape.getType()),
@@ -220,6 +230,46 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   for (NamedAttribute attr : op->getAttrDictionary())
     if (attr.getName() != "operandSegmentSizes")
       kernel->setAttr(attr.getName(), attr.getValue());
+  return success();
+}
+
+/// Pipeline sends and receives. A started one gets a request slot; its
+/// wait names the buffer, so the memory plan keeps it alive until then.
+LogicalResult Lowering::lowerPointToPoint(Operation *op) {
+  Location loc = op->getLoc();
+  auto kernel = [&](StringRef name, ValueRange ins, ValueRange outs) {
+    auto k = rt::KernelOp::create(b, loc, name, ins, outs);
+    for (NamedAttribute attr : op->getAttrDictionary())
+      k->setAttr(attr.getName(), attr.getValue());
+    return k;
+  };
+  auto slot = [&](rt::KernelOp k) {
+    k->setAttr("request", b.getI64IntegerAttr(requests));
+    return requests++;
+  };
+  if (auto send = dyn_cast<dist::SendOp>(op)) {
+    kernel("send", buffer(send.getInput()), {});
+  } else if (auto recv = dyn_cast<dist::RecvOp>(op)) {
+    Value out = alloc(loc, recv.getType());
+    kernel("recv", {}, out);
+    map.map(recv.getResult(), out);
+  } else if (auto send = dyn_cast<dist::SendStartOp>(op)) {
+    Value in = buffer(send.getInput());
+    inFlight[send.getToken()] = {in, slot(kernel("send_start", in, {}))};
+  } else if (auto recv = dyn_cast<dist::RecvStartOp>(op)) {
+    Value out = alloc(loc, cast<dist::AsyncType>(recv.getType()).getValueType());
+    inFlight[recv.getResult()] = {out, slot(kernel("recv_start", {}, out))};
+  } else {
+    auto wait = cast<dist::WaitOp>(op);
+    auto it = inFlight.find(wait.getAsync());
+    if (it == inFlight.end())
+      return op->emitOpError("waits for no send or receive started here");
+    auto [buf, request] = it->second;
+    rt::KernelOp k = wait.getResult() ? kernel("wait", {}, buf) : kernel("wait", buf, {});
+    k->setAttr("request", b.getI64IntegerAttr(request));
+    if (wait.getResult())
+      map.map(wait.getResult(), buf);
+  }
   return success();
 }
 
@@ -269,13 +319,20 @@ struct ConvertNNToRTPass
       module->setAttr("rt.mesh", DictionaryAttr::get(&getContext(), mesh->getAttrs()));
       mesh.erase();
     }
+    if (Attribute pipeline = module->getAttr("dist.pipeline")) {
+      module->setAttr("rt.pipeline", pipeline);
+      module->removeAttr("dist.pipeline");
+    }
     OpBuilder b(main);
     auto lowered = func::FuncOp::create(b, main.getLoc(), "main",
                                         b.getFunctionType({}, {}));
-    if (failed(Lowering(b).lower(main, lowered))) {
+    Lowering lowering(b);
+    if (failed(lowering.lower(main, lowered))) {
       lowered.erase();
       return signalPassFailure();
     }
+    if (lowering.requests)
+      lowered->setAttr("rt.requests", b.getI64IntegerAttr(lowering.requests));
     main.erase();
   }
 };

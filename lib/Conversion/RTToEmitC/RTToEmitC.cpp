@@ -102,7 +102,10 @@ private:
 
   // --- the forward function -----------------------------------------------
   LogicalResult emitKernel(rt::KernelOp op);
-  void emitCall(Location loc, StringRef callee, Call &call);
+  /// `comm` names the communication for the run's trace (empty: compute).
+  void emitCall(Location loc, StringRef callee, Call &call, StringRef comm = "");
+  /// The communicator of the group a collective or send/recv runs in.
+  Value meshComm(rt::KernelOp op);
   Value pointer(Value buffer) { return pointers.lookup(buffer); }
   Call &shape(Call &call, Value buffer) {
     auto t = memrefOf(buffer);
@@ -165,7 +168,26 @@ std::string Emitter::descriptors(
   return name.str();
 }
 
-void Emitter::emitCall(Location loc, StringRef callee, Call &call) {
+Value Emitter::meshComm(rt::KernelOp op) {
+  // Bit j: mesh axis j is in the group; the runtime split the world along
+  // the mesh at start-up (a group spanning every axis is the world).
+  int64_t mask = 0;
+  auto mesh = module->getAttrOfType<DictionaryAttr>("rt.mesh");
+  auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  if (mesh && axes)
+    if (auto names = mesh.getAs<ArrayAttr>("axes"))
+      for (auto [j, name] : llvm::enumerate(names))
+        if (llvm::is_contained(axes, name))
+          mask |= int64_t(1) << j;
+  Call c(b.getContext());
+  c.value(ctx).lit(mask);
+  return emitc::CallOpaqueOp::create(b, op.getLoc(), ptr(opaque("parc_rt_comm_t")),
+                                     "parc_rt_mesh_comm", b.getArrayAttr(c.args),
+                                     ArrayAttr(), c.operands)
+      .getResult(0);
+}
+
+void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef comm) {
   auto status = emitc::CallOpaqueOp::create(b, loc, opaque("parc_rt_status_t"),
                                             callee, b.getArrayAttr(call.args),
                                             ArrayAttr(), call.operands);
@@ -180,7 +202,10 @@ void Emitter::emitCall(Location loc, StringRef callee, Call &call) {
   });
   Call check(b.getContext());
   check.value(ctx).value(status.getResult(0)).text(quoted(node));
-  emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "parc_rt_check",
+  if (!comm.empty())
+    check.text(quoted(comm));
+  emitc::CallOpaqueOp::create(b, loc, TypeRange{},
+                              comm.empty() ? "parc_rt_check" : "parc_rt_check_comm",
                               b.getArrayAttr(check.args), ArrayAttr(),
                               check.operands);
 }
@@ -421,18 +446,29 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     return success();
   }
   if (name == "all_reduce" || name == "all_gather") {
-    // One mesh axis so far: its group is the world.
-    Call world(b.getContext());
-    world.value(ctx);
-    Value comm = emitc::CallOpaqueOp::create(
-                     b, loc, ptr(opaque("parc_rt_comm_t")), "parc_rt_context_world",
-                     b.getArrayAttr(world.args), ArrayAttr(), world.operands)
-                     .getResult(0);
-    call.value(comm).value(pointer(ins[0])).value(pointer(outs[0]))
+    call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(outs[0]))
         .lit(count(ins[0])).text(dtype(ins[0]));
     if (name == "all_reduce")
       call.text("PARC_RT_REDUCE_SUM");
-    emitCall(loc, ("parc_rt_" + name).str(), call);
+    emitCall(loc, ("parc_rt_" + name).str(), call, name);
+    return success();
+  }
+  if (name == "send" || name == "recv" || name == "send_start" ||
+      name == "recv_start") {
+    // Pipeline traffic: the peer is a stage, the rank of the same
+    // tensor-parallel index there; messages between two ranks match in
+    // program order (tag 0).
+    Value buf = name.starts_with("send") ? ins[0] : outs[0];
+    call.value(meshComm(op)).value(pointer(buf)).lit(count(buf)).text(dtype(buf))
+        .lit(intAttr("peer")).lit(0);
+    if (name.ends_with("_start"))
+      call.text("&parc_requests[" + std::to_string(intAttr("request")) + "]");
+    emitCall(loc, ("parc_rt_" + name).str(), call, name);
+    return success();
+  }
+  if (name == "wait") {
+    call.text("parc_requests[" + std::to_string(intAttr("request")) + "]");
+    emitCall(loc, "parc_rt_wait", call, name);
     return success();
   }
   if (name == "attention_scores" || name == "attention_values") {
@@ -477,6 +513,16 @@ LogicalResult Emitter::run(func::FuncOp program) {
   auto forward = emitc::FuncOp::create(b, program.getLoc(), "parc_forward", fnType);
   anchor = forward;
   forward.setSpecifiersAttr(b.getStrArrayAttr({"static"}));
+  if (auto requests = program->getAttrOfType<IntegerAttr>("rt.requests")) {
+    // Request slots of the sends and receives in flight (reused per run).
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(forward);
+    emitc::GlobalOp::create(
+        b, program.getLoc(), "parc_requests",
+        emitc::ArrayType::get({requests.getInt()}, ptr(opaque("parc_rt_request_t"))),
+        emitc::OpaqueAttr::get(context, "{}"), /*extern=*/false,
+        /*static=*/true, /*const=*/false);
+  }
   Block *entry = forward.addEntryBlock();
   ctx = entry->getArgument(0);
   arena = entry->getArgument(1);
@@ -542,6 +588,18 @@ LogicalResult Emitter::run(func::FuncOp program) {
   std::string programName = "main";
   if (auto n = module->getAttrOfType<StringAttr>("rt.program"))
     programName = n.str();
+  // The mesh (the runtime checks the world against it and splits it into
+  // groups) and the pipeline shape (for the bubble it reports).
+  std::string meshInit = ", 0, nullptr";
+  if (auto mesh = module->getAttrOfType<DictionaryAttr>("rt.mesh"))
+    if (auto shape = mesh.getAs<DenseI64ArrayAttr>("shape"))
+      meshInit = ", " + std::to_string(shape.size()) + ", " + table(shape.asArrayRef());
+  std::string pipelineInit = ", 1, 1";
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("rt.pipeline"))
+    pipelineInit = ", " +
+                   std::to_string(pipeline.getAs<IntegerAttr>("stages").getInt()) +
+                   ", " +
+                   std::to_string(pipeline.getAs<IntegerAttr>("micro_batches").getInt());
   anchor = nullptr;
   b.setInsertionPointToEnd(module.getBody());
   emitc::GlobalOp::create(b, module.getLoc(), "parc_program",
@@ -551,7 +609,7 @@ LogicalResult Emitter::run(func::FuncOp program) {
              std::to_string(inputDescs.size()) + ", " + inTable + ", " +
              std::to_string(weightDescs.size()) + ", " + wTable + ", " +
              std::to_string(outputDescs.size()) + ", " + outTable +
-             ", parc_forward}"),
+             ", parc_forward" + meshInit + pipelineInit + "}"),
          /*extern=*/false, /*static=*/true, /*const=*/true);
   b.setInsertionPointToEnd(module.getBody());
   auto mainFn = emitc::FuncOp::create(
