@@ -114,7 +114,8 @@ def RT_KernelOp : RT_Op<"kernel", [AttrSizedOperandSegments]> {
   let description = [{
     Calls the runtime's kernel `callee` with `ins` read and `outs` written;
     the remaining attributes are the kernel's parameters (axes, epsilon …),
-    passed through from the nn op.
+    passed through from the nn op. Only sends (`send`, `send_start`) and the
+    `wait` that completes one write nothing.
 
     ```mlir
     rt.kernel "softmax" ins(%s : memref<2x4x8x8xf32>) outs(%p : memref<2x4x8x8xf32>) {axis = 3 : i64}
@@ -123,8 +124,8 @@ def RT_KernelOp : RT_Op<"kernel", [AttrSizedOperandSegments]> {
   let arguments = (ins StrAttr:$callee, Variadic<RT_Buffer>:$ins,
                    Variadic<RT_Buffer>:$outs);
   let assemblyFormat = [{
-    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
-    attr-dict
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)?
+    (`outs` `(` $outs^ `:` type($outs) `)`)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

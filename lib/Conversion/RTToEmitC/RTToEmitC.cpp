@@ -609,7 +609,12 @@ LogicalResult Emitter::run(func::FuncOp program) {
              std::to_string(inputDescs.size()) + ", " + inTable + ", " +
              std::to_string(weightDescs.size()) + ", " + wTable + ", " +
              std::to_string(outputDescs.size()) + ", " + outTable +
-             ", parc_forward" + meshInit + pipelineInit + "}"),
+             ", parc_forward" +
+             // Zero-initialised when absent: no mesh, no pipeline.
+             (meshInit == ", 0, nullptr" && pipelineInit == ", 1, 1"
+                  ? std::string()
+                  : meshInit + pipelineInit) +
+             "}"),
          /*extern=*/false, /*static=*/true, /*const=*/true);
   b.setInsertionPointToEnd(module.getBody());
   auto mainFn = emitc::FuncOp::create(

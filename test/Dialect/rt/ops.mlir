@@ -20,3 +20,14 @@ func.func @program() {
   rt.output 0 "y", %v : memref<6xf32>
   return
 }
+
+// Sends and the waits that complete them write nothing.
+// CHECK-LABEL: func.func @send_only
+// CHECK: rt.kernel "send_start" ins(%[[B:.*]] : memref<4xf32>) {peer = 1 : i64, request = 0 : i64}
+// CHECK-NEXT: rt.kernel "wait" ins(%[[B]] : memref<4xf32>) {request = 0 : i64}
+func.func @send_only() {
+  %b = rt.alloc {offset = 0 : i64} : memref<4xf32>
+  rt.kernel "send_start" ins(%b : memref<4xf32>) {peer = 1 : i64, request = 0 : i64}
+  rt.kernel "wait" ins(%b : memref<4xf32>) {request = 0 : i64}
+  return
+}
