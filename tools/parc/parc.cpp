@@ -71,6 +71,10 @@ cl::list<int64_t> ppLayout("pp-layout",
                                     "(default: balance the cost model)"),
                            cl::CommaSeparated, cl::value_desc("n,n,..."),
                            cl::sub(compileCmd));
+cl::opt<int64_t> ppVirtual("pp-virtual",
+                           cl::desc("Virtual stages per pipeline stage "
+                                    "(interleaved schedule)"),
+                           cl::init(1), cl::sub(compileCmd));
 cl::opt<int64_t> microBatches("micro-batches",
                               cl::desc("Split the batch (dim 0 of every input) "
                                        "into this many pipeline micro-batches"),
@@ -220,6 +224,10 @@ LogicalResult Compilation::run() {
     return fail("--micro-batches needs pipeline stages (--pp 2 or more)");
   if (!ppLayout.empty() && pp == 1)
     return fail("--pp-layout needs --pp 2 or more");
+  if (ppVirtual < 1)
+    return fail("--pp-virtual must be at least 1");
+  if (ppVirtual > 1 && pp == 1)
+    return fail("--pp-virtual needs --pp 2 or more");
   if (microBatches > 1 && failed(bindMicroBatch(options)))
     return failure();
 
@@ -259,14 +267,16 @@ LogicalResult Compilation::run() {
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
   }
   if (pp > 1) {
-    progress(llvm::formatv("cutting into {0} pipeline stages, {1} micro-batch(es)",
-                           pp.getValue(), microBatches.getValue())
+    progress(llvm::formatv("cutting into {0} pipeline stages ({1} virtual each), "
+                           "{2} micro-batch(es)",
+                           pp.getValue(), ppVirtual.getValue(), microBatches.getValue())
                  .str());
     if (failed(runPasses(*module, "dist-pp", [](OpPassManager &pm) {
           parc::dist::DistPipelineOptions options;
           options.pp = pp;
           options.layout = llvm::to_vector(ppLayout);
           options.microBatches = microBatches;
+          options.virtualStages = ppVirtual;
           pm.addPass(parc::dist::createDistPipeline(options));
         })))
       return failure();
@@ -332,10 +342,12 @@ LogicalResult Compilation::run() {
     manifest["pipeline"] = llvm::json::Object{
         {"stages", pp.getValue()},
         {"micro_batches", microBatches.getValue()},
-        {"schedule", "gpipe"},
+        {"schedule", ppVirtual > 1 ? "interleaved" : "gpipe"},
+        {"virtual_stages", ppVirtual.getValue()},
         {"layers_per_stage", llvm::json::Array(layersPerStage)},
         {"send_bytes_per_forward", sendBytes},
-        {"analytic_bubble", double(pp - 1) / double(microBatches + pp - 1)}};
+        {"analytic_bubble",
+         double(pp - 1) / double(ppVirtual * microBatches + pp - 1)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(path("manifest.json"), ec);
   if (ec)

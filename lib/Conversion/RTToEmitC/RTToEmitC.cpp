@@ -595,11 +595,14 @@ LogicalResult Emitter::run(func::FuncOp program) {
     if (auto shape = mesh.getAs<DenseI64ArrayAttr>("shape"))
       meshInit = ", " + std::to_string(shape.size()) + ", " + table(shape.asArrayRef());
   std::string pipelineInit = ", 1, 1";
-  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("rt.pipeline"))
-    pipelineInit = ", " +
-                   std::to_string(pipeline.getAs<IntegerAttr>("stages").getInt()) +
-                   ", " +
-                   std::to_string(pipeline.getAs<IntegerAttr>("micro_batches").getInt());
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("rt.pipeline")) {
+    auto get = [&](StringRef key) {
+      auto v = pipeline.getAs<IntegerAttr>(key);
+      return std::to_string(v ? v.getInt() : 1);
+    };
+    pipelineInit = ", " + get("stages") + ", " + get("micro_batches") + ", " +
+                   get("virtual_stages");
+  }
   anchor = nullptr;
   b.setInsertionPointToEnd(module.getBody());
   emitc::GlobalOp::create(b, module.getLoc(), "parc_program",

@@ -37,6 +37,7 @@ namespace {
 constexpr StringLiteral kStage = "dist.stage";
 constexpr StringLiteral kLayout = "dist.pp_layout";
 constexpr StringLiteral kMicroBatches = "dist.micro_batches";
+constexpr StringLiteral kVirtual = "dist.pp_virtual";
 
 /// Values every stage can materialise itself: weights and their rank parts.
 bool isStageFree(Operation *op) {
@@ -163,10 +164,23 @@ void DistPipelinePass::runOnOperation() {
                    "model has no attention layer");
     return signalPassFailure();
   }
-  if (pp > layers) {
-    main.emitError() << "--pp " << int64_t(pp) << " needs at least one layer per "
-                     << "stage, but the model has " << layers
-                     << " layer(s) (one per attention block)";
+  if (virtualStages < 1) {
+    main.emitError() << "--pp-virtual must be at least 1, got " << int64_t(virtualStages);
+    return signalPassFailure();
+  }
+  // Chunks of consecutive layers: chunk c runs on stage c mod pp, so with
+  // virtual stages each stage holds several chunks, pp apart.
+  const int64_t chunks = pp * virtualStages;
+  if (chunks > layers) {
+    if (virtualStages == 1)
+      main.emitError() << "--pp " << int64_t(pp) << " needs at least one layer per "
+                       << "stage, but the model has " << layers
+                       << " layer(s) (one per attention block)";
+    else
+      main.emitError() << "--pp " << int64_t(pp) << " with --pp-virtual "
+                       << int64_t(virtualStages) << " needs at least one layer per "
+                       << "virtual stage (" << chunks << "), but the model has "
+                       << layers << " layer(s) (one per attention block)";
     return signalPassFailure();
   }
 
@@ -216,9 +230,15 @@ void DistPipelinePass::runOnOperation() {
     int64_t sum = 0;
     for (int64_t c : counts)
       sum += c;
-    if ((int64_t)counts.size() != pp) {
-      main.emitError() << "--pp-layout gives " << counts.size()
-                       << " stage(s), but --pp is " << int64_t(pp);
+    if ((int64_t)counts.size() != chunks) {
+      if (virtualStages == 1)
+        main.emitError() << "--pp-layout gives " << counts.size()
+                         << " stage(s), but --pp is " << int64_t(pp);
+      else
+        main.emitError() << "--pp-layout gives " << counts.size()
+                         << " stage(s), but --pp " << int64_t(pp)
+                         << " with --pp-virtual " << int64_t(virtualStages)
+                         << " has " << chunks << " virtual stages";
       return signalPassFailure();
     }
     if (llvm::any_of(counts, [](int64_t c) { return c < 1; })) {
@@ -231,7 +251,7 @@ void DistPipelinePass::runOnOperation() {
       return signalPassFailure();
     }
   } else {
-    counts = balance(layerCost, pp);
+    counts = balance(layerCost, chunks);
   }
   LLVM_DEBUG({
     llvm::dbgs() << "dist-pipeline: layer costs";
@@ -240,36 +260,49 @@ void DistPipelinePass::runOnOperation() {
     llvm::dbgs() << "\n";
   });
 
-  // The stage of every op, by layer.
-  llvm::DenseMap<Operation *, int64_t> stageOf;
-  SmallVector<SmallVector<Operation *>> stageOps(pp);
-  for (int64_t s = 0, k = 0; s < pp; ++s)
-    for (int64_t end = k + counts[s]; k < end; ++k)
+  // The chunk of every op, by layer; a chunk runs on stage chunk mod pp.
+  llvm::DenseMap<Operation *, int64_t> chunkOf;
+  SmallVector<SmallVector<Operation *>> chunkOps(chunks);
+  for (int64_t c = 0, k = 0; c < chunks; ++c)
+    for (int64_t end = k + counts[c]; k < end; ++k)
       for (int64_t i = start[k]; i < start[k + 1]; ++i) {
-        stageOf[ops[i]] = s;
-        stageOps[s].push_back(ops[i]);
+        chunkOf[ops[i]] = c;
+        chunkOps[c].push_back(ops[i]);
       }
-  auto stageOfUser = [&](Operation *user) -> int64_t {
+  auto stageOfChunk = [&](int64_t c) -> int64_t { return c % pp; };
+  auto chunkOfUser = [&](Operation *user) -> int64_t {
     Operation *top = body.findAncestorOpInBlock(*user);
     if (!top || top == body.getTerminator())
-      return pp - 1;
-    auto it = stageOf.find(top);
-    return it == stageOf.end() ? -1 : it->second;
+      return chunks - 1;
+    auto it = chunkOf.find(top);
+    return it == chunkOf.end() ? -1 : it->second;
   };
-  // Values used on later stages: value → those stages, in order.
+  // Values used on other stages: value → those stages, in order. (A value
+  // read by a later chunk of its own stage stays where it is.)
   llvm::MapVector<Value, SmallVector<int64_t>> crossing;
   for (Operation *op : ops)
     for (Value r : op->getResults()) {
       SmallVector<int64_t> to;
       for (Operation *user : r.getUsers()) {
-        int64_t s = stageOfUser(user);
-        if (s > stageOf[op] && !llvm::is_contained(to, s))
+        int64_t c = chunkOfUser(user);
+        int64_t s = stageOfChunk(c);
+        if (c > chunkOf[op] && s != stageOfChunk(chunkOf[op]) &&
+            !llvm::is_contained(to, s))
           to.push_back(s);
       }
       llvm::sort(to);
       if (!to.empty())
         crossing[r] = to;
     }
+  // The order a stage runs (micro-batch, chunk) pairs in: GPipe runs its
+  // one chunk for micro-batch 0, 1, …; interleaved stages take micro-
+  // batches in groups of pp and run each of their chunks over the group
+  // before the next (Megatron's forward order). Every dependency points
+  // to an earlier key, and sends leave in key order, so receives posted in
+  // the same order match them.
+  auto key = [&](int64_t microBatch, int64_t chunk) {
+    return std::make_tuple(microBatch / pp, chunk / pp, microBatch);
+  };
 
   // The mesh: a leading pp axis on the tensor-parallel one (or a new one).
   OpBuilder b(ctx);
@@ -358,25 +391,32 @@ void DistPipelinePass::runOnOperation() {
   const int64_t m = microBatches;
   for (int64_t s = 0; s < pp; ++s) {
     std::vector<IRMapping> maps(m, shared);
-    // Receives: posted for every micro-batch up front, each waited for
-    // where first used.
+    // Receives: posted for every micro-batch up front in the order the
+    // senders send, each waited for where first used.
+    SmallVector<std::tuple<std::tuple<int64_t, int64_t, int64_t>, int64_t, int64_t, Value>>
+        incoming; // (sender's key, position, micro-batch, value)
+    for (int64_t i = 0; i < m; ++i)
+      for (auto [pos, entry] : llvm::enumerate(crossing))
+        if (llvm::is_contained(entry.second, s))
+          incoming.push_back({key(i, chunkOf[entry.first.getDefiningOp()]),
+                              (int64_t)pos, i, entry.first});
+    llvm::stable_sort(incoming, [](auto &a, auto &b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) <
+             std::tie(std::get<0>(b), std::get<1>(b));
+    });
     llvm::DenseMap<std::pair<int64_t, Value>, Value> pending;
     llvm::DenseMap<std::pair<int64_t, Value>, int64_t> source;
-    for (int64_t i = 0; i < m; ++i)
-      for (auto &[v, to] : crossing) {
-        if (!llvm::is_contained(to, s))
-          continue;
-        int64_t from = stageOf[v.getDefiningOp()];
-        source[{i, v}] = from;
-        if (!async)
-          continue;
-        auto recv = dist::RecvStartOp::create(
-            b, v.getLoc(), asyncOf(v.getType()), meshRef, ppAxis,
-            b.getI64IntegerAttr(from), IntegerAttr());
-        pending[{i, v}] = tag(recv, s)->getResult(0);
-      }
+    for (auto &[k, pos, i, v] : incoming) {
+      int64_t from = stageOfChunk(chunkOf[v.getDefiningOp()]);
+      source[{i, v}] = from;
+      if (!async)
+        continue;
+      auto recv = dist::RecvStartOp::create(
+          b, v.getLoc(), asyncOf(v.getType()), meshRef, ppAxis,
+          b.getI64IntegerAttr(from), IntegerAttr());
+      pending[{i, v}] = tag(recv, s)->getResult(0);
+    }
     // Micro-batch i's part of an input.
-    llvm::DenseMap<std::pair<int64_t, Value>, Value> slices;
     auto resolve = [&](int64_t i, Value v) -> Value {
       if (Value mapped = maps[i].lookupOrNull(v))
         return mapped;
@@ -409,13 +449,23 @@ void DistPipelinePass::runOnOperation() {
       maps[i].map(v, got);
       return got;
     };
+    SmallVector<std::pair<int64_t, int64_t>> order; // (micro-batch, chunk)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t c = s; c < chunks; c += pp)
+        order.push_back({i, c});
+    llvm::stable_sort(order, [&](auto a, auto b) {
+      return key(a.first, a.second) < key(b.first, b.second);
+    });
     SmallVector<Value> sends;
-    for (int64_t i = 0; i < m; ++i) {
-      if (!async) // blocking receives: all of this micro-batch's, in order
-        for (auto &[v, to] : crossing)
-          if (llvm::is_contained(to, s))
+    for (auto [i, c] : order) {
+      if (!async) // blocking receives: this step's, in the senders' order
+        for (auto &[k, pos, mb, v] : incoming)
+          if (mb == i && chunkOf[v.getDefiningOp()] < c &&
+              llvm::any_of(v.getUsers(), [&](Operation *user) {
+                return chunkOfUser(user) == c;
+              }))
             resolve(i, v);
-      for (Operation *op : stageOps[s]) {
+      for (Operation *op : chunkOps[c]) {
         op->walk([&](Operation *inner) {
           for (Value operand : inner->getOperands()) {
             // Values defined inside `op` (its regions' own) map on cloning.
@@ -474,6 +524,7 @@ void DistPipelinePass::runOnOperation() {
   }
   fn->setAttr(kLayout, b.getDenseI64ArrayAttr(counts));
   fn->setAttr(kMicroBatches, b.getI64IntegerAttr(m));
+  fn->setAttr(kVirtual, b.getI64IntegerAttr(virtualStages));
   main.erase();
   fn.setName("main");
 }
@@ -490,7 +541,9 @@ struct DistExtractStagePass
       module.emitError("expected a @main from dist-pipeline (with dist.pp_layout)");
       return signalPassFailure();
     }
-    int64_t stages = layout.size();
+    auto virt = main->getAttrOfType<IntegerAttr>(kVirtual);
+    int64_t virtualStages = virt ? virt.getInt() : 1;
+    int64_t stages = layout.size() / virtualStages;
     if (stage < 0 || stage >= stages) {
       main.emitError() << "stage " << int64_t(stage) << " is out of range for "
                        << stages << " stage(s)";
@@ -519,7 +572,9 @@ struct DistExtractStagePass
                         {b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
                          b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
                          b.getNamedAttr("micro_batches",
-                                        micro ? micro : b.getI64IntegerAttr(1))}));
+                                        micro ? micro : b.getI64IntegerAttr(1)),
+                         b.getNamedAttr("virtual_stages",
+                                        b.getI64IntegerAttr(virtualStages))}));
   }
 };
 

@@ -48,6 +48,8 @@ typedef struct parc_rt_program_t {
    * bubble. */
   int64_t pipeline_stages;
   int64_t micro_batches;
+  /* Virtual stages per stage (interleaved schedule; 0 reads as 1). */
+  int64_t virtual_stages;
 } parc_rt_program_t;
 
 /* The program's main: parses

@@ -252,6 +252,7 @@ parc_rt_status_t reportBubble(parc_rt_context_t *ctx, const parc_rt_program_t *p
   if (rank != 0)
     return PARC_RT_OK;
   const double stages = double(p->pipeline_stages), m = double(p->micro_batches);
+  const int64_t v = p->virtual_stages > 1 ? p->virtual_stages : 1;
   double idle = 0;
   for (int r = 0; r < world; ++r) {
     const double span = all[2 * r], busy = all[2 * r + 1];
@@ -261,11 +262,19 @@ parc_rt_status_t reportBubble(parc_rt_context_t *ctx, const parc_rt_program_t *p
                 rankLabel(r, p).c_str(), 1e3 * span / runs, 1e3 * busy / runs,
                 100.0 * fraction);
   }
-  std::printf("parc: pipeline bubble: measured %.3f (mean idle share of the "
-              "forward over %d ranks), analytic (P-1)/(M+P-1) = %.3f "
-              "(P=%lld stages, M=%lld micro-batches)\n",
-              idle / world, world, (stages - 1) / (m + stages - 1),
-              (long long)p->pipeline_stages, (long long)p->micro_batches);
+  if (v == 1)
+    std::printf("parc: pipeline bubble: measured %.3f (mean idle share of the "
+                "forward over %d ranks), analytic (P-1)/(M+P-1) = %.3f "
+                "(P=%lld stages, M=%lld micro-batches)\n",
+                idle / world, world, (stages - 1) / (m + stages - 1),
+                (long long)p->pipeline_stages, (long long)p->micro_batches);
+  else
+    std::printf("parc: pipeline bubble: measured %.3f (mean idle share of the "
+                "forward over %d ranks), analytic (P-1)/(V*M+P-1) = %.3f "
+                "(P=%lld stages, V=%lld virtual, M=%lld micro-batches)\n",
+                idle / world, world, (stages - 1) / (double(v) * m + stages - 1),
+                (long long)p->pipeline_stages, (long long)v,
+                (long long)p->micro_batches);
   return PARC_RT_OK;
 }
 

@@ -4,7 +4,8 @@
 // axis 1 (mask 2), pipeline traffic on the group of axis 0 (mask 1, where a
 // rank's index is its stage); started communications keep their request in
 // a slot of parc_requests; communication is checked with its kind for the
-// trace; the program carries the mesh and the pipeline shape.
+// trace; the program carries the mesh and the pipeline shape (stages,
+// micro-batches, virtual stages).
 // CHECK: static parc_rt_request_t* parc_requests[2] = {};
 // CHECK: static void parc_forward(parc_rt_context_t* [[CTX:v[0-9]+]],
 // CHECK: [[B:v[0-9]+]] = parc_rt_at(
@@ -22,8 +23,8 @@
 // CHECK: parc_rt_wait(parc_requests[1]);
 // CHECK: parc_rt_comm_t* [[PP3:v[0-9]+]] = parc_rt_mesh_comm([[CTX]], 1);
 // CHECK-NEXT: parc_rt_send([[PP3]], [[C]], 16, PARC_RT_F32, 2, 0);
-// CHECK: static const parc_rt_program_t parc_program = {"main", 128, 0, nullptr, 0, nullptr, 0, nullptr, parc_forward, 2, [[MESH:parc_dims_[0-9]+]], 3, 4};
-module attributes {rt.mesh = {axes = ["pp", "tp"], shape = array<i64: 3, 2>, sym_name = "mesh"}, rt.pipeline = {micro_batches = 4 : i64, stage = 1 : i64, stages = 3 : i64}} {
+// CHECK: static const parc_rt_program_t parc_program = {"main", 128, 0, nullptr, 0, nullptr, 0, nullptr, parc_forward, 2, [[MESH:parc_dims_[0-9]+]], 3, 4, 2};
+module attributes {rt.mesh = {axes = ["pp", "tp"], shape = array<i64: 3, 2>, sym_name = "mesh"}, rt.pipeline = {micro_batches = 4 : i64, stage = 1 : i64, stages = 3 : i64, virtual_stages = 2 : i64}} {
   func.func @main() attributes {rt.arena_size = 128 : i64, rt.requests = 2 : i64} {
     %b = rt.alloc {offset = 0 : i64} : memref<16xf32>
     %c = rt.alloc {offset = 64 : i64} : memref<16xf32>

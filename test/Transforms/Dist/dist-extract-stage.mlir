@@ -4,7 +4,7 @@
 // Input: dist-pipeline's output for two one-layer stages and two
 // micro-batches. Each stage keeps its own ops and the constants they read;
 // the inputs stay on every stage, the outputs only on the last.
-// S0: module attributes {dist.pipeline = {micro_batches = 2 : i64, stage = 0 : i64, stages = 2 : i64}}
+// S0: module attributes {dist.pipeline = {micro_batches = 2 : i64, stage = 0 : i64, stages = 2 : i64, virtual_stages = 1 : i64}}
 // S0: dist.mesh @mesh(shape = 2x1, axes = ["pp", "tp"])
 // S0: func.func @main(%arg0: tensor<2x2x4x8xf32>) attributes
 // S0-NOT: arith.constant
@@ -16,7 +16,7 @@
 // S0-NEXT: return{{$}}
 // S0-NOT: dist.stage = 1
 
-// S1: module attributes {dist.pipeline = {micro_batches = 2 : i64, stage = 1 : i64, stages = 2 : i64}}
+// S1: module attributes {dist.pipeline = {micro_batches = 2 : i64, stage = 1 : i64, stages = 2 : i64, virtual_stages = 1 : i64}}
 // S1: func.func @main(%arg0: tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
 // S1-NEXT: %[[C:.*]] = arith.constant dense<1.000000e+00>
 // S1-NEXT: %[[R0:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 0 {dist.stage = 1 : i64}

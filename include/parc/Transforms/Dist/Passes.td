@@ -77,8 +77,16 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
     (layers per stage) and `dist.micro_batches`; `dist-extract-stage`
     then keeps one stage.
 
-    Errors: no attention layer to cut at, more stages than layers, a layout
-    whose length is not `pp` or that does not sum to the layer count.
+    With `virtual` = V > 1 (interleaved virtual stages), the layers are cut
+    into pp·V chunks (`layout` then lists pp·V counts) and chunk c runs on
+    stage c mod pp, so each stage holds V chunks pp apart and the last
+    chunk's stage sends back to stage 0. A stage takes micro-batches in
+    groups of pp and runs each of its chunks over the group before the next
+    (Megatron's interleaved order, forward only); a value read by a later
+    chunk of the stage that computed it is not sent.
+
+    Errors: no attention layer to cut at, more stages (pp·V) than layers, a
+    layout whose length is not pp·V or that does not sum to the layer count.
   }];
   let options = [
     Option<"pp", "pp", "int64_t", "2", "pipeline stages">,
@@ -87,7 +95,9 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "micro-batches per forward (the inputs' dim 0 is scaled by it)">,
     Option<"async", "async", "bool", "true",
-           "asynchronous sends and receives (send_start/recv_start + wait)">
+           "asynchronous sends and receives (send_start/recv_start + wait)">,
+    Option<"virtualStages", "virtual", "int64_t", "1",
+           "virtual stages per stage (interleaved schedule)">
   ];
   let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
 }
@@ -99,7 +109,8 @@ def DistExtractStage : Pass<"dist-extract-stage", "::mlir::ModuleOp"> {
     with `dist.stage` = `stage` and the untagged ops (constants) they use;
     every other stage's ops are erased. Program inputs stay (every rank is
     given them); only the last stage keeps the outputs. The module records
-    `dist.pipeline = {stage, stages, micro_batches}` for code generation.
+    `dist.pipeline = {stage, stages, micro_batches, virtual_stages}` for
+    code generation.
   }];
   let options = [
     Option<"stage", "stage", "int64_t", "0", "the stage to keep">
