@@ -2,7 +2,7 @@
 """Pipeline-parallel differential test on the cpu target.
 
 For each case (model, --pp P, --tp T, --micro-batches M, optional
---pp-layout): `parc compile` + `parc-run` on P·T ranks, compared with
+--pp-layout, --pp-virtual V): `parc compile` + `parc-run` on P·T ranks, compared with
 onnxruntime (tools/ort-reference) and with the single-rank parc program on
 the same inputs:
 
@@ -12,13 +12,14 @@ and checked against the model's own configuration: the manifest's world
 size is P·T, its layers per stage sum to the model's layer count (from the
 generator's config, or counted in the ONNX graph) and equal the layout when
 one is given, and the run prints a measured bubble next to the analytic
-(P-1)/(M+P-1). Specs that do not fit (more stages than layers, a layout
+(P-1)/(V·M+P-1). Specs that do not fit (more stages than layers, a layout
 that does not sum, a batch M does not divide, a rank count other than the
 mesh's) must be refused with a message and leave no output.
 
 The default matrix is the CI one (a representative set: PP 2 and 4, PP×TP
-2×2, M 1, 2 and 4, even and uneven layouts); --full runs every model at
-PP {2, 4} × TP {1, 2} × M {1, 2, 4} where the spec fits.
+2×2, M 1, 2 and 4, even and uneven layouts, interleaved virtual stages);
+--full runs every model at PP {2, 4} × TP {1, 2} × M {1, 2, 4} × V {1, 2}
+where the spec fits.
 """
 import argparse
 import json
@@ -41,7 +42,7 @@ ROOT = diff.ROOT
 SHARED = {"bert_toy_optimized": 5}  # layers, counted in the graph (5 attention blocks)
 
 CI_CASES = [
-    # model, pp, tp, micro-batches, layout
+    # model, pp, tp, micro-batches, layout[, virtual stages]
     ("gpt2", 2, 1, 1, None),
     ("gpt2", 2, 1, 2, None),
     ("gpt2", 2, 2, 2, None),
@@ -56,6 +57,9 @@ CI_CASES = [
     ("llama_l5", 2, 2, 2, None),
     ("bert_l4", 4, 1, 4, "1,1,1,1"),
     ("neox_l4", 2, 2, 4, "3,1"),
+    # interleaved virtual stages
+    ("gpt2_l6", 2, 1, 4, None, 3),
+    ("llama_l5", 2, 2, 2, "1,2,1,1", 2),
 ]
 
 # model, flags, what the message must contain
@@ -64,6 +68,7 @@ REFUSALS = [
     ("gpt2_l6", ["--pp=2", "--pp-layout=2,3"], "sums to 5 layer(s), but the model has 6"),
     ("gpt2_l6", ["--pp=3", "--pp-layout=2,4"], "gives 2 stage(s), but --pp is 3"),
     ("gpt2_l6", ["--pp=2", "--micro-batches=3"], "--micro-batches 3 does not divide the batch"),
+    ("gpt2_l6", ["--pp=4", "--pp-virtual=2"], "needs at least one layer per virtual stage (8)"),
 ]
 
 
@@ -139,15 +144,16 @@ class References:
         return self.cache[name]
 
 
-def check_case(args, models, refs, log, name, pp, tp, m, layout):
+def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1):
     path, spec, layers, batch = models[name]
     inputs, ort, single = refs.get(name)
-    tag = f"pp{pp}-tp{tp}-m{m}" + (f"-l{layout.replace(',', '_')}" if layout else "")
+    tag = (f"pp{pp}-tp{tp}-m{m}-v{virtual}" +
+           (f"-l{layout.replace(',', '_')}" if layout else ""))
     work = os.path.join(args.work, name, tag)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     compiled = os.path.join(work, "out")
-    flags = [f"--pp={pp}", f"--tp={tp}", f"--micro-batches={m}"]
+    flags = [f"--pp={pp}", f"--tp={tp}", f"--micro-batches={m}", f"--pp-virtual={virtual}"]
     if layout:
         flags.append(f"--pp-layout={layout}")
     start = time.time()
@@ -167,14 +173,14 @@ def check_case(args, models, refs, log, name, pp, tp, m, layout):
     if len(manifest["programs"]) != pp:
         raise RuntimeError(f"{len(manifest['programs'])} programs for {pp} stages")
     per_stage = manifest["pipeline"]["layers_per_stage"]
-    if sum(per_stage) != layers or len(per_stage) != pp:
+    if sum(per_stage) != layers or len(per_stage) != pp * virtual:
         raise RuntimeError(f"layers per stage {per_stage} for {layers} layers")
     if layout and per_stage != [int(x) for x in layout.split(",")]:
         raise RuntimeError(f"layers per stage {per_stage}, layout was {layout}")
     bubble = re.search(r"pipeline bubble: measured ([0-9.]+) .* = ([0-9.]+)", r.stdout)
     if not bubble:
         raise RuntimeError("the run printed no pipeline bubble")
-    analytic = (pp - 1) / (m + pp - 1)
+    analytic = (pp - 1) / (virtual * m + pp - 1)
     if abs(float(bubble.group(2)) - analytic) > 1e-3:
         raise RuntimeError(f"analytic bubble {bubble.group(2)}, expected {analytic:.3f}")
     got = outputs_of(os.path.join(work, "parc"), manifest)
@@ -237,29 +243,30 @@ def main():
     models = model_table(args)
     cases = CI_CASES
     if args.full:
-        cases = [(n, pp, tp, m, None) for n, (_, spec, layers, batch) in models.items()
-                 for pp in (2, 4) for tp in (1, 2) for m in (1, 2, 4)
-                 if pp <= layers and batch % m == 0 and diff.spec_fits(spec, tp)]
+        cases = [(n, pp, tp, m, None, v) for n, (_, spec, layers, batch) in models.items()
+                 for pp in (2, 4) for tp in (1, 2) for m in (1, 2, 4) for v in (1, 2)
+                 if pp * v <= layers and batch % m == 0 and diff.spec_fits(spec, tp)]
     if args.only:
         cases = [c for c in cases if c[0] in args.only]
 
     passed = failed = 0
-    print(f"{'model':<20} {'pp':>2} {'tp':>2} {'M':>2} {'layers/stage':<12} "
-          f"{'rel vs ort':>10} {'rel vs 1rk':>10} {'bubble':>6} {'(P-1)/(M+P-1)':>13} "
+    print(f"{'model':<20} {'pp':>2} {'tp':>2} {'M':>2} {'V':>1} {'layers/stage':<12} "
+          f"{'rel vs ort':>10} {'rel vs 1rk':>10} {'bubble':>6} {'analytic':>8} "
           f"{'time s':>6}  result")
     with open(os.path.join(args.work, "log.txt"), "w") as log:
         refs = References(args, models, log)
-        for name, pp, tp, m, layout in cases:
+        for name, pp, tp, m, layout, *rest in cases:
+            virtual = rest[0] if rest else 1
             try:
                 e_ort, e_single, per_stage, bubble, analytic, secs = check_case(
-                    args, models, refs, log, name, pp, tp, m, layout)
+                    args, models, refs, log, name, pp, tp, m, layout, virtual)
                 ok = e_ort <= args.rtol and e_single <= args.rtol
                 row = (f"{','.join(map(str, per_stage)):<12} {e_ort:>10.2e} {e_single:>10.2e} "
-                       f"{bubble:>6.3f} {analytic:>13.3f} {secs:>6.1f}  "
+                       f"{bubble:>6.3f} {analytic:>8.3f} {secs:>6.1f}  "
                        f"{'PASS' if ok else 'FAIL'}")
             except Exception as e:  # noqa: BLE001 — report and continue
                 ok, row = False, f"FAIL: {e}"
-            print(f"{name:<20} {pp:>2} {tp:>2} {m:>2} {row}", flush=True)
+            print(f"{name:<20} {pp:>2} {tp:>2} {m:>2} {virtual:>1} {row}", flush=True)
             passed += ok
             failed += not ok
         checks = [(f"refuse {n} {' '.join(f)}",

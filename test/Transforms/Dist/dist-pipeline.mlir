@@ -1,6 +1,7 @@
 // RUN: parc-opt %s --split-input-file --dist-pipeline="pp=2 async=false" | FileCheck %s --check-prefix=CUT
 // RUN: parc-opt %s --split-input-file --dist-pipeline="pp=4 async=false" | FileCheck %s --check-prefix=FOUR
 // RUN: parc-opt %s --split-input-file --dist-pipeline="pp=2 layout=2,2 micro-batches=2" | FileCheck %s --check-prefix=GPIPE
+// RUN: parc-opt %s --split-input-file --dist-pipeline="pp=2 virtual=2 micro-batches=2" | FileCheck %s --check-prefix=VIRT
 
 // Four layers (one per attention). Costs by the pass's model: the
 // "embedding" linear 2*64*8 = 1024, each attention 4*64*4 = 1024, each add
@@ -65,6 +66,40 @@
 // GPIPE: %[[Y1:.*]] = nn.linear {{.*}}dist.stage = 1
 // GPIPE-NEXT: %[[Y:.*]] = nn.concat %[[Y0]], %[[Y1]] {axis = 0 : i64, dist.stage = 1 : i64} : (tensor<1x2x4x32xf32>, tensor<1x2x4x32xf32>) -> tensor<2x2x4x32xf32>
 // GPIPE-NEXT: return %[[Y]]
+// Interleaved: four chunks of one layer, chunk c on stage c mod 2. Stage 0
+// runs chunk 0 for micro-batches 0 and 1, then chunk 2 for both (its input
+// comes back from stage 1); stage 1 runs chunk 1 for both, then chunk 3 (its
+// input from stage 0, which sent it after computing chunk 2). Receives are
+// posted in the order the peer sends.
+// VIRT-LABEL: func.func @main(%arg0: tensor<2x2x4x8xf32>)
+// VIRT-SAME: dist.pp_layout = array<i64: 1, 1, 1, 1>, dist.pp_virtual = 2 : i64
+// VIRT-NEXT: arith.constant
+// VIRT-NEXT: arith.constant
+// VIRT-NEXT: %[[B0:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 1 {dist.stage = 0 : i64}
+// VIRT-NEXT: %[[B1:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 1 {dist.stage = 0 : i64}
+// VIRT-NEXT: nn.slice %arg0 {dist.stage = 0 : i64, starts = array<i64: 0, 0, 0, 0>
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
+// VIRT-NEXT: nn.slice %arg0 {dist.stage = 0 : i64, starts = array<i64: 1, 0, 0, 0>
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
+// VIRT-NEXT: %[[C0:.*]] = dist.wait %[[B0]] {dist.stage = 0 : i64}
+// VIRT-NEXT: nn.attention %[[C0]], %[[C0]], %[[C0]] {dist.stage = 0 : i64
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
+// VIRT-NEXT: %[[C1:.*]] = dist.wait %[[B1]] {dist.stage = 0 : i64}
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
+// VIRT-COUNT-4: dist.wait %{{.*}} {dist.stage = 0 : i64} : !dist.async
+// VIRT-NEXT: %[[A0:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 0 {dist.stage = 1 : i64}
+// VIRT-NEXT: %[[A1:.*]] = dist.recv_start {{.*}}peer = 0 {dist.stage = 1 : i64}
+// VIRT-NEXT: %[[A2:.*]] = dist.recv_start {{.*}}peer = 0 {dist.stage = 1 : i64}
+// VIRT-NEXT: %[[A3:.*]] = dist.recv_start {{.*}}peer = 0 {dist.stage = 1 : i64}
+// VIRT-NEXT: dist.wait %[[A0]] {dist.stage = 1 : i64}
+// VIRT: dist.send_start {{.*}} peer = 0 {dist.stage = 1 : i64}
+// VIRT-NEXT: dist.wait %[[A1]] {dist.stage = 1 : i64}
+// VIRT: dist.send_start {{.*}} peer = 0 {dist.stage = 1 : i64}
+// VIRT-NEXT: dist.wait %[[A2]] {dist.stage = 1 : i64}
+// VIRT: %[[Y0:.*]] = nn.linear {{.*}}dist.stage = 1
+// VIRT-NEXT: dist.wait %[[A3]] {dist.stage = 1 : i64}
+// VIRT: %[[Y1:.*]] = nn.linear {{.*}}dist.stage = 1
+// VIRT: nn.concat %[[Y0]], %[[Y1]]
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x32xf32> {
   %w = arith.constant dense<0.5> : tensor<8x8xf32>
   %wh = arith.constant dense<0.25> : tensor<8x32xf32>
