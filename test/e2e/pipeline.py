@@ -206,7 +206,7 @@ def check_refusal(args, models, log, name, flags, expect):
 def check_np_mismatch(args, log):
     """parc-run --np other than the mesh's world size, and mpirun started on
     fewer ranks than the mesh: both refused, naming the mesh."""
-    compiled = os.path.join(args.work, "gpt2", "pp2-tp2-m2", "out")
+    compiled = os.path.join(args.work, "gpt2", "pp2-tp2-m2-v1", "out")
     inputs = os.path.join(args.work, "gpt2", "ref", "input_ids.npy")
     r = subprocess.run([os.path.join(args.tools, "parc-run"), compiled, "--np", "3",
                         f"--input=input_ids={inputs}"],
@@ -224,6 +224,34 @@ def check_np_mismatch(args, log):
     log.write(r.stdout)
     if r.returncode == 0 or "compiled for a mesh of 4 ranks (2x2), but the world has 2" not in r.stdout:
         raise RuntimeError("mpirun -np 2 on a 2x2 mesh was not refused: " + r.stdout[-300:])
+
+
+def check_trace(args, log):
+    """parc-run --trace: one Chrome trace-event file, a row (pid) per rank
+    with a compute and a communication track, and the pipeline's sends and
+    receives on the latter."""
+    compiled = os.path.join(args.work, "gpt2", "pp2-tp2-m2-v1", "out")
+    inputs = os.path.join(args.work, "gpt2", "ref", "input_ids.npy")
+    trace = os.path.join(args.work, "gpt2", "trace.json")
+    diff.run([os.path.join(args.tools, "parc-run"), compiled, "--trace", trace, "--repeat", "2",
+              f"--input=input_ids={inputs}"], log)
+    events = json.load(open(trace))["traceEvents"]
+    spans = [e for e in events if e.get("ph") == "X"]
+    rows = {e["pid"] for e in spans}
+    if rows != {0, 1, 2, 3}:
+        raise RuntimeError(f"trace rows {sorted(rows)}, expected ranks 0-3")
+    for rank in rows:
+        tracks = {e["tid"] for e in spans if e["pid"] == rank}
+        if tracks != {0, 1}:
+            raise RuntimeError(f"rank {rank} has tracks {sorted(tracks)}, expected compute and comm")
+    names = {e["name"].split()[0] for e in spans if e["tid"] == 1}
+    for kind in ("send_start", "recv_start", "wait", "all_reduce"):
+        if kind not in names:
+            raise RuntimeError(f"no '{kind}' on the communication track")
+    if any(e["dur"] < 0 for e in spans):
+        raise RuntimeError("negative durations")
+    if [f for f in os.listdir(os.path.dirname(trace)) if ".rank" in f]:
+        raise RuntimeError("per-rank trace files were left behind")
 
 
 def main():
@@ -275,6 +303,8 @@ def main():
         if not args.only or "gpt2" in args.only:
             checks.append(("refuse a rank count other than the mesh's",
                            lambda: check_np_mismatch(args, log)))
+            checks.append(("parc-run --trace: a row per rank, compute and comm tracks",
+                           lambda: check_trace(args, log)))
         for what, fn in checks:
             try:
                 fn()
