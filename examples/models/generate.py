@@ -96,6 +96,11 @@ BENCH_MODELS = {
     "gpt2_small": ModelConfig("gpt2", seed=1007, layers=12, hidden=768,
                               heads=12, kv_heads=12, ffn=3072, vocab=50257,
                               batch=1, seq=128, max_positions=1024),
+    # Pipeline bubble: 8 layers, enough work per layer that the bubble, not
+    # the messages, dominates.
+    "gpt2_pp_bench": ModelConfig("gpt2", seed=1008, layers=8, hidden=256,
+                                 heads=8, kv_heads=8, ffn=1024, vocab=512,
+                                 batch=2, seq=64, max_positions=64),
 }
 
 
