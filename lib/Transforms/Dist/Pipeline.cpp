@@ -72,7 +72,8 @@ int64_t flops(Operation *op) {
   if (isa<nn::MatMulOp, nn::GemmOp>(op)) {
     Value lhs = op->getOperand(0);
     auto t = cast<RankedTensorType>(lhs.getType());
-    int64_t k = t.getRank() == 1 ? t.getDimSize(0) : t.getDimSize(t.getRank() - 1);
+    int64_t k =
+        t.getRank() == 1 ? t.getDimSize(0) : t.getDimSize(t.getRank() - 1);
     if (auto gemm = dyn_cast<nn::GemmOp>(op); gemm && gemm.getTransA())
       k = t.getDimSize(0);
     return 2 * numElements(op->getResult(0)) * k;
@@ -84,7 +85,8 @@ int64_t flops(Operation *op) {
   }
   if (auto conv = dyn_cast<nn::ConvOp>(op)) {
     auto w = cast<RankedTensorType>(conv->getOperand(1).getType());
-    return 2 * numElements(conv->getResult(0)) * (w.getNumElements() / w.getDimSize(0));
+    return 2 * numElements(conv->getResult(0)) *
+           (w.getNumElements() / w.getDimSize(0));
   }
   int64_t n = 0;
   for (Value r : op->getResults())
@@ -101,8 +103,10 @@ SmallVector<int64_t> balance(ArrayRef<int64_t> costs, int64_t parts) {
     prefix[i + 1] = prefix[i] + costs[i];
   constexpr int64_t inf = std::numeric_limits<int64_t>::max();
   // best[p][i]: the smallest maximum over the first i layers in p groups.
-  std::vector<std::vector<int64_t>> best(parts + 1, std::vector<int64_t>(n + 1, inf));
-  std::vector<std::vector<int64_t>> from(parts + 1, std::vector<int64_t>(n + 1, 0));
+  std::vector<std::vector<int64_t>> best(parts + 1,
+                                         std::vector<int64_t>(n + 1, inf));
+  std::vector<std::vector<int64_t>> from(parts + 1,
+                                         std::vector<int64_t>(n + 1, 0));
   best[0][0] = 0;
   for (int64_t p = 1; p <= parts; ++p)
     for (int64_t i = p; i <= n; ++i)
@@ -125,8 +129,7 @@ SmallVector<int64_t> balance(ArrayRef<int64_t> costs, int64_t parts) {
   return counts;
 }
 
-struct DistPipelinePass
-    : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
+struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
   using Base::Base;
   void runOnOperation() override;
 };
@@ -139,9 +142,11 @@ void DistPipelinePass::runOnOperation() {
     module.emitError("expected a func.func @main with a body");
     return signalPassFailure();
   }
+  // About the whole model: its location (the file), not a dump of @main.
+  auto error = [&]() { return mlir::emitError(main.getLoc()); };
   if (pp < 1 || microBatches < 1) {
-    main.emitError() << "--pp and --micro-batches must be at least 1, got "
-                     << int64_t(pp) << " and " << int64_t(microBatches);
+    error() << "--pp and --micro-batches must be at least 1, got "
+            << int64_t(pp) << " and " << int64_t(microBatches);
     return signalPassFailure();
   }
   Block &body = main.getBody().front();
@@ -160,12 +165,13 @@ void DistPipelinePass::runOnOperation() {
   }
   const int64_t n = ops.size(), layers = attentions.size();
   if (layers == 0) {
-    main.emitError("found no repeated block to cut into pipeline stages: the "
-                   "model has no attention layer");
+    error() << "found no repeated block to cut into pipeline stages: the "
+               "model has no attention layer";
     return signalPassFailure();
   }
   if (virtualStages < 1) {
-    main.emitError() << "--pp-virtual must be at least 1, got " << int64_t(virtualStages);
+    error() << "--pp-virtual must be at least 1, got "
+            << int64_t(virtualStages);
     return signalPassFailure();
   }
   // Chunks of consecutive layers: chunk c runs on stage c mod pp, so with
@@ -173,14 +179,14 @@ void DistPipelinePass::runOnOperation() {
   const int64_t chunks = pp * virtualStages;
   if (chunks > layers) {
     if (virtualStages == 1)
-      main.emitError() << "--pp " << int64_t(pp) << " needs at least one layer per "
-                       << "stage, but the model has " << layers
-                       << " layer(s) (one per attention block)";
+      error() << "--pp " << int64_t(pp) << " needs at least one layer per "
+              << "stage, but the model has " << layers
+              << " layer(s) (one per attention block)";
     else
-      main.emitError() << "--pp " << int64_t(pp) << " with --pp-virtual "
-                       << int64_t(virtualStages) << " needs at least one layer per "
-                       << "virtual stage (" << chunks << "), but the model has "
-                       << layers << " layer(s) (one per attention block)";
+      error() << "--pp " << int64_t(pp) << " with --pp-virtual "
+              << int64_t(virtualStages) << " needs at least one layer per "
+              << "virtual stage (" << chunks << "), but the model has "
+              << layers << " layer(s) (one per attention block)";
     return signalPassFailure();
   }
 
@@ -232,22 +238,22 @@ void DistPipelinePass::runOnOperation() {
       sum += c;
     if ((int64_t)counts.size() != chunks) {
       if (virtualStages == 1)
-        main.emitError() << "--pp-layout gives " << counts.size()
-                         << " stage(s), but --pp is " << int64_t(pp);
+        error() << "--pp-layout gives " << counts.size()
+                << " stage(s), but --pp is " << int64_t(pp);
       else
-        main.emitError() << "--pp-layout gives " << counts.size()
-                         << " stage(s), but --pp " << int64_t(pp)
-                         << " with --pp-virtual " << int64_t(virtualStages)
-                         << " has " << chunks << " virtual stages";
+        error() << "--pp-layout gives " << counts.size()
+                << " stage(s), but --pp " << int64_t(pp)
+                << " with --pp-virtual " << int64_t(virtualStages) << " has "
+                << chunks << " virtual stages";
       return signalPassFailure();
     }
     if (llvm::any_of(counts, [](int64_t c) { return c < 1; })) {
-      main.emitError("--pp-layout needs at least one layer per stage");
+      error() << "--pp-layout needs at least one layer per stage";
       return signalPassFailure();
     }
     if (sum != layers) {
-      main.emitError() << "--pp-layout sums to " << sum << " layer(s), but the "
-                       << "model has " << layers << " (one per attention block)";
+      error() << "--pp-layout sums to " << sum << " layer(s), but the "
+              << "model has " << layers << " (one per attention block)";
       return signalPassFailure();
     }
   } else {
@@ -349,9 +355,12 @@ void DistPipelinePass::runOnOperation() {
   for (BlockArgument arg : body.getArguments()) {
     auto t = stacked(arg.getType(), main.getLoc());
     if (failed(t)) {
-      main.emitError() << "input " << arg.getArgNumber()
-                       << " is a scalar: --micro-batches splits dim 0 of "
-                       << "every input";
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+      error() << "input "
+              << (name ? "'" + name.str() + "'"
+                       : std::to_string(arg.getArgNumber()))
+              << " is a scalar: --micro-batches splits dim 0 of every input";
       return signalPassFailure();
     }
     argTypes.push_back(*t);
@@ -359,8 +368,8 @@ void DistPipelinePass::runOnOperation() {
   for (Type r : main.getResultTypes()) {
     auto t = stacked(r, main.getLoc());
     if (failed(t)) {
-      main.emitError("an output is a scalar: --micro-batches stacks "
-                     "micro-batches on dim 0 of every output");
+      error() << "an output is a scalar: --micro-batches stacks "
+                 "micro-batches on dim 0 of every output";
       return signalPassFailure();
     }
     resultTypes.push_back(*t);
@@ -393,7 +402,8 @@ void DistPipelinePass::runOnOperation() {
     std::vector<IRMapping> maps(m, shared);
     // Receives: posted for every micro-batch up front in the order the
     // senders send, each waited for where first used.
-    SmallVector<std::tuple<std::tuple<int64_t, int64_t, int64_t>, int64_t, int64_t, Value>>
+    SmallVector<std::tuple<std::tuple<int64_t, int64_t, int64_t>, int64_t,
+                           int64_t, Value>>
         incoming; // (sender's key, position, micro-batch, value)
     for (int64_t i = 0; i < m; ++i)
       for (auto [pos, entry] : llvm::enumerate(crossing))
@@ -436,15 +446,16 @@ void DistPipelinePass::runOnOperation() {
                     ->getResult(0);
         }
       } else if (async) {
-        got = tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})), s)
-                  ->getResult(0);
+        got =
+            tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})), s)
+                ->getResult(0);
       } else {
-        got = tag(dist::RecvOp::create(b, v.getLoc(), v.getType(), meshRef,
-                                       ppAxis,
-                                       b.getI64IntegerAttr(source.lookup({i, v})),
-                                       IntegerAttr()),
-                  s)
-                  ->getResult(0);
+        got =
+            tag(dist::RecvOp::create(
+                    b, v.getLoc(), v.getType(), meshRef, ppAxis,
+                    b.getI64IntegerAttr(source.lookup({i, v})), IntegerAttr()),
+                s)
+                ->getResult(0);
       }
       maps[i].map(v, got);
       return got;
@@ -483,11 +494,10 @@ void DistPipelinePass::runOnOperation() {
           for (int64_t to : it->second) {
             if (async)
               sends.push_back(
-                  tag(dist::SendStartOp::create(b, clone->getLoc(),
-                                                dist::AsyncType::get(ctx),
-                                                meshRef, ppAxis, local,
-                                                b.getI64IntegerAttr(to),
-                                                IntegerAttr()),
+                  tag(dist::SendStartOp::create(
+                          b, clone->getLoc(), dist::AsyncType::get(ctx),
+                          meshRef, ppAxis, local, b.getI64IntegerAttr(to),
+                          IntegerAttr()),
                       s)
                       ->getResult(0));
             else
@@ -538,21 +548,24 @@ struct DistExtractStagePass
     auto layout = main ? main->getAttrOfType<DenseI64ArrayAttr>(kLayout)
                        : DenseI64ArrayAttr();
     if (!layout) {
-      module.emitError("expected a @main from dist-pipeline (with dist.pp_layout)");
+      module.emitError(
+          "expected a @main from dist-pipeline (with dist.pp_layout)");
       return signalPassFailure();
     }
     auto virt = main->getAttrOfType<IntegerAttr>(kVirtual);
     int64_t virtualStages = virt ? virt.getInt() : 1;
     int64_t stages = layout.size() / virtualStages;
     if (stage < 0 || stage >= stages) {
-      main.emitError() << "stage " << int64_t(stage) << " is out of range for "
-                       << stages << " stage(s)";
+      emitError(main.getLoc())
+          << "stage " << int64_t(stage) << " is out of range for " << stages
+          << " stage(s)";
       return signalPassFailure();
     }
     Block &body = main.getBody().front();
     if (stage != stages - 1) {
       body.getTerminator()->setOperands({});
-      main.setType(FunctionType::get(&getContext(), main.getArgumentTypes(), {}));
+      main.setType(
+          FunctionType::get(&getContext(), main.getArgumentTypes(), {}));
       main.removeResAttrsAttr();
     }
     // Users before what they use: every other stage's ops, then the

@@ -80,19 +80,26 @@ bool Trace::write(int rank, const std::string &label) const {
   if (!f)
     return false;
   std::fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-  std::fprintf(f, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
-                  "\"args\": {\"name\": ", rank);
+  std::fprintf(f,
+               "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
+               "\"args\": {\"name\": ",
+               rank);
   writeString(f, label);
-  std::fprintf(f, "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", "
-                  "\"pid\": %d, \"args\": {\"sort_index\": %d}}", rank, rank);
+  std::fprintf(f,
+               "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", "
+               "\"pid\": %d, \"args\": {\"sort_index\": %d}}",
+               rank, rank);
   for (int track = 0; track < 2; ++track)
-    std::fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
-                    "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+    std::fprintf(f,
+                 ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, "
+                 "\"tid\": %d, \"args\": {\"name\": \"%s\"}}",
                  rank, track, track ? "communication" : "compute");
   for (const Event &e : events) {
-    std::fprintf(f, ",\n{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"cat\": \"%s\", "
-                    "\"ts\": %.3f, \"dur\": %.3f, \"name\": ",
-                 rank, e.track, e.track ? "comm" : "compute", e.start, e.duration);
+    std::fprintf(
+        f,
+        ",\n{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"cat\": \"%s\", "
+        "\"ts\": %.3f, \"dur\": %.3f, \"name\": ",
+        rank, e.track, e.track ? "comm" : "compute", e.start, e.duration);
     writeString(f, e.name);
     std::fputc('}', f);
   }

@@ -39,7 +39,7 @@ public:
 private:
   struct Event {
     std::string name;
-    int track; // 0 compute, 1 communication
+    int track;              // 0 compute, 1 communication
     double start, duration; // microseconds
   };
   static double now();
