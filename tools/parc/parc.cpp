@@ -58,7 +58,8 @@ cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model repl
                     cl::init(1), cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
-                               "kept replicated, with its ONNX node"),
+                               "kept replicated, with its ONNX node, and each "
+                               "pipeline stage's layers and cost"),
                       cl::sub(compileCmd));
 cl::opt<std::string> dumpIR("dump-ir",
                             cl::desc("Write the IR after every stage into this directory"),
@@ -177,9 +178,9 @@ LogicalResult Compilation::runPasses(ModuleOp module, StringRef stage,
 
 LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
   // The whole batch's shapes, as the user bound them, then dim 0 of each
-  // divided by the micro-batch count.
-  // A context of its own: a second import into `ctx` would rename the
-  // weights' resource keys (and so the weight names) with a suffix.
+  // divided by the micro-batch count. The first import gets a context of
+  // its own: a second one into `ctx` would suffix the weights' resource
+  // keys, and so their names.
   MLIRContext scratch;
   scratch.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
   OwningOpRef<ModuleOp> whole = parc::importOnnxFile(modelPath, &scratch, options);
@@ -193,12 +194,13 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
     auto nameAttr = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
     std::string name = nameAttr ? nameAttr.str() : "input_" + std::to_string(i);
     if (t.getRank() == 0)
-      return fail("--micro-batches splits dim 0 of every input, but input '" + name +
-                  "' is a scalar");
+      return fail(modelPath + ": --micro-batches splits dim 0 of every input, but "
+                  "input '" + name + "' is a scalar");
     if (t.getDimSize(0) % microBatches)
-      return fail(llvm::formatv("--micro-batches {0} does not divide the batch of "
-                                "input '{1}' (dim 0 of {2} is {3})",
-                                microBatches.getValue(), name, type, t.getDimSize(0))
+      return fail(llvm::formatv("{0}: --micro-batches {1} does not divide the batch "
+                                "of input '{2}' (dim 0 of {3} is {4})",
+                                modelPath, microBatches.getValue(), name, type,
+                                t.getDimSize(0))
                       .str());
     SmallVector<int64_t> shape(t.getShape());
     shape[0] /= microBatches;
@@ -277,6 +279,7 @@ LogicalResult Compilation::run() {
           options.layout = llvm::to_vector(ppLayout);
           options.microBatches = microBatches;
           options.virtualStages = ppVirtual;
+          options.explain = explain;
           pm.addPass(parc::dist::createDistPipeline(options));
         })))
       return failure();
@@ -371,11 +374,12 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
     ArrayRef<int64_t> stacked = cast<RankedTensorType>(type).getShape();
     if (i < wholeResults.size() && stacked != ArrayRef<int64_t>(wholeResults[i])) {
       auto name = main.getResultAttrOfType<StringAttr>(i, "onnx.name");
-      return fail(llvm::formatv("--micro-batches {0}: output '{1}' is {2} for the "
-                                "whole batch but {3} stacked from micro-batches: "
+      return fail(llvm::formatv("{0}: --micro-batches {1}: output '{2}' is {3} for "
+                                "the whole batch but {4} stacked from micro-batches: "
                                 "micro-batching needs the batch on dim 0 of every "
                                 "input and output",
-                                microBatches.getValue(), name ? name.str() : "?",
+                                modelPath, microBatches.getValue(),
+                                name ? name.str() : "?",
                                 shape(wholeResults[i]), shape(stacked))
                       .str());
     }

@@ -266,6 +266,25 @@ void DistPipelinePass::runOnOperation() {
     llvm::dbgs() << "\n";
   });
 
+  if (explain)
+    for (int64_t c = 0, k = 0; c < chunks; k += counts[c++]) {
+      int64_t cost = 0;
+      for (int64_t l = k; l < k + counts[c]; ++l)
+        cost += layerCost[l];
+      InFlightDiagnostic remark = mlir::emitRemark(main.getLoc());
+      remark << "pipeline stage " << c % pp;
+      if (virtualStages > 1)
+        remark << " (virtual stage " << c << ")";
+      remark << ": layers " << k << ".." << k + counts[c] - 1 << ", " << cost
+             << " FLOPs";
+      if (c == 0)
+        remark << " with the embedding";
+      if (c == chunks - 1)
+        remark << (c == 0 ? " and" : " with") << " the head";
+      if (c > 0)
+        remark << "; " << live[start[k]] << " B live at its cut";
+    }
+
   // The chunk of every op, by layer; a chunk runs on stage chunk mod pp.
   llvm::DenseMap<Operation *, int64_t> chunkOf;
   SmallVector<SmallVector<Operation *>> chunkOps(chunks);

@@ -97,7 +97,10 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
     Option<"async", "async", "bool", "true",
            "asynchronous sends and receives (send_start/recv_start + wait)">,
     Option<"virtualStages", "virtual", "int64_t", "1",
-           "virtual stages per stage (interleaved schedule)">
+           "virtual stages per stage (interleaved schedule)">,
+    Option<"explain", "explain", "bool", "false",
+           "remark on each stage: its layers, their FLOPs and the bytes its "
+           "cut sends">
   ];
   let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
 }
