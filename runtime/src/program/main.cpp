@@ -278,11 +278,23 @@ parc_rt_status_t reportBubble(parc_rt_context_t *ctx, const parc_rt_program_t *p
   return PARC_RT_OK;
 }
 
-} // namespace
-
-namespace {
-void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node);
+/// Aborts every rank on a failed kernel, naming its ONNX node.
+void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node) {
+  if (status == PARC_RT_OK)
+    status = deviceCheckpoint();
+  if (status == PARC_RT_OK && profile().active) {
+    status = deviceSynchronize();
+    if (status == PARC_RT_OK)
+      profile().record(node);
+  }
+  if (status == PARC_RT_OK)
+    return;
+  std::string message = parc_rt_last_error();
+  fail(status, "node '%s': %s", node, message.c_str());
+  parc_rt_abort(ctx, status);
 }
+
+} // namespace
 
 extern "C" parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx,
                                              int64_t axes_mask) {
@@ -304,23 +316,6 @@ extern "C" void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
   check(ctx, status, node);
   trace().record(node, nullptr);
 }
-
-namespace {
-void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node) {
-  if (status == PARC_RT_OK)
-    status = deviceCheckpoint();
-  if (status == PARC_RT_OK && profile().active) {
-    status = deviceSynchronize();
-    if (status == PARC_RT_OK)
-      profile().record(node);
-  }
-  if (status == PARC_RT_OK)
-    return;
-  std::string message = parc_rt_last_error();
-  fail(status, "node '%s': %s", node, message.c_str());
-  parc_rt_abort(ctx, status);
-}
-} // namespace
 
 extern "C" int parc_rt_program_main(int argc, char **argv,
                                     const parc_rt_program_t *p) {
