@@ -43,8 +43,10 @@ constexpr StringLiteral kVirtual = "dist.pp_virtual";
 bool isStageFree(Operation *op) {
   if (isa<arith::ConstantOp, nn::ExternalWeightOp>(op))
     return true;
-  if (auto part = dyn_cast<dist::LocalPartOp>(op))
-    return part.getInput().getDefiningOp<arith::ConstantOp>();
+  if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
+    Operation *def = part.getInput().getDefiningOp();
+    return def && isStageFree(def);
+  }
   return false;
 }
 
