@@ -49,6 +49,7 @@ CI_CASES = [
     ("llama", 2, 1, 2, None),
     ("neox", 2, 2, 1, None),
     ("bert", 2, 1, 2, None),
+    ("mixtral", 2, 1, 2, None),
     ("bert_toy_optimized", 2, 1, 4, "2,3"),
     ("bert_toy_optimized", 4, 1, 2, None),
     ("gpt2_l6", 4, 1, 4, None),
