@@ -2,19 +2,20 @@
 """Pipeline-parallel differential test on the cpu target.
 
 For each case (model, --pp P, --tp T, --micro-batches M, optional
---pp-layout, --pp-virtual V): `parc compile` + `parc-run` on P·T ranks, compared with
-onnxruntime (tools/ort-reference) and with the single-rank parc program on
-the same inputs:
+--pp-layout, --pp-virtual V, --dtype): `parc compile` + `parc-run` on P·T
+ranks, compared with onnxruntime (tools/ort-reference) and with the
+single-rank parc program on the same inputs:
 
     error = max|parc - ref| / max|ref|     must be <= 1e-4 for both
 
-and checked against the model's own configuration: the manifest's world
-size is P·T, its layers per stage sum to the model's layer count (from the
-generator's config, or counted in the ONNX graph) and equal the layout when
-one is given, and the run prints a measured bubble next to the analytic
-(P-1)/(V·M+P-1). Specs that do not fit (more stages than layers, a layout
-that does not sum, a batch M does not divide, a rank count other than the
-mesh's) must be refused with a message and leave no output.
+(3e-2 for the bf16 case, as in differential.py), and checked against the
+model's own configuration: the manifest's world size is P·T, its layers per
+stage sum to the model's layer count (from the generator's config, or
+counted in the ONNX graph) and equal the layout when one is given, and the
+run prints a measured bubble next to the analytic (P-1)/(V·M+P-1). Specs
+that do not fit (more stages than layers, a layout that does not sum, a
+batch M does not divide, a rank count other than the mesh's) must be
+refused with a message and leave no output.
 
 The default matrix is the CI one (a representative set: PP 2 and 4, PP×TP
 2×2, M 1, 2 and 4, even and uneven layouts, interleaved virtual stages);
@@ -42,7 +43,7 @@ ROOT = diff.ROOT
 SHARED = {"bert_toy_optimized": 5}  # layers, counted in the graph (5 attention blocks)
 
 CI_CASES = [
-    # model, pp, tp, micro-batches, layout[, virtual stages]
+    # model, pp, tp, micro-batches, layout[, virtual stages[, dtype]]
     ("gpt2", 2, 1, 1, None),
     ("gpt2", 2, 1, 2, None),
     ("gpt2", 2, 2, 2, None),
@@ -61,7 +62,12 @@ CI_CASES = [
     # interleaved virtual stages
     ("gpt2_l6", 2, 1, 4, None, 3),
     ("llama_l5", 2, 2, 2, "1,2,1,1", 2),
+    # bf16 compute: sends and receives of bf16 activations
+    ("gpt2", 2, 2, 2, None, 1, "bf16"),
 ]
+
+# Tolerance per compute dtype (as in differential.py).
+RTOL = {"f32": 1e-4, "bf16": 3e-2}
 
 # model, flags, what the message must contain
 REFUSALS = [
@@ -145,16 +151,17 @@ class References:
         return self.cache[name]
 
 
-def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1):
+def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1, dtype="f32"):
     path, spec, layers, batch = models[name]
     inputs, ort, single = refs.get(name)
-    tag = (f"pp{pp}-tp{tp}-m{m}-v{virtual}" +
+    tag = (f"pp{pp}-tp{tp}-m{m}-v{virtual}" + ("" if dtype == "f32" else f"-{dtype}") +
            (f"-l{layout.replace(',', '_')}" if layout else ""))
     work = os.path.join(args.work, name, tag)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     compiled = os.path.join(work, "out")
-    flags = [f"--pp={pp}", f"--tp={tp}", f"--micro-batches={m}", f"--pp-virtual={virtual}"]
+    flags = [f"--pp={pp}", f"--tp={tp}", f"--micro-batches={m}", f"--pp-virtual={virtual}",
+             f"--dtype={dtype}"]
     if layout:
         flags.append(f"--pp-layout={layout}")
     start = time.time()
@@ -286,16 +293,19 @@ def main():
         refs = References(args, models, log)
         for name, pp, tp, m, layout, *rest in cases:
             virtual = rest[0] if rest else 1
+            dtype = rest[1] if len(rest) > 1 else "f32"
+            rtol = args.rtol if dtype == "f32" else RTOL[dtype]
             try:
                 e_ort, e_single, per_stage, bubble, analytic, secs = check_case(
-                    args, models, refs, log, name, pp, tp, m, layout, virtual)
-                ok = e_ort <= args.rtol and e_single <= args.rtol
+                    args, models, refs, log, name, pp, tp, m, layout, virtual, dtype)
+                ok = e_ort <= rtol and e_single <= rtol
                 row = (f"{','.join(map(str, per_stage)):<12} {e_ort:>10.2e} {e_single:>10.2e} "
                        f"{bubble:>6.3f} {analytic:>8.3f} {secs:>6.1f}  "
                        f"{'PASS' if ok else 'FAIL'}")
             except Exception as e:  # noqa: BLE001 — report and continue
                 ok, row = False, f"FAIL: {e}"
-            print(f"{name:<20} {pp:>2} {tp:>2} {m:>2} {virtual:>1} {row}", flush=True)
+            label = name if dtype == "f32" else f"{name} ({dtype})"
+            print(f"{label:<20} {pp:>2} {tp:>2} {m:>2} {virtual:>1} {row}", flush=True)
             passed += ok
             failed += not ok
         checks = [(f"refuse {n} {' '.join(f)}",
@@ -315,7 +325,8 @@ def main():
             print(f"{what:<60} {row}", flush=True)
             passed += ok
             failed += not ok
-    print(f"pipeline (parc cpu f32 vs onnxruntime and single-rank parc, rtol {args.rtol}): "
+    print(f"pipeline (parc cpu vs onnxruntime and single-rank parc, rtol {args.rtol}, "
+          f"bf16 {RTOL['bf16']}): "
           f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
