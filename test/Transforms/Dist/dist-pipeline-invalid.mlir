@@ -19,3 +19,20 @@ func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   }
   return %a0 : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Already pipelined: the mesh has a pp axis.
+// expected-error @+1 {{the mesh already has a 'pp' axis}}
+dist.mesh @mesh(shape = 2x1, axes = ["pp", "tp"])
+func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  ^bb0(%s: tensor<1x2x4x4xf32>):
+    nn.yield %s : tensor<1x2x4x4xf32>
+  }
+  %a1 = nn.attention %a0, %a0, %a0 {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  ^bb0(%s: tensor<1x2x4x4xf32>):
+    nn.yield %s : tensor<1x2x4x4xf32>
+  }
+  return %a1 : tensor<1x2x4x8xf32>
+}
