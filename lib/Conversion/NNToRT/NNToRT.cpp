@@ -47,10 +47,10 @@ public:
 private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerAttention(nn::AttentionOp op);
-  /// Lowers a collective, blocking or started: `ins`/`outs` are what the
-  /// runtime call moves, `finish` turns the outputs into the result buffer
+  /// Lowers a collective or a send/recv, blocking or started: `ins` and
+  /// `outs` are what the runtime call moves, and the result buffer exists
   /// once they have arrived (after the call, or after its wait).
-  LogicalResult lowerCollective(Operation *op, Value result);
+  LogicalResult lowerComm(Operation *op);
   /// The runtime gathers along the leading dim, [group, local...]: a
   /// transpose moves the group next to the gathered dim and a view merges
   /// the two.
@@ -71,7 +71,8 @@ private:
   OpBuilder &b;
   IRMapping map;
   llvm::StringSet<> names;
-  /// Started collectives: the request and how to finish at the wait.
+  /// Started communication: its request, and how to finish at the wait
+  /// (the result buffer; null for a send).
   llvm::DenseMap<Value, std::pair<Value, std::function<Value()>>> started;
 };
 
@@ -164,8 +165,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
   if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::AllReduceStartOp,
-          dist::AllGatherStartOp>(op))
-    return lowerCollective(op, op->getResult(0));
+          dist::AllGatherStartOp, dist::SendOp, dist::RecvOp,
+          dist::SendStartOp, dist::RecvStartOp>(op))
+    return lowerComm(op);
   if (auto wait = dyn_cast<dist::WaitOp>(op)) {
     auto it = started.find(wait.getAsync());
     if (it == started.end())
@@ -222,40 +224,50 @@ Value Lowering::assembleGather(Location loc, Value stacked, int64_t axis,
   return rt::ViewOp::create(b, loc, bufferType(result), stacked);
 }
 
-LogicalResult Lowering::lowerCollective(Operation *op, Value result) {
+LogicalResult Lowering::lowerComm(Operation *op) {
   Location loc = op->getLoc();
-  Value input = op->getOperand(0);
-  auto async = dyn_cast<dist::AsyncType>(result.getType());
-  auto type = cast<RankedTensorType>(async ? async.getValueType() : result.getType());
   StringRef callee = op->getName().stripDialect();
-  callee.consume_back("_start");
-  Value out;
-  std::function<Value()> finish;
-  if (callee == "all_gather") {
-    auto in = cast<RankedTensorType>(input.getType());
+  bool async = callee.consume_back("_start");
+  Value result = op->getNumResults() ? op->getResult(0) : Value();
+  RankedTensorType type;
+  if (result) {
+    auto async = dyn_cast<dist::AsyncType>(result.getType());
+    type = dyn_cast_or_null<RankedTensorType>(async ? async.getValueType()
+                                                    : result.getType());
+  }
+  SmallVector<Value> ins, outs;
+  std::function<Value()> finish = [] { return Value(); };
+  if (callee == "send") {
+    ins.push_back(buffer(op->getOperand(0)));
+  } else if (callee == "all_gather") {
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();
     SmallVector<int64_t> stacked{type.getDimSize(axis) / in.getDimSize(axis)};
     llvm::append_range(stacked, in.getShape());
-    out = alloc(loc, RankedTensorType::get(stacked, in.getElementType()));
+    Value out = alloc(loc, RankedTensorType::get(stacked, in.getElementType()));
+    ins.push_back(buffer(op->getOperand(0)));
+    outs.push_back(out);
     finish = [=, this] { return assembleGather(loc, out, axis, type); };
   } else {
-    out = alloc(loc, type);
+    // all_reduce, recv: the result is the buffer written.
+    if (op->getNumOperands())
+      ins.push_back(buffer(op->getOperand(0)));
+    Value out = alloc(loc, type);
+    outs.push_back(out);
     finish = [out] { return out; };
   }
   Operation *call;
   if (async)
     call = rt::StartOp::create(b, loc, rt::RequestType::get(b.getContext()),
-                               callee, ValueRange{buffer(input)},
-                               ValueRange{out});
+                               callee, ins, outs);
   else
-    call = rt::KernelOp::create(b, loc, callee, ValueRange{buffer(input)},
-                                ValueRange{out});
+    call = rt::KernelOp::create(b, loc, callee, ins, outs);
   for (NamedAttribute attr : op->getAttrDictionary())
     call->setAttr(attr.getName(), attr.getValue());
   if (async)
     started[result] = {call->getResult(0), finish};
-  else
-    map.map(result, finish());
+  else if (Value r = finish())
+    map.map(result, r);
   return success();
 }
 
@@ -304,6 +316,10 @@ struct ConvertNNToRTPass
     for (auto mesh : llvm::make_early_inc_range(module.getOps<dist::MeshOp>())) {
       module->setAttr("rt.mesh", DictionaryAttr::get(&getContext(), mesh->getAttrs()));
       mesh.erase();
+    }
+    if (Attribute pipeline = module->getAttr("dist.pipeline")) {
+      module->setAttr("rt.pipeline", pipeline);
+      module->removeAttr("dist.pipeline");
     }
     OpBuilder b(main);
     auto lowered = func::FuncOp::create(b, main.getLoc(), "main",
