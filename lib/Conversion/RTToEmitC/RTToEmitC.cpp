@@ -102,6 +102,7 @@ private:
 
   // --- the forward function -----------------------------------------------
   LogicalResult emitKernel(rt::KernelOp op);
+  LogicalResult emitMoe(rt::KernelOp op);
   void emitCall(Location loc, StringRef callee, Call &call);
   Value pointer(Value buffer) { return pointers.lookup(buffer); }
   Call &shape(Call &call, Value buffer) {
@@ -435,6 +436,8 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     emitCall(loc, ("parc_rt_" + name).str(), call);
     return success();
   }
+  if (name == "moe")
+    return emitMoe(op);
   if (name == "attention_scores" || name == "attention_values") {
     // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
     // key/value head h / (H / Hkv).
@@ -447,6 +450,59 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     return success();
   }
   return op.emitOpError() << "no runtime kernel named '" << name << "'";
+}
+
+/// nn.moe: parc_rt_moe, or parc_rt_moe_ep over the world when the experts
+/// are split (`ep_axis`; the mesh is one axis so far). The expert count is
+/// the router's: under expert parallelism fc1 holds only the local ones.
+LogicalResult Emitter::emitMoe(rt::KernelOp op) {
+  Location loc = op.getLoc();
+  ValueRange ins = op.getIns(), outs = op.getOuts();
+  if (ins.size() < 4 || ins.size() > 5 || outs.size() != 1)
+    return op.emitOpError("moe takes x, logits, fc1, fc2 (, fc3) and one output");
+  auto fc1 = memrefOf(ins[2]);
+  int64_t hidden = fc1.getDimSize(1), ffn = fc1.getDimSize(2);
+  int64_t experts = memrefOf(ins[1]).getShape().back();
+  int64_t tokens = memrefOf(ins[0]).getNumElements() / hidden;
+  auto topK = op->getAttrOfType<IntegerAttr>("top_k");
+  auto normalize = op->getAttrOfType<BoolAttr>("normalize");
+  auto act = op->getAttrOfType<nn::MoeActivationAttr>("activation");
+  auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
+  bool ep = op->hasAttr("ep_axis");
+  if (!topK)
+    return op.emitOpError("moe needs a top_k");
+  std::string node = "?";
+  loc->walk([&](Location inner) {
+    if (auto n = dyn_cast<NameLoc>(inner)) {
+      node = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  Call call(b.getContext());
+  if (ep) {
+    Call world(b.getContext());
+    world.value(ctx);
+    call.value(emitc::CallOpaqueOp::create(
+                   b, loc, ptr(opaque("parc_rt_comm_t")), "parc_rt_context_world",
+                   b.getArrayAttr(world.args), ArrayAttr(), world.operands)
+                   .getResult(0));
+  }
+  call.text(dtype(ins[0]));
+  for (size_t i = 0; i < 4; ++i)
+    call.value(pointer(ins[i]));
+  (ins.size() == 5 ? call.value(pointer(ins[4])) : call.text("nullptr"));
+  call.value(pointer(outs[0]))
+      .lit(tokens).lit(hidden).lit(ffn).lit(experts).lit(topK.getInt())
+      .lit(!normalize || normalize.getValue())
+      .text("PARC_RT_MOE_" +
+            StringRef(nn::stringifyMoeActivation(
+                          act ? act.getValue() : nn::MoeActivation::silu))
+                .upper())
+      .lit(capacity ? capacity.getInt() : 0)
+      .text(quoted(node));
+  emitCall(loc, ep ? "parc_rt_moe_ep" : "parc_rt_moe", call);
+  return success();
 }
 
 LogicalResult Emitter::run(func::FuncOp program) {
