@@ -84,6 +84,7 @@ def _axes(axes):
 # 13-17 forms of the ops generate.py emits are needed.
 OPS = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
+    "Equal": np.equal,
     "Pow": np.power, "MatMul": np.matmul, "Neg": np.negative,
     "Sqrt": np.sqrt, "Reciprocal": np.reciprocal, "Tanh": np.tanh,
     "Erf": np.vectorize(math.erf, otypes=[np.float32]),

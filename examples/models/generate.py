@@ -58,6 +58,10 @@ class ModelConfig:
     type_vocab: int = 0  # BERT token types
     eps: float = 1e-5
     rms_reciprocal: bool = False  # rsqrt as Reciprocal(Sqrt), not Div(1, Sqrt)
+    # MoE routing forms (see Emitter.moe); the defaults are Mixtral's.
+    routing: str = "scatter"  # dense routing: "scatter" or per-expert "where"
+    router: str = "softmax_topk"  # or "topk_softmax": softmax of the k logits
+    renormalize: bool = True  # top-k probabilities divided by their sum
 
     @property
     def head_dim(self):
@@ -76,6 +80,14 @@ MODELS = {
     "mixtral": ModelConfig("mixtral", seed=1005, experts=4, top_k=2,
                            **_TINY_MIXTRAL),
     "mixtral_top1_e8": ModelConfig("mixtral", seed=1006, experts=8, top_k=1,
+                                   **_TINY_MIXTRAL),
+    # The other routing forms: per-expert Equal/Where masks, raw top-1
+    # probabilities (Switch-style), and a softmax over the top-k logits.
+    "mixtral_top1_e4": ModelConfig("mixtral", seed=1008, experts=4, top_k=1,
+                                   routing="where", renormalize=False,
+                                   **_TINY_MIXTRAL),
+    "mixtral_top2_e8": ModelConfig("mixtral", seed=1009, experts=8, top_k=2,
+                                   routing="where", router="topk_softmax",
                                    **_TINY_MIXTRAL),
 }
 
@@ -439,29 +451,49 @@ class Emitter(Graph):
     def moe(self, x):
         """Mixtral sparse MoE as a static trace emits it.
 
-        Softmax router, top-k, top-k weights renormalised and scattered into
-        a dense [tokens, experts] tensor; every expert then runs on all
-        tokens and is weighted by its column of that tensor.
+        Softmax router, top-k, top-k weights renormalised (or not), and
+        every expert run on all tokens and weighted by its routing column:
+        with routing "scatter" the weights are scattered into a dense
+        [tokens, experts] tensor whose column e is gathered; with "where"
+        column e is sum_k(where(indices == e, weights, 0)). Router
+        "topk_softmax" takes the top-k of the logits and a softmax of those
+        k values (equal to the renormalised form).
         """
         self.blocks["moe"] += 1
         c = self.cfg
         b, s = self.dim(x, 0), self.dim(x, 1)
         tokens = self.op("Reshape", x, self.const([-1, c.hidden]))
         logits = self.linear(tokens, c.hidden, c.experts, "gate", bias=False)
-        probs = self.op("Softmax", logits, axis=1)
-        top_w, top_i = self.op("TopK", probs, self.const([c.top_k]), axis=-1,
-                               outputs=2)
-        top_w = self.op("Div", top_w, self.op("ReduceSum", top_w,
-                                              self.const([-1]), keepdims=1))
-        zeros = self.op("ConstantOfShape", self.op("Shape", probs),
-                        value=numpy_helper.from_array(np.zeros(1, np.float32)))
-        routing = self.op("ScatterElements", zeros, top_i, top_w, axis=1)
+        probs = logits  # what the dense routing tensor takes its shape from
+        if c.router == "topk_softmax":
+            top_w, top_i = self.op("TopK", logits, self.const([c.top_k]),
+                                   axis=-1, outputs=2)
+            top_w = self.op("Softmax", top_w, axis=-1)
+        else:
+            probs = self.op("Softmax", logits, axis=1)
+            top_w, top_i = self.op("TopK", probs, self.const([c.top_k]),
+                                   axis=-1, outputs=2)
+            if c.renormalize:
+                top_w = self.op("Div", top_w, self.op(
+                    "ReduceSum", top_w, self.const([-1]), keepdims=1))
+        if c.routing == "scatter":
+            zeros = self.op("ConstantOfShape", self.op("Shape", probs),
+                            value=numpy_helper.from_array(
+                                np.zeros(1, np.float32)))
+            routing = self.op("ScatterElements", zeros, top_i, top_w, axis=1)
         total = None
         for e in range(c.experts):
             with self.module(f"experts.{e}"):
                 y = self.swiglu(tokens, "w1", "w3", "w2")
-            column = self.unsqueeze(self.op("Gather", routing, self.const(e),
-                                            axis=1), [1])
+            if c.routing == "scatter":
+                column = self.unsqueeze(self.op(
+                    "Gather", routing, self.const(e), axis=1), [1])
+            else:
+                mask = self.op("Equal", top_i, self.const(e))
+                picked = self.op("Where", mask, top_w,
+                                 self.const(0.0, np.float32))
+                column = self.op("ReduceSum", picked, self.const([-1]),
+                                 keepdims=1)
             y = self.op("Mul", y, column)
             total = y if total is None else self.op("Add", total, y)
         return self.reshape(total, [b, s, c.hidden])
@@ -677,8 +709,11 @@ def describe(name, cfg, opset, model, expected):
     """The <name>.json contents. Inputs and outputs use the symbolic dims
     'batch' and 'seq'; config.batch and config.seq are the values to bind
     for a static compile."""
+    skip = {"family", "seed", "rms_reciprocal"}
+    if not cfg.experts:
+        skip |= {"routing", "router", "renormalize"}
     config = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)
-              if f.name not in ("family", "seed", "rms_reciprocal")}
+              if f.name not in skip}
     config["head_dim"] = cfg.head_dim
 
     def io(values):
