@@ -663,6 +663,13 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
     are what a cost model reads: `getNumExperts()`, `getHiddenSize()`,
     `getFfnSize()`, `top_k`.
 
+    `capacity` (set by `dist-expert-parallel` from a capacity factor) keeps
+    at most that many (token, expert) pairs per expert, the first in token
+    order; the others are dropped and add nothing. With `expert_shards` = P
+    the experts are split into P contiguous blocks over the ranks of mesh
+    axis `ep_axis`, and `fc1`/`fc2`/`fc3` hold this rank's block of
+    experts / P (the router still scores all of them).
+
     ```mlir
     %y = nn.moe %x, %logits, %w1, %w2, %w3 {top_k = 2 : i64, normalize = true, activation = #nn<moe_activation silu>}
         : (tensor<16x32xf32>, tensor<16x4xf32>, tensor<4x32x64xf32>, tensor<4x64x32xf32>, tensor<4x32x64xf32>) -> tensor<16x32xf32>
@@ -671,7 +678,10 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
   let arguments = (ins NN_Tensor:$input, NN_Tensor:$router_logits,
     NN_Tensor:$fc1, NN_Tensor:$fc2, Optional<NN_Tensor>:$fc3,
     I64Attr:$top_k, DefaultValuedAttr<BoolAttr, "true">:$normalize,
-    DefaultValuedAttr<NN_MoeActivationAttr, "MoeActivation::silu">:$activation);
+    DefaultValuedAttr<NN_MoeActivationAttr, "MoeActivation::silu">:$activation,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$capacity,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expert_shards,
+    OptionalAttr<StrAttr>:$ep_axis);
   let results = (outs NN_Tensor:$output);
   let assemblyFormat = [{
     $input `,` $router_logits `,` $fc1 `,` $fc2 (`,` $fc3^)? attr-dict `:`
@@ -679,7 +689,12 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    int64_t getNumExperts() { return getFc1().getType().getDimSize(0); }
+    /// All experts, also when each rank holds only a block of them.
+    int64_t getNumExperts() {
+      return getRouterLogits().getType().getShape().back();
+    }
+    /// The experts whose weights this op holds.
+    int64_t getNumLocalExperts() { return getFc1().getType().getDimSize(0); }
     int64_t getHiddenSize() { return getFc1().getType().getDimSize(1); }
     int64_t getFfnSize() { return getFc1().getType().getDimSize(2); }
     /// Rows routed independently: the product of the input's leading dims.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nn/NNOps.h"
+#include "MoeManifest.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "parc/Pipelines/Pipelines.h"
@@ -56,6 +57,16 @@ cl::list<std::string> inputShapes(
     cl::value_desc("name=shape"), cl::sub(compileCmd));
 cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
                     cl::init(1), cl::sub(compileCmd));
+cl::opt<int64_t> ep("ep",
+                    cl::desc("Expert-parallel degree: each MoE layer's experts "
+                             "split over this many ranks (the --tp ranks when "
+                             "both are given)"),
+                    cl::init(1), cl::sub(compileCmd));
+cl::opt<double> capacityFactor(
+    "capacity-factor",
+    cl::desc("Expert capacity as a multiple of tokens*top_k/experts; pairs "
+             "beyond it are dropped and counted (default 0: no drop)"),
+    cl::init(0.0), cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
                                "kept replicated, with its ONNX node"),
@@ -188,6 +199,28 @@ LogicalResult Compilation::run() {
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
   }
+  if (ep < 1)
+    return fail("--ep must be at least 1");
+  if (ep > 1 && tp > 1 && ep != tp)
+    return fail(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
+                              "over the tensor-parallel ranks",
+                              ep.getValue(), tp.getValue()));
+  if (ep > 1 || capacityFactor != 0) {
+    progress(llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
+    if (failed(runPasses(*module, "dist-ep", [](OpPassManager &pm) {
+          parc::dist::DistExpertParallelOptions options;
+          options.ep = ep;
+          options.capacityFactor = capacityFactor;
+          pm.addPass(parc::dist::createDistExpertParallel(options));
+        })))
+      return failure();
+    auto layers = (*module)->getAttrOfType<IntegerAttr>("dist.moe_layers");
+    if (!layers || layers.getInt() == 0)
+      llvm::WithColor::warning(llvm::errs(), "parc")
+          << "no mixture-of-experts layer found: --ep and --capacity-factor "
+             "change nothing\n";
+  }
+  const int64_t worldSize = std::max<int64_t>(tp, ep);
   progress("lowering to the rank program and planning memory");
   if (failed(runPasses(*module, "rt", parc::buildLowerToRTPipeline)))
     return failure();
@@ -212,7 +245,7 @@ LogicalResult Compilation::run() {
   progress("writing weights");
   llvm::json::Array ranks;
   int64_t totalWeightBytes = 0;
-  for (int64_t rank = 0; rank < tp; ++rank) {
+  for (int64_t rank = 0; rank < worldSize; ++rank) {
     std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
     auto bytes = parc::writeWeights(program, llvm::sys::path::parent_path(modelPath),
                                     path(file), [&](StringRef) { return rank; });
@@ -234,6 +267,8 @@ LogicalResult Compilation::run() {
     }
   });
 
+  llvm::json::Array moeLayers = parc::describeMoeLayers(program);
+
   (*module)->setAttr("rt.program", StringAttr::get(&ctx, "main"));
   if (failed(runPasses(*module, "emitc", [](OpPassManager &pm) {
         pm.addPass(parc::createConvertRTToEmitC());
@@ -251,9 +286,10 @@ LogicalResult Compilation::run() {
       {"model", modelPath},
       {"target", target},
       {"dtype", dtype},
-      {"world_size", tp.getValue()},
-      {"mesh", tp > 1 ? llvm::json::Object{{"axes", llvm::json::Array{"tp"}},
-                                           {"shape", llvm::json::Array{tp.getValue()}}}
+      {"world_size", worldSize},
+      {"mesh", worldSize > 1
+                   ? llvm::json::Object{{"axes", llvm::json::Array{tp > 1 ? "tp" : "ep"}},
+                                        {"shape", llvm::json::Array{worldSize}}}
                       : llvm::json::Object{{"axes", llvm::json::Array{}},
                                            {"shape", llvm::json::Array{}}}},
       {"programs",
@@ -266,7 +302,8 @@ LogicalResult Compilation::run() {
       {"inputs", std::move(inputs)},
       {"outputs", std::move(outputs)},
       {"output_rank", 0},
-      {"comm_bytes_per_forward", commBytes}};
+      {"comm_bytes_per_forward", commBytes},
+      {"moe_layers", std::move(moeLayers)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(path("manifest.json"), ec);
   if (ec)
@@ -274,7 +311,7 @@ LogicalResult Compilation::run() {
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   progress(llvm::formatv("1 rank program for {0} rank(s), arena {1} B (unplanned "
                          "{2} B), weights {3} B in all, {4} B per rank in collectives per forward",
-                         tp.getValue(), arena, unplanned, totalWeightBytes, commBytes)
+                         worldSize, arena, unplanned, totalWeightBytes, commBytes)
                .str());
   return success();
 }

@@ -377,7 +377,8 @@ struct FuseMoE : OpRewritePattern<TopKOp> {
         !llvm::all_of(leaves, [&](Value v) { return terms.contains(v); }))
       return rewriter.notifyMatchFailure(topk, "experts are not summed");
 
-    Location loc = root.getLoc();
+    // The TopK's node names the block in diagnostics and the report.
+    Location loc = rewriter.getFusedLoc({topk.getLoc(), root.getLoc()});
     SmallVector<LinearOp> fc1s, fc2s, fc3s;
     for (Expert &e : found) {
       fc1s.push_back(e.fc1);
@@ -398,7 +399,8 @@ struct FuseMoE : OpRewritePattern<TopKOp> {
         rewriter, loc, root.getType(), x, routing->logits, *fc1, *fc2, *fc3,
         rewriter.getI64IntegerAttr(topk.getK()),
         rewriter.getBoolAttr(routing->normalize),
-        MoeActivationAttr::get(getContext(), found[0].act));
+        MoeActivationAttr::get(getContext(), found[0].act), IntegerAttr(),
+        IntegerAttr(), StringAttr());
     rewriter.replaceOp(root.getDefiningOp(), moe.getResult());
     return success();
   }

@@ -70,3 +70,20 @@ func.func @result_type(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>, %w1: tensor<
   %y = nn.moe %x, %l, %w1, %w2 {top_k = 1 : i64} : (tensor<16x32xf32>, tensor<16x4xf32>, tensor<4x32x64xf32>, tensor<4x64x32xf32>) -> tensor<2x8x32xf32>
   return %y : tensor<2x8x32xf32>
 }
+
+// -----
+
+func.func @shards_without_axis(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>, %w1: tensor<2x32x64xf32>, %w2: tensor<2x64x32xf32>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'nn.moe' op expert_shards needs the ep_axis it is split over}}
+  %y = nn.moe %x, %l, %w1, %w2 {top_k = 1 : i64, expert_shards = 2 : i64} : (tensor<16x32xf32>, tensor<16x4xf32>, tensor<2x32x64xf32>, tensor<2x64x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}
+
+// -----
+
+// 2 of 4 experts per rank: the router must score all 4.
+func.func @shard_router_width(%x: tensor<16x32xf32>, %l: tensor<16x2xf32>, %w1: tensor<2x32x64xf32>, %w2: tensor<2x64x32xf32>) -> tensor<16x32xf32> {
+  // expected-error @+1 {{'nn.moe' op router logits must be [16x4] (tokens x 4 experts), got [16x2]}}
+  %y = nn.moe %x, %l, %w1, %w2 {top_k = 1 : i64, expert_shards = 2 : i64, ep_axis = "ep"} : (tensor<16x32xf32>, tensor<16x2xf32>, tensor<2x32x64xf32>, tensor<2x64x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}

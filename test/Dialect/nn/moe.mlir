@@ -19,3 +19,13 @@ func.func @plain(%x: tensor<16x32xf32>, %l: tensor<16x8xf32>, %w1: tensor<8x32x4
   %y = nn.moe %x, %l, %w1, %w2 {top_k = 1 : i64, normalize = false, activation = #nn<moe_activation relu>} : (tensor<16x32xf32>, tensor<16x8xf32>, tensor<8x32x48xf32>, tensor<8x48x32xf32>) -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>
 }
+
+// -----
+
+// This rank's 2 of 8 experts (split over "ep"), at most 6 pairs per expert.
+// CHECK-LABEL: func.func @sharded
+func.func @sharded(%x: tensor<16x32xf32>, %l: tensor<16x8xf32>, %w1: tensor<2x32x48xf32>, %w2: tensor<2x48x32xf32>) -> tensor<16x32xf32> {
+  // CHECK: nn.moe %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {capacity = 6 : i64, ep_axis = "ep", expert_shards = 4 : i64, top_k = 2 : i64}
+  %y = nn.moe %x, %l, %w1, %w2 {top_k = 2 : i64, capacity = 6 : i64, expert_shards = 4 : i64, ep_axis = "ep"} : (tensor<16x32xf32>, tensor<16x8xf32>, tensor<2x32x48xf32>, tensor<2x48x32xf32>) -> tensor<16x32xf32>
+  return %y : tensor<16x32xf32>
+}

@@ -1,0 +1,150 @@
+//===- ExpertParallel.cpp - dist-expert-parallel: experts over ranks ------===//
+//
+// An nn.moe computes on whole tokens, so splitting it over ranks needs no
+// propagation: the experts' stacked weights are cut on their expert dim,
+// and the op is told over which mesh axis it runs. The dispatch and combine
+// traffic depends on the routing, so it is left to the runtime's
+// parc_rt_moe_ep (counts first, then all_to_all_v payloads); everything the
+// compiler can fix statically (which experts a rank holds, the capacity)
+// is fixed here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/DistDialect.h"
+#include "nn/NNOps.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Debug.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "dist-expert-parallel"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTEXPERTPARALLEL
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace dist = parc::dist;
+namespace nn = parc::nn;
+
+namespace {
+
+std::string nodeOf(Operation *op) {
+  std::string name;
+  op->getLoc()->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      name = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (name.empty())
+    return "'" + op->getName().getStringRef().str() + "'";
+  return "node '" + name + "' (" + op->getName().getStringRef().str() + ")";
+}
+
+struct DistExpertParallelPass
+    : dist::impl::DistExpertParallelBase<DistExpertParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (ep < 1 || capacityFactor < 0 || !std::isfinite(capacityFactor)) {
+      module.emitError() << "--ep must be at least 1 and --capacity-factor "
+                            "non-negative, got "
+                         << ep << " and " << capacityFactor;
+      return signalPassFailure();
+    }
+    SmallVector<nn::MoeOp> moes;
+    module.walk([&](nn::MoeOp op) { moes.push_back(op); });
+    module->setAttr("dist.moe_layers",
+                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                     moes.size()));
+    if (moes.empty())
+      return;
+
+    // The axis the experts are split over: a new `ep` mesh, or the one
+    // tensor parallelism made (the same ranks).
+    std::string axis = "ep";
+    if (ep > 1) {
+      auto meshes = module.getOps<dist::MeshOp>();
+      if (!meshes.empty()) {
+        dist::MeshOp mesh = *meshes.begin();
+        if (mesh.getAxisNames().size() != 1 || mesh.getNumRanks() != ep) {
+          mesh.emitError() << "--ep " << int64_t(ep)
+                           << " must equal the tensor-parallel degree "
+                           << mesh.getNumRanks()
+                           << ": experts are split over the same ranks";
+          return signalPassFailure();
+        }
+        axis = mesh.getAxisNames().front().str();
+      } else {
+        OpBuilder b(module.getBodyRegion());
+        dist::MeshOp::create(b, module.getLoc(), "mesh",
+                             b.getStrArrayAttr({"ep"}),
+                             b.getDenseI64ArrayAttr({ep}));
+      }
+    }
+
+    bool failed = false;
+    for (nn::MoeOp moe : moes) {
+      int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens(),
+              k = moe.getTopKAttr().getInt();
+      if (moe.getExpertShards().value_or(1) != 1) {
+        moe.emitError() << nodeOf(moe) << " is already expert-parallel";
+        failed = true;
+        continue;
+      }
+      if (ep > 1 && (experts % ep || tokens % ep)) {
+        moe.emitError() << nodeOf(moe) << ": --ep " << int64_t(ep)
+                        << " does not fit this model: " << experts
+                        << " experts and " << tokens
+                        << " tokens must both divide over the ranks";
+        failed = true;
+        continue;
+      }
+      OpBuilder b(moe);
+      if (capacityFactor > 0) {
+        int64_t capacity = std::max<int64_t>(
+            1, (int64_t)std::ceil(capacityFactor * double(tokens * k) /
+                                  double(experts)));
+        moe.setCapacityAttr(b.getI64IntegerAttr(capacity));
+      }
+      if (ep == 1)
+        continue;
+      SmallVector<OpOperand *> weights{&moe->getOpOperand(2),
+                                       &moe->getOpOperand(3)};
+      if (moe.getFc3())
+        weights.push_back(&moe->getOpOperand(4));
+      for (OpOperand *w : weights) {
+        Value v = w->get();
+        if (!v.getDefiningOp<arith::ConstantOp>()) {
+          moe.emitError() << nodeOf(moe)
+                          << ": expert weights must be constants to be split "
+                             "over ranks";
+          failed = true;
+          break;
+        }
+        auto t = cast<RankedTensorType>(v.getType());
+        SmallVector<int64_t> shape(t.getShape());
+        shape[0] /= ep;
+        w->set(dist::LocalPartOp::create(
+            b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()),
+            v, b.getI64IntegerAttr(0), b.getI64IntegerAttr(ep),
+            b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr()));
+      }
+      moe.setExpertShardsAttr(b.getI64IntegerAttr(ep));
+      moe.setEpAxisAttr(b.getStringAttr(axis));
+      LLVM_DEBUG(llvm::dbgs() << "dist-expert-parallel: " << nodeOf(moe)
+                              << " split over " << axis << "\n");
+    }
+    if (failed)
+      signalPassFailure();
+  }
+};
+
+} // namespace
