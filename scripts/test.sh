@@ -73,6 +73,8 @@ counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin
   --generated build/models --work build/e2e --tp 1 2 4
 counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models --work build/e2e --tp 1 2 --dtype bf16
+counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \
+  --generated build/models --work build/e2e-moe
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 
