@@ -5,6 +5,7 @@
 #   ort      — self-test of the onnxruntime reference runner
 #   examples — the example-model generator's own checks
 #   differential — every model through parc (cpu) and onnxruntime
+#   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   conformance  — ONNX backend node tests with their own expected outputs
 # Ends with the line `N passed, N failed` and exits non-zero on any failure.
 set -uo pipefail
