@@ -14,6 +14,9 @@ Two kinds of cases, each one line of the table and counted in the closing
   equal what numpy counts from the same routing; the manifest's expert
   weight bytes per rank must be experts/ep of the total, both computed from
   the config's dims.
+* com.microsoft.MoE (onnxruntime's contrib op, weights [experts, out, in]):
+  ungated experts against onnxruntime (its CPU kernel has no fc3), the
+  gated SwiGLU form against numpy, each at ep 1 and 2.
 * Whole generated MoE models: --ep 2 and 4, and --tp 2 --ep 2 together,
   against single-rank parc, within 1e-4 relative; and a --ep that does not
   divide the experts is refused, naming the node, with no output left.
@@ -223,6 +226,74 @@ def check_block(r, gen, name, cfg):
             r.case(label, ep_case)
 
 
+def check_contrib(r):
+    """onnxruntime's MoE op imported: parc against onnxruntime where its CPU
+    kernel runs the form (no fc3), against numpy where it does not."""
+    from onnx import helper
+    E, H, I, T, k = 4, 8, 12, 16, 2
+    rng = np.random.default_rng(2024)
+    work = os.path.join(r.args.work, "contrib")
+    os.makedirs(work, exist_ok=True)
+    x = rng.standard_normal((T, H)).astype(np.float32)
+    logits = rng.standard_normal((T, E)).astype(np.float32)
+    xp, lp = os.path.join(work, "x.npy"), os.path.join(work, "r.npy")
+    np.save(xp, x)
+    np.save(lp, logits)
+    acts = {"relu": lambda v: np.maximum(v, 0), "silu": lambda v: v / (1 + np.exp(-v))}
+    for act, gated in (("relu", False), ("silu", False), ("silu", True)):
+        fc1 = (rng.standard_normal((E, I, H)) * 0.3).astype(np.float32)
+        fc2 = (rng.standard_normal((E, H, I)) * 0.3).astype(np.float32)
+        fc3 = (rng.standard_normal((E, I, H)) * 0.3).astype(np.float32)
+        ins = ["input", "router_probs", "fc1", "", "fc2"] + (["", "fc3"] if gated else [])
+        node = helper.make_node("MoE", ins, ["output"], "moe", domain="com.microsoft", k=k,
+                                normalize_routing_weights=1, activation_type=act)
+        inits = [numpy_helper.from_array(fc1, "fc1"), numpy_helper.from_array(fc2, "fc2")]
+        if gated:
+            inits.append(numpy_helper.from_array(fc3, "fc3"))
+        graph = helper.make_graph(
+            [node], "moe",
+            [helper.make_tensor_value_info("input", TensorProto.FLOAT, [T, H]),
+             helper.make_tensor_value_info("router_probs", TensorProto.FLOAT, [T, E])],
+            [helper.make_tensor_value_info("output", TensorProto.FLOAT, [T, H])], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14),
+                                                        helper.make_opsetid("com.microsoft", 1)])
+        tag = f"{act}{'-gated' if gated else ''}"
+        path = os.path.join(work, tag + ".onnx")
+        onnx.save(model, path)
+        # numpy: softmax over the logits, top-k, renormalised, chosen experts only.
+        ref = np.zeros((T, H))
+        for t in range(T):
+            p = np.exp(logits[t] - logits[t].max())
+            p /= p.sum()
+            order = sorted(range(E), key=lambda e: (-p[e], e))[:k]
+            for e in sorted(order):
+                h = acts[act](fc1[e].astype(np.float64) @ x[t])
+                if gated:
+                    h = h * (fc3[e].astype(np.float64) @ x[t])
+                ref[t] += p[e] / p[order].sum() * (fc2[e] @ h)
+
+        def contrib_case(path=path, tag=tag, gated=gated, ref=ref):
+            want, against = ref, "numpy"
+            if not gated:
+                run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), path,
+                     "--output-dir", os.path.join(work, tag + "-ort"), "--input", f"input={xp}",
+                     "--input", f"router_probs={lp}"], r.log)
+                want = np.load(os.path.join(work, tag + "-ort", "output.npy"))
+                against = "onnxruntime"
+                if rel_err(want, ref) > RTOL:
+                    raise RuntimeError("onnxruntime and numpy disagree: the reference is wrong")
+            errs = []
+            for ep in (1, 2):
+                res = r.compile_run(path, os.path.join(work, f"{tag}-ep{ep}"), {},
+                                    {"input": xp, "router_probs": lp}, [f"--ep={ep}"])
+                errs.append(rel_err(np.load(os.path.join(res, "output.npy")), want))
+            if max(errs) > RTOL:
+                raise RuntimeError(f"vs {against}: {errs[0]:.2e} (ep 1), {errs[1]:.2e} (ep 2)")
+            return f"vs {against} {max(errs):.1e} (ep 1 and 2)"
+        r.case(f"com.microsoft.MoE {tag}: parc == {'numpy' if gated else 'onnxruntime'}",
+               contrib_case)
+
+
 def check_model(r, name, path, meta):
     c = meta["config"]
     work = os.path.join(r.args.work, name)
@@ -283,6 +354,7 @@ def main():
         models = [m for m in models if m in args.only]
     with open(os.path.join(args.work, "log.txt"), "w") as log:
         r = Runner(args, log)
+        check_contrib(r)
         for name in models:
             check_block(r, gen, name, gen.MODELS[name])
             meta = json.load(open(os.path.join(args.generated, name + ".json")))
