@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../moe_report.h"
 #include "blas.h"
 #include "dtype_traits.h"
 #include "shape.h"
@@ -26,8 +27,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -169,20 +168,10 @@ void runExperts(const ExpertWeights &w, int64_t localExperts,
   }
 }
 
-/// Routing statistics of the last call of each layer, for the report.
-struct LayerStats {
-  std::vector<int64_t> perExpert; // chosen (token, expert) pairs, all ranks
-  std::vector<int64_t> perRank;   // pairs each rank's experts computed
-  int64_t dropped = 0;
-  int64_t capacity = 0;
-  int64_t bytesSent = 0; // this rank's all-to-all payload, both directions
-};
-std::mutex statsMutex;
-std::map<std::string, LayerStats> stats;
+using LayerStats = MoeLayerStats;
 
 void record(const char *layer, LayerStats s) {
-  std::lock_guard<std::mutex> lock(statsMutex);
-  stats[layer ? layer : "?"] = std::move(s);
+  recordMoeStats(layer, std::move(s));
 }
 
 parc_rt_status_t checkArgs(const char *op, parc_rt_dtype_t dtype,
@@ -419,46 +408,6 @@ parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
   s.bytesSent = (nSend + nRecv) * hidden * (int64_t)sizeof(float) +
                 nSend * (int64_t)sizeof(int64_t);
   record(layer, std::move(s));
-  return PARC_RT_OK;
-}
-
-parc_rt_status_t parc_rt_moe_report_write(const char *path) {
-  std::lock_guard<std::mutex> lock(statsMutex);
-  if (stats.empty())
-    return PARC_RT_OK;
-  FILE *f = std::fopen(path, "w");
-  if (!f)
-    return fail(PARC_RT_IO_ERROR, "moe report: cannot write '%s'", path);
-  auto list = [&](const std::vector<int64_t> &v) {
-    std::fputc('[', f);
-    for (size_t i = 0; i < v.size(); ++i)
-      std::fprintf(f, "%s%lld", i ? ", " : "", (long long)v[i]);
-    std::fputc(']', f);
-  };
-  std::fprintf(f, "{\"layers\": [");
-  bool firstLayer = true;
-  for (auto &[name, s] : stats) {
-    std::string escaped;
-    for (char c : name) {
-      if (c == '"' || c == '\\')
-        escaped += '\\';
-      escaped += c;
-    }
-    std::fprintf(f, "%s\n  {\"layer\": \"%s\", \"tokens_per_expert\": ",
-                 firstLayer ? "" : ",", escaped.c_str());
-    list(s.perExpert);
-    std::fprintf(f, ", \"tokens_per_rank\": ");
-    list(s.perRank);
-    std::fprintf(f,
-                 ", \"capacity\": %lld, \"dropped\": %lld, "
-                 "\"all_to_all_bytes\": %lld}",
-                 (long long)s.capacity, (long long)s.dropped,
-                 (long long)s.bytesSent);
-    firstLayer = false;
-  }
-  std::fprintf(f, "\n]}\n");
-  if (std::fclose(f) != 0)
-    return fail(PARC_RT_IO_ERROR, "moe report: cannot write '%s'", path);
   return PARC_RT_OK;
 }
 
