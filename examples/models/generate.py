@@ -83,10 +83,16 @@ MODELS = {
                                    **_TINY_MIXTRAL),
     # The other routing forms: per-expert Equal/Where masks, raw top-1
     # probabilities (Switch-style), and a softmax over the top-k logits.
-    "mixtral_top1_e4": ModelConfig("mixtral", seed=1008, experts=4, top_k=1,
+    # Routing is discontinuous: where two experts' scores are within bf16
+    # rounding of each other, a bf16 run picks another expert than the f32
+    # reference and that token's output jumps. Half of the seeds tried for
+    # these two (1008-1013, 1020-1023) have such a near-tie among their
+    # 2 x 16 routings; the seeds below have none, so the bf16 differential
+    # measures arithmetic, not a coin flip.
+    "mixtral_top1_e4": ModelConfig("mixtral", seed=1010, experts=4, top_k=1,
                                    routing="where", renormalize=False,
                                    **_TINY_MIXTRAL),
-    "mixtral_top2_e8": ModelConfig("mixtral", seed=1009, experts=8, top_k=2,
+    "mixtral_top2_e8": ModelConfig("mixtral", seed=1020, experts=8, top_k=2,
                                    routing="where", router="topk_softmax",
                                    **_TINY_MIXTRAL),
 }
