@@ -59,7 +59,7 @@ class ModelConfig:
     eps: float = 1e-5
     rms_reciprocal: bool = False  # rsqrt as Reciprocal(Sqrt), not Div(1, Sqrt)
     # MoE routing forms (see Emitter.moe); the defaults are Mixtral's.
-    routing: str = "scatter"  # dense routing: "scatter" or per-expert "where"
+    routing: str = "scatter"  # dense routing: "scatter", "onehot", or per-expert "where"
     router: str = "softmax_topk"  # or "topk_softmax": softmax of the k logits
     renormalize: bool = True  # top-k probabilities divided by their sum
 
@@ -82,7 +82,8 @@ MODELS = {
     "mixtral_top1_e8": ModelConfig("mixtral", seed=1006, experts=8, top_k=1,
                                    **_TINY_MIXTRAL),
     # The other routing forms: per-expert Equal/Where masks, raw top-1
-    # probabilities (Switch-style), and a softmax over the top-k logits.
+    # probabilities (Switch-style), a OneHot-built routing tensor and a
+    # softmax over the top-k logits.
     # Routing is discontinuous: where two experts' scores are within bf16
     # rounding of each other, a bf16 run picks another expert than the f32
     # reference and that token's output jumps. Half of the seeds tried for
@@ -93,7 +94,7 @@ MODELS = {
                                    routing="where", renormalize=False,
                                    **_TINY_MIXTRAL),
     "mixtral_top2_e8": ModelConfig("mixtral", seed=1020, experts=8, top_k=2,
-                                   routing="where", router="topk_softmax",
+                                   routing="onehot", router="topk_softmax",
                                    **_TINY_MIXTRAL),
 }
 
@@ -460,7 +461,8 @@ class Emitter(Graph):
         Softmax router, top-k, top-k weights renormalised (or not), and
         every expert run on all tokens and weighted by its routing column:
         with routing "scatter" the weights are scattered into a dense
-        [tokens, experts] tensor whose column e is gathered; with "where"
+        [tokens, experts] tensor whose column e is gathered ("onehot" builds
+        that tensor as sum_k(one_hot(indices) * weights)); with "where"
         column e is sum_k(where(indices == e, weights, 0)). Router
         "topk_softmax" takes the top-k of the logits and a softmax of those
         k values (equal to the renormalised form).
@@ -487,11 +489,19 @@ class Emitter(Graph):
                             value=numpy_helper.from_array(
                                 np.zeros(1, np.float32)))
             routing = self.op("ScatterElements", zeros, top_i, top_w, axis=1)
+        elif c.routing == "onehot":
+            # (F.one_hot(idx, E).to(w.dtype) * w.unsqueeze(-1)).sum(1)
+            hot = self.op("OneHot", top_i, self.const(c.experts),
+                          self.const([0, 1]), axis=-1)
+            hot = self.op("Cast", hot, to=TensorProto.FLOAT)
+            routing = self.op("ReduceSum", self.op(
+                "Mul", hot, self.unsqueeze(top_w, [-1])), self.const([1]),
+                keepdims=0)
         total = None
         for e in range(c.experts):
             with self.module(f"experts.{e}"):
                 y = self.swiglu(tokens, "w1", "w3", "w2")
-            if c.routing == "scatter":
+            if c.routing in ("scatter", "onehot"):
                 column = self.unsqueeze(self.op(
                     "Gather", routing, self.const(e), axis=1), [1])
             else:

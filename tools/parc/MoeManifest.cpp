@@ -18,7 +18,8 @@ namespace {
 
 int64_t bytesOf(Value v) {
   auto t = cast<MemRefType>(v.getType());
-  return t.getNumElements() * std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1);
+  return t.getNumElements() *
+         std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1);
 }
 
 std::string nodeName(Location loc) {
@@ -45,7 +46,8 @@ llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
     int64_t local = fc1.getDimSize(0), hidden = fc1.getDimSize(1),
             ffn = fc1.getDimSize(2);
     int64_t experts = cast<MemRefType>(ins[1].getType()).getShape().back();
-    int64_t tokens = cast<MemRefType>(ins[0].getType()).getNumElements() / hidden;
+    int64_t tokens =
+        cast<MemRefType>(ins[0].getType()).getNumElements() / hidden;
     int64_t shards = experts / local;
     int64_t topK = k->getAttrOfType<IntegerAttr>("top_k").getInt();
     auto cap = k->getAttrOfType<IntegerAttr>("capacity");
@@ -53,17 +55,18 @@ llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
     int64_t weightBytes = 0;
     for (Value w : ins.drop_front(2))
       weightBytes += bytesOf(w);
-    llvm::json::Object layer{{"layer", nodeName(k.getLoc())},
-                             {"tokens", tokens},
-                             {"hidden", hidden},
-                             {"ffn", ffn},
-                             {"experts", experts},
-                             {"top_k", topK},
-                             {"capacity", capacity},
-                             {"ep", shards},
-                             {"experts_per_rank", local},
-                             {"expert_weight_bytes_per_rank", weightBytes},
-                             {"expert_weight_bytes_total", weightBytes * shards}};
+    llvm::json::Object layer{
+        {"layer", nodeName(k.getLoc())},
+        {"tokens", tokens},
+        {"hidden", hidden},
+        {"ffn", ffn},
+        {"experts", experts},
+        {"top_k", topK},
+        {"capacity", capacity},
+        {"ep", shards},
+        {"experts_per_rank", local},
+        {"expert_weight_bytes_per_rank", weightBytes},
+        {"expert_weight_bytes_total", weightBytes * shards}};
     if (shards > 1) {
       // Rows travel as f32 with an 8-byte expert index on the way out. A
       // rank sends the pairs of its token share and the results for the

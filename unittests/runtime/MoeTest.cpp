@@ -15,14 +15,15 @@ int64_t checkMoe(const MoeCase &c, uint32_t seed) {
   auto fc2 = randomFloats(E * F * H, seed + 3, -0.3f, 0.3f);
   auto fc3 = randomFloats(E * H * F, seed + 4, -0.3f, 0.3f);
   std::vector<float> y(T * H, -7.0f);
-  EXPECT_EQ(PARC_RT_OK, parc_rt_moe(PARC_RT_F32, x.data(), logits.data(), fc1.data(),
-                           fc2.data(), c.gated ? fc3.data() : nullptr,
-                           y.data(), T, H, F, E, c.topK, c.normalize,
-                           PARC_RT_MOE_SILU, c.capacity, "test"))
+  EXPECT_EQ(PARC_RT_OK,
+            parc_rt_moe(PARC_RT_F32, x.data(), logits.data(), fc1.data(),
+                        fc2.data(), c.gated ? fc3.data() : nullptr, y.data(), T,
+                        H, F, E, c.topK, c.normalize, PARC_RT_MOE_SILU,
+                        c.capacity, "test"))
       << parc_rt_last_error();
   int64_t dropped = 0;
-  EXPECT_TRUE(allClose(y, denseMoe(c, x, logits, fc1, fc2, fc3, dropped),
-                       1e-5, 1e-5));
+  EXPECT_TRUE(
+      allClose(y, denseMoe(c, x, logits, fc1, fc2, fc3, dropped), 1e-5, 1e-5));
   return dropped;
 }
 

@@ -670,6 +670,7 @@ private:
   LogicalResult conv();
   LogicalResult maxPool();
   LogicalResult contribMoE();
+  LogicalResult oneHot();
   FailureOr<Value> expertWeights(int i, bool outIn);
 
   GraphImporter &g;
@@ -1255,6 +1256,66 @@ FailureOr<Value> NodeImporter::expertWeights(int i, bool outIn) {
       .getResult();
 }
 
+/// OneHot(indices, depth, values = [off, on]) along `axis`: the indices,
+/// given a unit dim at `axis`, are compared with 0..depth-1 (and with
+/// -depth..-1, since negative indices count from the end), and the match
+/// selects `on`. depth and values must be constants.
+LogicalResult NodeImporter::oneHot() {
+  auto idx = in(0), vals = in(2);
+  auto depthV = constInts(1, "depth");
+  if (failed(idx) || failed(depthV) || failed(vals))
+    return failure();
+  DenseElementsAttr values;
+  if (!matchPattern(*vals, m_Constant(&values)) || values.getNumElements() != 2)
+    return g.nodeError(node) << "values must be a constant [off, on] pair",
+           failure();
+  int64_t depth = depthV->front();
+  if (depth < 1)
+    return g.nodeError(node) << "depth " << depth << " must be positive",
+           failure();
+  auto it = typeOf(*idx);
+  int64_t rank = it.getRank() + 1;
+  int64_t axis = normAxis(intAttr("axis", -1), rank);
+  if (failed(checkAxis(axis, rank)))
+    return failure();
+  Value indices = *idx;
+  if (!it.getElementType().isInteger(64))
+    indices = nn::CastOp::create(b, loc, shaped(it.getShape(), b.getI64Type()),
+                                 indices);
+  SmallVector<int64_t> unit(it.getShape()), out(it.getShape()), iotaShape;
+  unit.insert(unit.begin() + axis, 1);
+  out.insert(out.begin() + axis, depth);
+  iotaShape.push_back(depth);
+  iotaShape.append(rank - axis - 1, 1);
+  Value r = b.createOrFold<nn::ReshapeOp>(loc, shaped(unit, b.getI64Type()),
+                                          indices);
+  SmallVector<int64_t> pos, neg;
+  for (int64_t i = 0; i < depth; ++i) {
+    pos.push_back(i);
+    neg.push_back(i - depth);
+  }
+  auto iotaType = shaped(iotaShape, b.getI64Type());
+  Value iota = arith::ConstantOp::create(
+      b, loc, iotaType, DenseElementsAttr::get(iotaType, ArrayRef(pos)));
+  Value iotaNeg = arith::ConstantOp::create(
+      b, loc, iotaType, DenseElementsAttr::get(iotaType, ArrayRef(neg)));
+  auto boolType = shaped(out, b.getI1Type());
+  Value hit = nn::OrOp::create(
+      b, loc, boolType, nn::EqualOp::create(b, loc, boolType, r, iota),
+      nn::EqualOp::create(b, loc, boolType, r, iotaNeg));
+  Type et = values.getElementType();
+  auto scalar = shaped({}, et);
+  auto pick = [&](int64_t i) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, scalar,
+        DenseElementsAttr::get(scalar, values.getValues<Attribute>()[i]));
+  };
+  auto t = outType(0, shaped(out, et));
+  if (failed(t))
+    return failure();
+  return set(0, nn::WhereOp::create(b, loc, *t, hit, pick(1), pick(0)));
+}
+
 LogicalResult NodeImporter::import() {
   StringRef op = node.op_type();
   // Elementwise.
@@ -1309,6 +1370,7 @@ LogicalResult NodeImporter::import() {
       return failure();
     return set(0, b.createOrFold<nn::WhereOp>(loc, *t, *c, *l, *r));
   }
+  if (op == "OneHot") return oneHot();
   if (op == "Cast") {
     auto x = in(0);
     if (failed(x))
@@ -1639,7 +1701,7 @@ const llvm::StringSet<> &supportedOps() {
       "ReduceMin", "ReduceProd", "Reshape", "Flatten", "Squeeze",
       "Unsqueeze", "Transpose", "Expand", "Concat", "Split", "Slice",
       "Gather", "ScatterElements", "Trilu", "TopK", "Conv", "MaxPool",
-      "Constant", "Shape", "Size", "ConstantOfShape", "Range"};
+      "Constant", "Shape", "Size", "ConstantOfShape", "Range", "OneHot"};
   return ops;
 }
 

@@ -61,9 +61,9 @@ struct DistExpertParallelPass
     }
     SmallVector<nn::MoeOp> moes;
     module.walk([&](nn::MoeOp op) { moes.push_back(op); });
-    module->setAttr("dist.moe_layers",
-                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                     moes.size()));
+    module->setAttr(
+        "dist.moe_layers",
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), moes.size()));
     if (moes.empty())
       return;
 
@@ -133,8 +133,8 @@ struct DistExpertParallelPass
         SmallVector<int64_t> shape(t.getShape());
         shape[0] /= ep;
         w->set(dist::LocalPartOp::create(
-            b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()),
-            v, b.getI64IntegerAttr(0), b.getI64IntegerAttr(ep),
+            b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()), v,
+            b.getI64IntegerAttr(0), b.getI64IntegerAttr(ep),
             b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr()));
       }
       moe.setExpertShardsAttr(b.getI64IntegerAttr(ep));

@@ -54,7 +54,7 @@ std::optional<double> splatValue(Value v) {
   return std::nullopt;
 }
 
-/// A splat constant with at most one element per dim (a scalar in any
+/// A splat constant with exactly one element (a scalar in any
 /// spelling), so that it never broadcasts its partner to a bigger shape.
 std::optional<double> scalarValue(Value v) {
   if (!v || tensorType(v).getNumElements() != 1)
@@ -64,8 +64,8 @@ std::optional<double> scalarValue(Value v) {
 
 /// A reduce_sum over exactly the last axis of its input.
 bool isLastAxisSum(ReduceSumOp sum) {
-  return sum && sum.getAxes() == ArrayRef<int64_t>{
-                                     tensorType(sum.getInput()).getRank() - 1};
+  return sum && sum.getAxes() ==
+                    ArrayRef<int64_t>{tensorType(sum.getInput()).getRank() - 1};
 }
 
 /// The bytes of a constant's elements in row-major order.
@@ -196,7 +196,8 @@ FailureOr<Value> stackWeights(PatternRewriter &rewriter, Location loc,
   std::string key = "moe.stacked";
   auto cst = linears.front().getWeight().getDefiningOp<arith::ConstantOp>();
   if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
-    // model.layers.0.block_sparse_moe.experts.0.w1.weight -> ...experts.w1.weight
+    // model.layers.0.block_sparse_moe.experts.0.w1.weight ->
+    // ...experts.w1.weight
     key = res.getRawHandle().getKey().str();
     if (size_t at = key.find(".experts.0."); at != std::string::npos)
       key.replace(at, strlen(".experts.0."), ".experts.");
@@ -247,6 +248,40 @@ std::optional<Routing> matchRouting(TopKOp topk) {
   return std::nullopt;
 }
 
+/// A constant holding start, start+1, ... (a OneHot's class ids).
+bool isArange(Value v, int64_t start, int64_t n) {
+  DenseIntElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || attr.getNumElements() != n)
+    return false;
+  int64_t want = start;
+  for (const APInt &x : attr.getValues<APInt>())
+    if (x.getSExtValue() != want++)
+      return false;
+  return true;
+}
+
+/// One-hot of `r` ([T, K, 1] indices) over `experts` classes as the
+/// importer spells OneHot: where(eq(r, 0..E-1) [or eq(r, -E..-1)], 1, 0),
+/// possibly cast to float.
+bool isOneHot(Value m, Value r, int64_t experts) {
+  if (auto cast = m.getDefiningOp<CastOp>())
+    m = cast.getInput();
+  auto where = m.getDefiningOp<WhereOp>();
+  if (!where || splatValue(where.getLhs()) != 1.0 ||
+      splatValue(where.getRhs()) != 0.0)
+    return false;
+  auto isEq = [&](Value v, int64_t start) {
+    auto eq = v.getDefiningOp<EqualOp>();
+    return eq && eq.getLhs() == r && isArange(eq.getRhs(), start, experts);
+  };
+  Value hit = where.getCondition();
+  if (isEq(hit, 0))
+    return true;
+  auto orOp = hit.getDefiningOp<OrOp>();
+  return orOp && ((isEq(orOp.getLhs(), 0) && isEq(orOp.getRhs(), -experts)) ||
+                  (isEq(orOp.getRhs(), 0) && isEq(orOp.getLhs(), -experts)));
+}
+
 /// The routing column of each expert, [T, 1] values keyed by expert index,
 /// in whichever form the exporter built them.
 llvm::DenseMap<int64_t, Value> routingColumns(TopKOp topk, Value weights,
@@ -257,29 +292,61 @@ llvm::DenseMap<int64_t, Value> routingColumns(TopKOp topk, Value weights,
   auto isColumn = [&](Value v) {
     return tensorType(v).getShape() == ArrayRef<int64_t>{tokens, 1};
   };
+  int64_t k = tensorType(indices).getDimSize(1);
+  // Column e of a dense [T, E] routing tensor: gather(routing, e, axis=1)
+  // reshaped to [T, 1], or a slice e:e+1.
+  auto denseColumns = [&](Value routing) {
+    for (Operation *use : routing.getUsers()) {
+      if (auto gather = dyn_cast<GatherOp>(use)) {
+        auto e = scalarValue(gather.getIndices());
+        if (!e || gather.getAxis() != 1 || !gather->hasOneUse() ||
+            tensorType(gather.getIndices()).getRank() != 0)
+          continue;
+        auto reshape = dyn_cast<ReshapeOp>(*gather->getUsers().begin());
+        if (reshape && isColumn(reshape.getResult()))
+          columns[(int64_t)*e < 0 ? (int64_t)*e + experts : (int64_t)*e] =
+              reshape.getResult();
+      } else if (auto slice = dyn_cast<SliceOp>(use)) {
+        if (isColumn(slice.getResult()) && slice.getStarts()[0] == 0 &&
+            slice.getSteps()[1] == 1)
+          columns[slice.getStarts()[1]] = slice.getResult();
+      }
+    }
+  };
   for (Operation *user : indices.getUsers()) {
-    // Dense routing: scatter(zeros, indices, weights, axis=1), then column e
-    // is gather(routing, e, axis=1) reshaped to [T, 1], or a slice e:e+1.
+    // Dense routing: scatter(zeros, indices, weights, axis=1).
     if (auto scatter = dyn_cast<ScatterElementsOp>(user)) {
-      if (scatter.getIndices() != indices || scatter.getUpdates() != weights ||
-          scatter.getAxis() != 1 ||
-          scatter.getReduction() != ScatterReduction::none ||
-          splatValue(scatter.getData()) != 0.0)
+      if (scatter.getIndices() == indices && scatter.getUpdates() == weights &&
+          scatter.getAxis() == 1 &&
+          scatter.getReduction() == ScatterReduction::none &&
+          splatValue(scatter.getData()) == 0.0)
+        denseColumns(scatter.getResult());
+      continue;
+    }
+    // Dense routing: sum_k(one_hot(indices) * weights[..., None]).
+    if (auto r = dyn_cast<ReshapeOp>(user)) {
+      if (tensorType(r.getResult()).getShape() !=
+          ArrayRef<int64_t>{tokens, k, 1})
         continue;
-      for (Operation *use : scatter->getUsers()) {
-        if (auto gather = dyn_cast<GatherOp>(use)) {
-          auto e = scalarValue(gather.getIndices());
-          if (!e || gather.getAxis() != 1 || !gather->hasOneUse() ||
-              tensorType(gather.getIndices()).getRank() != 0)
+      for (Operation *eq : r->getUsers()) {
+        // eq -> [or ->] where -> [cast ->] mul: walk down single uses.
+        Operation *op = eq;
+        while (op && op->hasOneUse() && !isa<MulOp>(op))
+          op = *op->getUsers().begin();
+        auto mul = dyn_cast_or_null<MulOp>(op);
+        if (!mul || !mul->hasOneUse())
+          continue;
+        for (int side = 0; side < 2; ++side) {
+          auto w = mul->getOperand(1 - side).getDefiningOp<ReshapeOp>();
+          auto sum = dyn_cast<ReduceSumOp>(*mul->getUsers().begin());
+          if (!w || w.getInput() != weights ||
+              !isOneHot(mul->getOperand(side), r.getResult(), experts) ||
+              !sum || sum.getAxes() != ArrayRef<int64_t>{1} ||
+              sum.getKeepdims() ||
+              tensorType(sum.getResult()).getShape() !=
+                  ArrayRef<int64_t>{tokens, experts})
             continue;
-          auto reshape = dyn_cast<ReshapeOp>(*gather->getUsers().begin());
-          if (reshape && isColumn(reshape.getResult()))
-            columns[(int64_t)*e < 0 ? (int64_t)*e + experts : (int64_t)*e] =
-                reshape.getResult();
-        } else if (auto slice = dyn_cast<SliceOp>(use)) {
-          if (isColumn(slice.getResult()) && slice.getStarts()[0] == 0 &&
-              slice.getSteps()[1] == 1)
-            columns[slice.getStarts()[1]] = slice.getResult();
+          denseColumns(sum.getResult());
         }
       }
       continue;
@@ -308,8 +375,7 @@ llvm::DenseMap<int64_t, Value> routingColumns(TopKOp topk, Value weights,
 void addLeaves(Value v, Type type, SmallVectorImpl<Value> &leaves,
                SmallVectorImpl<Operation *> &adds) {
   auto add = v.getDefiningOp<AddOp>();
-  if (add && add.getType() == type &&
-      (adds.empty() || add->hasOneUse()) &&
+  if (add && add.getType() == type && (adds.empty() || add->hasOneUse()) &&
       add.getLhs().getType() == type && add.getRhs().getType() == type) {
     adds.push_back(add);
     addLeaves(add.getLhs(), type, leaves, adds);
@@ -395,12 +461,12 @@ struct FuseMoE : OpRewritePattern<TopKOp> {
     LLVM_DEBUG(llvm::dbgs() << "nn-fuse-moe: " << experts << " experts, top "
                             << topk.getK() << " at " << loc << "\n");
     rewriter.setInsertionPoint(root.getDefiningOp());
-    auto moe = MoeOp::create(
-        rewriter, loc, root.getType(), x, routing->logits, *fc1, *fc2, *fc3,
-        rewriter.getI64IntegerAttr(topk.getK()),
-        rewriter.getBoolAttr(routing->normalize),
-        MoeActivationAttr::get(getContext(), found[0].act), IntegerAttr(),
-        IntegerAttr(), StringAttr());
+    auto moe =
+        MoeOp::create(rewriter, loc, root.getType(), x, routing->logits, *fc1,
+                      *fc2, *fc3, rewriter.getI64IntegerAttr(topk.getK()),
+                      rewriter.getBoolAttr(routing->normalize),
+                      MoeActivationAttr::get(getContext(), found[0].act),
+                      IntegerAttr(), IntegerAttr(), StringAttr());
     rewriter.replaceOp(root.getDefiningOp(), moe.getResult());
     return success();
   }

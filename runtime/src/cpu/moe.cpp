@@ -174,11 +174,10 @@ void record(const char *layer, LayerStats s) {
   recordMoeStats(layer, std::move(s));
 }
 
-parc_rt_status_t checkArgs(const char *op, parc_rt_dtype_t dtype,
-                           const void *x, const void *logits, const void *fc1,
-                           const void *fc2, void *y, int64_t tokens,
-                           int64_t hidden, int64_t ffn, int64_t experts,
-                           int64_t topK, int64_t capacity) {
+parc_rt_status_t checkArgs(const char *op, parc_rt_dtype_t dtype, const void *x,
+                           const void *logits, const void *fc1, const void *fc2,
+                           void *y, int64_t tokens, int64_t hidden, int64_t ffn,
+                           int64_t experts, int64_t topK, int64_t capacity) {
   if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
     return unsupportedDtype(op, dtype);
   if (tokens < 0 || hidden < 1 || ffn < 1 || experts < 1 || topK < 1 ||
@@ -278,13 +277,14 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
   return PARC_RT_OK;
 }
 
-parc_rt_status_t
-parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
-               const void *logits, const void *fc1, const void *fc2,
-               const void *fc3, void *y, int64_t tokens, int64_t hidden,
-               int64_t ffn, int64_t experts, int64_t top_k, int normalize,
-               parc_rt_moe_activation_t activation, int64_t capacity,
-               const char *layer) {
+parc_rt_status_t parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype,
+                                const void *x, const void *logits,
+                                const void *fc1, const void *fc2,
+                                const void *fc3, void *y, int64_t tokens,
+                                int64_t hidden, int64_t ffn, int64_t experts,
+                                int64_t top_k, int normalize,
+                                parc_rt_moe_activation_t activation,
+                                int64_t capacity, const char *layer) {
   const char *op = "moe_ep";
   PARC_RT_RETURN_IF_ERROR(checkArgs(op, dtype, x, logits, fc1, fc2, y, tokens,
                                     hidden, ffn, experts, top_k, capacity));
@@ -314,8 +314,8 @@ parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
   std::vector<int64_t> mine(experts, 0), counts(ranks * experts);
   for (const Choice &c : choices)
     ++mine[c.expert];
-  PARC_RT_RETURN_IF_ERROR(
-      parc_rt_all_gather(comm, mine.data(), counts.data(), experts, PARC_RT_I64));
+  PARC_RT_RETURN_IF_ERROR(parc_rt_all_gather(comm, mine.data(), counts.data(),
+                                             experts, PARC_RT_I64));
   std::vector<int64_t> kept = keptCounts(counts, ranks, experts, capacity);
 
   // Permute: kept pairs ordered by destination rank, then expert, then
@@ -337,10 +337,9 @@ parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
     for (const Choice &c : choices)
       if (seen[c.expert]++ < kept[me * experts + c.expert])
         keptChoices.push_back(&c);
-    std::stable_sort(keptChoices.begin(), keptChoices.end(),
-                     [](const Choice *a, const Choice *b) {
-                       return a->expert < b->expert;
-                     });
+    std::stable_sort(
+        keptChoices.begin(), keptChoices.end(),
+        [](const Choice *a, const Choice *b) { return a->expert < b->expert; });
     sendList = std::move(keptChoices);
   }
   const int64_t nSend = (int64_t)sendList.size();

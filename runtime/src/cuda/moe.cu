@@ -104,11 +104,10 @@ __global__ void activateKernel(typename Dev<D>::Storage *a,
 /// y[t] = sum over the token's kept pairs (in expert order) of weight *
 /// out[pair row]; tokens with no kept pair get zeros.
 template <parc_rt_dtype_t D>
-__global__ void combineKernel(const typename Dev<D>::Storage *out,
-                              const int64_t *start, const int64_t *rows,
-                              const int64_t *slot, const float *weights,
-                              typename Dev<D>::Storage *y, int64_t tokens,
-                              int64_t hidden) {
+__global__ void
+combineKernel(const typename Dev<D>::Storage *out, const int64_t *start,
+              const int64_t *rows, const int64_t *slot, const float *weights,
+              typename Dev<D>::Storage *y, int64_t tokens, int64_t hidden) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        i < tokens * hidden; i += int64_t(gridDim.x) * blockDim.x) {
     int64_t t = i / hidden, h = i % hidden;
@@ -139,12 +138,11 @@ struct Scratch {
 };
 
 template <parc_rt_dtype_t D>
-parc_rt_status_t moeTyped(State *s, const void *x, const void *logits,
-                          const void *fc1, const void *fc2, const void *fc3,
-                          void *y, int64_t tokens, int64_t hidden, int64_t ffn,
-                          int64_t experts, int64_t k, int normalize,
-                          parc_rt_moe_activation_t act, int64_t capacity,
-                          const char *layer) {
+parc_rt_status_t
+moeTyped(State *s, const void *x, const void *logits, const void *fc1,
+         const void *fc2, const void *fc3, void *y, int64_t tokens,
+         int64_t hidden, int64_t ffn, int64_t experts, int64_t k, int normalize,
+         parc_rt_moe_activation_t act, int64_t capacity, const char *layer) {
   const char *op = "moe";
   using S = typename Dev<D>::Storage;
   const int64_t pairs = tokens * k;
@@ -210,15 +208,22 @@ parc_rt_status_t moeTyped(State *s, const void *x, const void *logits,
   PARC_RT_RETURN_IF_ERROR(scratch.get(n, op, &dRows));
   PARC_RT_RETURN_IF_ERROR(scratch.get(n, op, &dSlot));
   // Synchronous copies: the host vectors die with this call.
-  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpy(dToken, token.data(), n * sizeof(int64_t),
-                                       cudaMemcpyHostToDevice), op, "permutation");
+  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpy(dToken, token.data(),
+                                       n * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice),
+                            op, "permutation");
   PARC_CUDA_RETURN_IF_ERROR(cudaMemcpy(dStart, start.data(),
                                        (tokens + 1) * sizeof(int64_t),
-                                       cudaMemcpyHostToDevice), op, "permutation");
-  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpy(dRows, rowsOf.data(), n * sizeof(int64_t),
-                                       cudaMemcpyHostToDevice), op, "permutation");
-  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpy(dSlot, slotOf.data(), n * sizeof(int64_t),
-                                       cudaMemcpyHostToDevice), op, "permutation");
+                                       cudaMemcpyHostToDevice),
+                            op, "permutation");
+  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpy(dRows, rowsOf.data(),
+                                       n * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice),
+                            op, "permutation");
+  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpy(dSlot, slotOf.data(),
+                                       n * sizeof(int64_t),
+                                       cudaMemcpyHostToDevice),
+                            op, "permutation");
 
   S *rows = nullptr, *a = nullptr, *bgate = nullptr, *out = nullptr;
   PARC_RT_RETURN_IF_ERROR(scratch.get(n * hidden, op, &rows));
@@ -237,22 +242,19 @@ parc_rt_status_t moeTyped(State *s, const void *x, const void *logits,
     const int64_t m = offset[e + 1] - offset[e], r0 = offset[e];
     if (m == 0)
       continue; // an expert nobody chose costs nothing
-    PARC_RT_RETURN_IF_ERROR(parc_rt_gemm(D, rows + r0 * hidden,
-                                         w1 + e * hidden * ffn, nullptr, 0,
-                                         nullptr, a + r0 * ffn, m, ffn, hidden,
-                                         0, 0, 1.0f, 0.0f));
+    PARC_RT_RETURN_IF_ERROR(
+        parc_rt_gemm(D, rows + r0 * hidden, w1 + e * hidden * ffn, nullptr, 0,
+                     nullptr, a + r0 * ffn, m, ffn, hidden, 0, 0, 1.0f, 0.0f));
     if (w3)
-      PARC_RT_RETURN_IF_ERROR(parc_rt_gemm(D, rows + r0 * hidden,
-                                           w3 + e * hidden * ffn, nullptr, 0,
-                                           nullptr, bgate + r0 * ffn, m, ffn,
-                                           hidden, 0, 0, 1.0f, 0.0f));
+      PARC_RT_RETURN_IF_ERROR(parc_rt_gemm(
+          D, rows + r0 * hidden, w3 + e * hidden * ffn, nullptr, 0, nullptr,
+          bgate + r0 * ffn, m, ffn, hidden, 0, 0, 1.0f, 0.0f));
     activateKernel<D><<<gridFor(m * ffn), 256, 0, s->compute>>>(
         a + r0 * ffn, w3 ? bgate + r0 * ffn : nullptr, m * ffn, int(act));
     PARC_RT_RETURN_IF_ERROR(launched(s, op));
     PARC_RT_RETURN_IF_ERROR(parc_rt_gemm(D, a + r0 * ffn, w2 + e * ffn * hidden,
-                                         nullptr, 0, nullptr,
-                                         out + r0 * hidden, m, hidden, ffn, 0,
-                                         0, 1.0f, 0.0f));
+                                         nullptr, 0, nullptr, out + r0 * hidden,
+                                         m, hidden, ffn, 0, 0, 1.0f, 0.0f));
   }
   combineKernel<D><<<gridFor(tokens * hidden), 256, 0, s->compute>>>(
       out, dStart, dRows, dSlot, weights, static_cast<S *>(y), tokens, hidden);
@@ -306,11 +308,11 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
   }
 }
 
-parc_rt_status_t
-parc_rt_moe_ep(parc_rt_comm_t *, parc_rt_dtype_t, const void *, const void *,
-               const void *, const void *, const void *, void *, int64_t,
-               int64_t, int64_t, int64_t, int64_t, int, parc_rt_moe_activation_t,
-               int64_t, const char *) {
+parc_rt_status_t parc_rt_moe_ep(parc_rt_comm_t *, parc_rt_dtype_t, const void *,
+                                const void *, const void *, const void *,
+                                const void *, void *, int64_t, int64_t, int64_t,
+                                int64_t, int64_t, int, parc_rt_moe_activation_t,
+                                int64_t, const char *) {
   return fail(PARC_RT_UNSUPPORTED,
               "moe_ep: expert parallelism is not implemented on the cuda "
               "backend yet (compile without --ep, or for the cpu target)");

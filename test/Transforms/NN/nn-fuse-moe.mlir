@@ -262,3 +262,54 @@ func.func @expert_bias(%x: tensor<3x2xf32>, %logits: tensor<3x2xf32>) -> tensor<
   %sum = nn.add %m0, %m1 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
   return %sum : tensor<3x2xf32>
 }
+
+// -----
+
+// torch's F.one_hot form: sum_k(cast(OneHot(indices)) * weights[..., None])
+// as the importer spells OneHot, over raw top-1 probabilities.
+// CHECK-LABEL: func.func @one_hot
+// CHECK: nn.moe %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {normalize = false, top_k = 1 : i64}
+// CHECK-NOT: nn.reduce_sum
+func.func @one_hot(%x: tensor<3x2xf32>, %logits: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %e0 = arith.constant dense<0> : tensor<i64>
+  %e1 = arith.constant dense<1> : tensor<i64>
+  %w10 = arith.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %w30 = arith.constant dense<[[5.0, 6.0], [7.0, 8.0]]> : tensor<2x2xf32>
+  %w20 = arith.constant dense<[[9.0, 10.0], [11.0, 12.0]]> : tensor<2x2xf32>
+  %w11 = arith.constant dense<[[13.0, 14.0], [15.0, 16.0]]> : tensor<2x2xf32>
+  %w31 = arith.constant dense<[[17.0, 18.0], [19.0, 20.0]]> : tensor<2x2xf32>
+  %w21 = arith.constant dense<[[21.0, 22.0], [23.0, 24.0]]> : tensor<2x2xf32>
+  %p = nn.softmax %logits {axis = 1 : i64} : tensor<3x2xf32>
+  %v, %i = nn.topk %p {axis = 1 : i64, k = 1 : i64} : tensor<3x2xf32> -> (tensor<3x1xf32>, tensor<3x1xi64>)
+  %ri = nn.reshape %i : tensor<3x1xi64> to tensor<3x1x1xi64>
+  %pos = arith.constant dense<[0, 1]> : tensor<2xi64>
+  %neg = arith.constant dense<[-2, -1]> : tensor<2xi64>
+  %eqp = nn.equal %ri, %pos : (tensor<3x1x1xi64>, tensor<2xi64>) -> tensor<3x1x2xi1>
+  %eqn = nn.equal %ri, %neg : (tensor<3x1x1xi64>, tensor<2xi64>) -> tensor<3x1x2xi1>
+  %hit = nn.or %eqp, %eqn : (tensor<3x1x2xi1>, tensor<3x1x2xi1>) -> tensor<3x1x2xi1>
+  %on = arith.constant dense<1> : tensor<i64>
+  %off = arith.constant dense<0> : tensor<i64>
+  %oh = nn.where %hit, %on, %off : (tensor<3x1x2xi1>, tensor<i64>, tensor<i64>) -> tensor<3x1x2xi64>
+  %ohf = nn.cast %oh : tensor<3x1x2xi64> to tensor<3x1x2xf32>
+  %wu = nn.reshape %v : tensor<3x1xf32> to tensor<3x1x1xf32>
+  %prod = nn.mul %ohf, %wu : (tensor<3x1x2xf32>, tensor<3x1x1xf32>) -> tensor<3x1x2xf32>
+  %r = nn.reduce_sum %prod {axes = array<i64: 1>, keepdims = false} : tensor<3x1x2xf32> -> tensor<3x2xf32>
+  %a0 = nn.linear %x, %w10 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %g0 = nn.silu %a0 : tensor<3x2xf32>
+  %u0 = nn.linear %x, %w30 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %h0 = nn.mul %g0, %u0 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %y0 = nn.linear %h0, %w20 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %c0 = nn.gather %r, %e0 {axis = 1 : i64} : (tensor<3x2xf32>, tensor<i64>) -> tensor<3xf32>
+  %cr0 = nn.reshape %c0 : tensor<3xf32> to tensor<3x1xf32>
+  %m0 = nn.mul %y0, %cr0 : (tensor<3x2xf32>, tensor<3x1xf32>) -> tensor<3x2xf32>
+  %a1 = nn.linear %x, %w11 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %g1 = nn.silu %a1 : tensor<3x2xf32>
+  %u1 = nn.linear %x, %w31 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %h1 = nn.mul %g1, %u1 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  %y1 = nn.linear %h1, %w21 : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+  %c1 = nn.gather %r, %e1 {axis = 1 : i64} : (tensor<3x2xf32>, tensor<i64>) -> tensor<3xf32>
+  %cr1 = nn.reshape %c1 : tensor<3xf32> to tensor<3x1xf32>
+  %m1 = nn.mul %y1, %cr1 : (tensor<3x2xf32>, tensor<3x1xf32>) -> tensor<3x2xf32>
+  %sum = nn.add %m0, %m1 : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %sum : tensor<3x2xf32>
+}
