@@ -337,6 +337,18 @@ def check_model(r, name, path, meta):
         return f"--ep {bad} refused"
     r.case(f"{name}: --ep that does not divide {c['experts']} experts", refused)
 
+    def mismatched():
+        out = os.path.join(work, "mismatched")
+        p = run([os.path.join(r.args.tools, "parc"), "compile", path, "-o", out,
+                 f"--input-shape=input_ids={c['batch']}x{c['seq']}", "--tp=2", "--ep=4"],
+                r.log, check=False)
+        if p.returncode == 0 or "--ep 4 must equal --tp 2" not in p.stdout:
+            raise RuntimeError("--tp 2 --ep 4 was not refused")
+        if os.path.exists(out):
+            raise RuntimeError("a refused compile left its output directory")
+        return "refused"
+    r.case(f"{name}: --tp 2 --ep 4 (EP shares the TP ranks)", mismatched)
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -37,8 +37,10 @@ def NNFuseMoE : Pass<"nn-fuse-moe"> {
     Finds the dense form a static trace of a sparse MoE block produces: a
     TopK over the router's softmax (weights renormalised by their sum, or
     not; or TopK over the logits followed by a softmax of the k values), a
-    dense [tokens, experts] routing tensor built with ScatterElements (or a
-    per-expert Equal/Where mask reduced over k), every expert run on every
+    dense [tokens, experts] routing tensor built with ScatterElements or
+    with OneHot (torch's `F.one_hot`: sum over k of the one-hot indices
+    times the weights), or a per-expert Equal/Where mask reduced over k,
+    every expert run on every
     token and multiplied by its routing column, and the products summed.
     Experts are SwiGLU-style gated MLPs (`act(x·w1) ⊙ (x·w3)` then `·w2`) or
     plain two-layer MLPs (`act(x·w1)·w2`, act silu, gelu or relu), bias-free,
