@@ -309,7 +309,7 @@ def check_model(r, name, path, meta):
         base["y"] = np.load(os.path.join(res, "logits.npy"))
         return "reference for the parallel runs"
     r.case(f"{name}: single rank", single)
-    configs = [[f"--ep={e}"] for e in r.args.ep] + [["--tp=2", "--ep=2"]]
+    configs = [[f"--ep={e}"] for e in r.args.ep] + [["--tp=2", "--ep=2"], ["--tp=2", "--etp"]]
     for flags in configs:
         def parallel(flags=flags):
             if "y" not in base:
@@ -319,6 +319,16 @@ def check_model(r, name, path, meta):
             err = rel_err(np.load(os.path.join(res, "logits.npy")), base["y"])
             if err > RTOL:
                 raise RuntimeError(f"differs from single rank by {err:.2e}")
+            # Each of the ranks holds 1/ranks of the expert weights, by
+            # experts (--ep) or inside every expert (--etp).
+            ranks = max(int(f.split("=")[1]) for f in flags if "=" in f)
+            total = c["experts"] * 3 * c["hidden"] * c["ffn"] * 4
+            for layer in json.load(open(os.path.join(
+                    work, tag, "manifest.json")))["moe_layers"]:
+                if (layer["expert_weight_bytes_per_rank"] * ranks != total or
+                        layer["expert_weight_bytes_total"] != total):
+                    raise RuntimeError(f"manifest: {layer['expert_weight_bytes_per_rank']} expert "
+                                       f"bytes per rank, expected {total // ranks}")
             return f"vs single rank {err:.1e}"
         r.case(f"{name}: {' '.join(flags)} == single rank", parallel)
 

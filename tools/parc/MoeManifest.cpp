@@ -52,6 +52,8 @@ llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
     int64_t topK = k->getAttrOfType<IntegerAttr>("top_k").getInt();
     auto cap = k->getAttrOfType<IntegerAttr>("capacity");
     int64_t capacity = cap ? cap.getInt() : 0;
+    auto ffnShards = k->getAttrOfType<IntegerAttr>("dist.ffn_shards");
+    int64_t etp = ffnShards ? ffnShards.getInt() : 1;
     int64_t weightBytes = 0;
     for (Value w : ins.drop_front(2))
       weightBytes += bytesOf(w);
@@ -59,14 +61,15 @@ llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
         {"layer", nodeName(k.getLoc())},
         {"tokens", tokens},
         {"hidden", hidden},
-        {"ffn", ffn},
+        {"ffn", ffn * etp},
         {"experts", experts},
         {"top_k", topK},
         {"capacity", capacity},
         {"ep", shards},
         {"experts_per_rank", local},
         {"expert_weight_bytes_per_rank", weightBytes},
-        {"expert_weight_bytes_total", weightBytes * shards}};
+        {"etp", etp},
+                             {"expert_weight_bytes_total", weightBytes * shards * etp}};
     if (shards > 1) {
       // Rows travel as f32 with an 8-byte expert index on the way out. A
       // rank sends the pairs of its token share and the results for the

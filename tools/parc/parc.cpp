@@ -67,6 +67,10 @@ cl::opt<double> capacityFactor(
     cl::desc("Expert capacity as a multiple of tokens*top_k/experts; pairs "
              "beyond it are dropped and counted (default 0: no drop)"),
     cl::init(0.0), cl::sub(compileCmd));
+cl::opt<bool> etp("etp",
+                  cl::desc("Expert tensor parallelism: split every expert's "
+                           "ffn over the --tp ranks (instead of --ep)"),
+                  cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
                                "kept replicated, with its ONNX node"),
@@ -205,12 +209,17 @@ LogicalResult Compilation::run() {
     return fail(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
                               "over the tensor-parallel ranks",
                               ep.getValue(), tp.getValue()));
-  if (ep > 1 || capacityFactor != 0) {
-    progress(llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
+  if (etp && (tp < 2 || ep > 1))
+    return fail("--etp splits experts over the tensor-parallel ranks: it "
+                "needs --tp > 1 and no --ep");
+  if (ep > 1 || capacityFactor != 0 || etp) {
+    progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
+                 : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
     if (failed(runPasses(*module, "dist-ep", [](OpPassManager &pm) {
           parc::dist::DistExpertParallelOptions options;
           options.ep = ep;
           options.capacityFactor = capacityFactor;
+          options.etp = etp;
           pm.addPass(parc::dist::createDistExpertParallel(options));
         })))
       return failure();

@@ -51,6 +51,59 @@ struct DistExpertParallelPass
     : dist::impl::DistExpertParallelBase<DistExpertParallelPass> {
   using Base::Base;
 
+  /// This rank's part of constant `v` along `dim`, over `parts` ranks.
+  static Value part(OpBuilder &b, Value v, int64_t dim, int64_t parts,
+                    StringRef axis) {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[dim] /= parts;
+    return dist::LocalPartOp::create(
+        b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()), v,
+        b.getI64IntegerAttr(dim), b.getI64IntegerAttr(parts),
+        b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr());
+  }
+
+  /// --etp: Megatron inside each expert over the tensor-parallel mesh.
+  void splitInsideExperts(ModuleOp module, ArrayRef<nn::MoeOp> moes) {
+    auto meshes = module.getOps<dist::MeshOp>();
+    if (meshes.empty() || ep != 1) {
+      module.emitError("expert tensor parallelism (etp) splits experts over "
+                       "the tensor-parallel ranks: it needs --tp > 1 and no "
+                       "--ep");
+      return signalPassFailure();
+    }
+    dist::MeshOp mesh = *meshes.begin();
+    int64_t n = mesh.getNumRanks();
+    StringRef axis = mesh.getAxisNames().front();
+    for (nn::MoeOp moe : moes) {
+      if (moe.getFfnSize() % n) {
+        moe.emitError() << nodeOf(moe) << ": --tp " << n
+                        << " does not fit this model: the experts' ffn of "
+                        << moe.getFfnSize() << " does not divide";
+        return signalPassFailure();
+      }
+      for (unsigned i = 2; i < moe->getNumOperands(); ++i)
+        if (!moe->getOperand(i).getDefiningOp<arith::ConstantOp>()) {
+          moe.emitError() << nodeOf(moe)
+                          << ": expert weights must be constants to be split "
+                             "over ranks";
+          return signalPassFailure();
+        }
+      OpBuilder b(moe);
+      // fc1 / fc3 [E, H, F] by columns, fc2 [E, F, H] by rows.
+      for (unsigned i = 2; i < moe->getNumOperands(); ++i)
+        moe->setOperand(i, part(b, moe->getOperand(i), i == 3 ? 1 : 2, n, axis));
+      b.setInsertionPointAfter(moe);
+      auto sum = dist::AllReduceOp::create(
+          b, moe.getLoc(), moe.getType(),
+          FlatSymbolRefAttr::get(b.getContext(), mesh.getSymName()),
+          b.getStrArrayAttr({axis}), moe.getResult(), dist::ReductionKind::sum);
+      moe.getResult().replaceAllUsesExcept(sum, sum);
+      // For the manifest: the weights this op holds are 1/n of the experts'.
+      moe->setAttr("dist.ffn_shards", b.getI64IntegerAttr(n));
+    }
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (ep < 1 || capacityFactor < 0 || !std::isfinite(capacityFactor)) {
@@ -66,6 +119,9 @@ struct DistExpertParallelPass
         IntegerAttr::get(IntegerType::get(&getContext(), 64), moes.size()));
     if (moes.empty())
       return;
+
+    if (etp)
+      return splitInsideExperts(module, moes);
 
     // The axis the experts are split over: a new `ep` mesh, or the one
     // tensor parallelism made (the same ranks).

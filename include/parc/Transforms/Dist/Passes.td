@@ -58,6 +58,12 @@ def DistExpertParallel : Pass<"dist-expert-parallel", "::mlir::ModuleOp"> {
     their tensor-parallel split, MoE layers are expert-parallel over the
     same ranks).
 
+    With `etp` (expert tensor parallelism; needs the tensor-parallel mesh
+    and `ep` = 1) every expert is split Megatron-style over the mesh's
+    ranks instead: fc1 and fc3 by columns (the ffn dim), fc2 by rows, and
+    the layer's output, a partial sum on each rank, is all-reduced. Every
+    rank routes every token and computes its slice of every chosen expert.
+
     With `capacity-factor` F > 0 every nn.moe gets `capacity` =
     ceil(F · tokens · top_k / experts) pairs per expert; later pairs are
     dropped (the runtime counts them). An `ep` that does not divide the
@@ -66,7 +72,9 @@ def DistExpertParallel : Pass<"dist-expert-parallel", "::mlir::ModuleOp"> {
   let options = [
     Option<"ep", "ep", "int64_t", "2", "expert-parallel degree">,
     Option<"capacityFactor", "capacity-factor", "double", "0.0",
-           "expert capacity as a multiple of tokens·top_k/experts (0: none)">
+           "expert capacity as a multiple of tokens·top_k/experts (0: none)">,
+    Option<"etp", "etp", "bool", "false",
+           "split each expert's ffn over the tensor-parallel ranks instead">
   ];
   let dependentDialects = ["::parc::dist::DistDialect"];
 }
