@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
 
@@ -109,7 +110,8 @@ struct DistExpertParallelPass
     if (ep < 1 || capacityFactor < 0 || !std::isfinite(capacityFactor)) {
       module.emitError() << "--ep must be at least 1 and --capacity-factor "
                             "non-negative, got "
-                         << ep << " and " << capacityFactor;
+                         << int64_t(ep) << " and "
+                         << llvm::formatv("{0}", double(capacityFactor)).str();
       return signalPassFailure();
     }
     SmallVector<nn::MoeOp> moes;
