@@ -122,6 +122,17 @@ struct DistExpertParallelPass
     if (moes.empty())
       return;
 
+    // The capacity depends only on the layer: the same for every split.
+    if (capacityFactor > 0)
+      for (nn::MoeOp moe : moes) {
+        int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens(),
+                k = moe.getTopKAttr().getInt();
+        int64_t capacity = std::max<int64_t>(
+            1, (int64_t)std::ceil(capacityFactor * double(tokens * k) /
+                                  double(experts)));
+        moe.setCapacityAttr(
+            IntegerAttr::get(IntegerType::get(&getContext(), 64), capacity));
+      }
     if (etp)
       return splitInsideExperts(module, moes);
 
@@ -150,8 +161,7 @@ struct DistExpertParallelPass
 
     bool failed = false;
     for (nn::MoeOp moe : moes) {
-      int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens(),
-              k = moe.getTopKAttr().getInt();
+      int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens();
       if (moe.getExpertShards().value_or(1) != 1) {
         moe.emitError() << nodeOf(moe) << " is already expert-parallel";
         failed = true;
@@ -166,12 +176,6 @@ struct DistExpertParallelPass
         continue;
       }
       OpBuilder b(moe);
-      if (capacityFactor > 0) {
-        int64_t capacity = std::max<int64_t>(
-            1, (int64_t)std::ceil(capacityFactor * double(tokens * k) /
-                                  double(experts)));
-        moe.setCapacityAttr(b.getI64IntegerAttr(capacity));
-      }
       if (ep == 1)
         continue;
       SmallVector<OpOperand *> weights{&moe->getOpOperand(2),

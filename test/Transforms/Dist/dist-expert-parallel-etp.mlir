@@ -1,4 +1,5 @@
 // RUN: parc-opt %s --split-input-file --dist-expert-parallel="ep=1 etp=true" -verify-diagnostics | FileCheck %s
+// RUN: parc-opt %s --split-input-file --dist-expert-parallel="ep=1 etp=true capacity-factor=2.0" -verify-diagnostics | FileCheck %s --check-prefix=CAP
 
 // Expert tensor parallelism over the 2 tp ranks: fc1 and fc3 split by
 // columns (ffn 64 -> 32), fc2 by rows, and the partial output all-reduced.
@@ -9,6 +10,8 @@
 // CHECK: %[[P:.*]] = nn.moe %{{.*}}, %{{.*}}, %[[W1]], %[[W2]], %[[W3]] {dist.ffn_shards = 2 : i64, top_k = 2 : i64}
 // CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh mesh_axes = ["tp"]
 // CHECK: return %[[S]]
+// The capacity applies with etp too: ceil(2.0 * 16 tokens * 2 / 4) = 16.
+// CAP: nn.moe {{.*}}capacity = 16 : i64
 dist.mesh @mesh(shape = 2, axes = ["tp"])
 func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>) -> tensor<16x32xf32> {
   %w1 = arith.constant dense<0.5> : tensor<4x32x64xf32>
