@@ -41,7 +41,7 @@ RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-/// The integer value of a splat integer or float constant.
+/// The value of a splat integer or float constant, as a double.
 std::optional<double> splatValue(Value v) {
   DenseElementsAttr attr;
   if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
@@ -54,7 +54,7 @@ std::optional<double> splatValue(Value v) {
   return std::nullopt;
 }
 
-/// A splat constant with exactly one element (a scalar in any
+/// A constant with exactly one element (a scalar in any
 /// spelling), so that it never broadcasts its partner to a bigger shape.
 std::optional<double> scalarValue(Value v) {
   if (!v || tensorType(v).getNumElements() != 1)
