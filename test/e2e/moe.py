@@ -332,6 +332,25 @@ def check_model(r, name, path, meta):
             return f"vs single rank {err:.1e}"
         r.case(f"{name}: {' '.join(flags)} == single rank", parallel)
 
+    def capacity():
+        # The same capacity cut on one rank and over the experts' ranks:
+        # equal outputs and equal dropped counts (numpy checks the counts
+        # themselves on the blocks above).
+        cf = f"--capacity-factor={r.args.capacity_factor}"
+        got = {}
+        for flags in ([cf], [cf, "--ep=2"]):
+            tag = "cap-" + "-".join(f.strip("-").replace("=", "") for f in flags)
+            res = r.compile_run(path, os.path.join(work, tag), shapes, {"input_ids": ip}, flags)
+            rep = json.load(open(os.path.join(res, "moe_report.rank0.json")))
+            got[tag] = (np.load(os.path.join(res, "logits.npy")),
+                        [l["dropped"] for l in rep["layers"]])
+        (y1, d1), (y2, d2) = got.values()
+        err = rel_err(y2, y1)
+        if err > RTOL or d1 != d2 or not sum(d1):
+            raise RuntimeError(f"ep 2 vs 1 rank: err {err:.2e}, dropped {d2} vs {d1}")
+        return f"dropped per layer {d1}, err {err:.1e}"
+    r.case(f"{name}: --capacity-factor {r.args.capacity_factor}, --ep 2 == 1 rank", capacity)
+
     def refused():
         bad = next(e for e in (3, 5, 6, 7) if c["experts"] % e)
         out = os.path.join(work, "refused")
