@@ -276,13 +276,26 @@ LogicalResult Compilation::run() {
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
     return failure();
   if (autoPlan) {
-    if (tp.getNumOccurrences() || autoDevices < 1 || autoCluster.empty())
-      return fail("--auto needs --devices N and --cluster, and replaces --tp");
-    FailureOr<int64_t> chosen = parc::driver::autoTensorParallel(
-        *module, autoDevices, autoCluster, dtype, quiet);
+    if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
+        microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
+        ppLayout.getNumOccurrences() || autoDevices < 1 || autoCluster.empty())
+      return fail("--auto needs --devices N and --cluster, and replaces --tp, --pp, "
+                  "--pp-layout, --pp-virtual, --micro-batches and --ep");
+    FailureOr<parc::plan::Config> chosen =
+        parc::driver::autoPlan(*module, autoDevices, autoCluster, dtype, quiet);
     if (failed(chosen))
       return failure();
-    tp = *chosen;
+    // The stage layout is left to dist-pipeline's own balance.
+    tp = chosen->tp;
+    pp = chosen->pp;
+    ep = chosen->ep;
+    ppVirtual = chosen->virtualStages;
+    autoPlan = false;
+    if (chosen->microBatches > 1) {
+      // Micro-batches change the shape the model is imported at: again.
+      microBatches = chosen->microBatches;
+      return run();
+    }
   }
   if (dtype != "f32") {
     progress("converting compute to " + dtype);
