@@ -56,6 +56,10 @@ cl::list<std::string> inputShapes(
     cl::value_desc("name=shape"), cl::sub(compileCmd));
 cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
                     cl::init(1), cl::sub(compileCmd));
+cl::opt<bool> sp("sp",
+                 cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
+                          "norms and residuals split along the sequence"),
+                 cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
                                "kept replicated, with its ONNX node"),
@@ -170,13 +174,30 @@ LogicalResult Compilation::run() {
   }
   if (tp < 1)
     return fail("--tp must be at least 1");
+  if (sp && tp == 1)
+    return fail("--sp splits the sequence over the --tp ranks: give --tp > 1");
   if (tp > 1) {
-    progress(llvm::formatv("partitioning for tensor parallelism over {0} ranks", tp).str());
-    if (failed(runPasses(*module, "dist-tp", [](OpPassManager &pm) {
-          parc::dist::DistTensorParallelOptions options;
-          options.tp = tp;
-          options.explain = explain;
-          pm.addPass(parc::dist::createDistTensorParallel(options));
+    progress(llvm::formatv("partitioning for tensor{0} parallelism over {1} ranks",
+                           sp ? " and sequence" : "", tp)
+                 .str());
+    // The four steps of parc::buildTensorParallelPipeline, dumped apart.
+    parc::dist::DistAnnotateOptions annotate;
+    annotate.tp = tp;
+    annotate.sp = sp;
+    annotate.explain = explain;
+    parc::dist::DistPropagateOptions propagate;
+    propagate.explain = explain;
+    if (failed(runPasses(*module, "dist-annotate", [&](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistAnnotate(annotate));
+        })) ||
+        failed(runPasses(*module, "dist-propagate", [&](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistPropagate(propagate));
+        })) ||
+        failed(runPasses(*module, "dist-partition", [](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistPartition());
+        })) ||
+        failed(runPasses(*module, "dist-comm", [](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistComm());
         })))
       return failure();
     auto main = module->lookupSymbol<func::FuncOp>("main");
@@ -224,15 +245,45 @@ LogicalResult Compilation::run() {
                                        {"weights", file},
                                        {"weight_file_bytes", *bytes}});
   }
-  // Bytes each rank contributes to collectives in one forward pass (an
-  // all-reduce's whole tensor, an all-gather's local part).
+  // Bytes each rank sends in one forward pass under ring algorithms, S the
+  // whole tensor's bytes and n the group: all-reduce 2(n-1)/n·S, all-gather
+  // and reduce-scatter (n-1)/n·S each. Sequence parallelism's all-gather +
+  // reduce-scatter pair thus costs what tensor parallelism's all-reduce does.
   int64_t commBytes = 0;
+  llvm::StringMap<std::pair<int64_t, int64_t>> perCollective; // count, bytes
+  int64_t n = tp;
   program.walk([&](parc::rt::KernelOp k) {
-    if (k.getCallee() == "all_reduce" || k.getCallee() == "all_gather") {
-      auto t = cast<MemRefType>(k.getIns()[0].getType());
-      commBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
-    }
+    StringRef callee = k.getCallee();
+    auto bytesOf = [](Value v) {
+      auto t = cast<MemRefType>(v.getType());
+      return t.getNumElements() * t.getElementTypeBitWidth() / 8;
+    };
+    int64_t sent;
+    if (callee == "all_reduce")
+      sent = 2 * (n - 1) * bytesOf(k.getIns()[0]) / n;
+    else if (callee == "all_gather")
+      sent = (n - 1) * bytesOf(k.getOuts()[0]) / n;
+    else if (callee == "reduce_scatter")
+      sent = (n - 1) * bytesOf(k.getIns()[0]) / n;
+    else
+      return;
+    commBytes += sent;
+    auto &entry = perCollective[callee];
+    entry.first += 1;
+    entry.second += sent;
   });
+  llvm::json::Object commJson;
+  for (auto &entry : perCollective)
+    commJson[entry.getKey()] = llvm::json::Object{
+        {"count", entry.getValue().first}, {"bytes", entry.getValue().second}};
+  // Weight bytes each rank holds (its parts of sharded weights included).
+  int64_t rankWeightBytes = 0;
+  program.walk([&](parc::rt::WeightOp w) {
+    auto t = cast<MemRefType>(w.getType());
+    rankWeightBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
+  });
+  for (llvm::json::Value &r : ranks)
+    (*r.getAsObject())["weight_bytes"] = rankWeightBytes;
 
   (*module)->setAttr("rt.program", StringAttr::get(&ctx, "main"));
   if (failed(runPasses(*module, "emitc", [](OpPassManager &pm) {
@@ -266,14 +317,16 @@ LogicalResult Compilation::run() {
       {"inputs", std::move(inputs)},
       {"outputs", std::move(outputs)},
       {"output_rank", 0},
-      {"comm_bytes_per_forward", commBytes}};
+      {"sequence_parallel", bool(sp)},
+      {"comm_bytes_per_forward", commBytes},
+      {"comm_per_collective", std::move(commJson)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(path("manifest.json"), ec);
   if (ec)
     return fail("cannot write the manifest: " + ec.message());
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   progress(llvm::formatv("1 rank program for {0} rank(s), arena {1} B (unplanned "
-                         "{2} B), weights {3} B in all, {4} B per rank in collectives per forward",
+                         "{2} B), weights {3} B in all, {4} B sent per rank in collectives per forward",
                          tp.getValue(), arena, unplanned, totalWeightBytes, commBytes)
                .str());
   return success();

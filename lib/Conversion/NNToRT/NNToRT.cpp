@@ -47,6 +47,10 @@ public:
 private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerAttention(nn::AttentionOp op);
+  /// A collective on `axis` of `in` that the runtime runs on the leading
+  /// dim: transposes around `kernel` when `axis` is not the leading one.
+  Value lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+                          RankedTensorType result, int64_t axis);
   Value alloc(Location loc, Type tensor) {
     return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
   }
@@ -162,6 +166,25 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(reduce.getResult(), out);
     return success();
   }
+  if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op)) {
+    if (scatter.getSizesAttr() ||
+        scatter.getReduction() != dist::ReductionKind::sum)
+      return op->emitOpError("only even sum reduce-scatters have a runtime "
+                             "kernel");
+    map.map(scatter.getResult(),
+            lowerOnLeadingDim(op, "reduce_scatter", scatter.getInput(),
+                              scatter.getType(), scatter.getScatterAxis()));
+    return success();
+  }
+  if (auto part = dyn_cast<dist::LocalPartOp>(op);
+      part && !part.getInput().getDefiningOp<arith::ConstantOp>()) {
+    // This rank's slice of a computed value every rank holds whole.
+    if (part.getBlocksAttr() || part.getReplicasAttr())
+      return op->emitOpError("a computed value is sliced only evenly");
+    map.map(part.getResult(), lowerOnLeadingDim(op, "local_chunk", part.getInput(),
+                                                part.getType(), part.getDim()));
+    return success();
+  }
   if (auto gather = dyn_cast<dist::AllGatherOp>(op)) {
     // The runtime gathers along the leading dim: [group, local...]; a
     // transpose moves the group next to the gathered dim, and a view merges
@@ -221,6 +244,50 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     if (attr.getName() != "operandSegmentSizes")
       kernel->setAttr(attr.getName(), attr.getValue());
   return success();
+}
+
+Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+                                  RankedTensorType result, int64_t axis) {
+  Location loc = op->getLoc();
+  auto type = cast<RankedTensorType>(in.getType());
+  // [.., a, ..] -> [a, ..]: the runtime splits the leading dim into blocks.
+  SmallVector<int64_t> toFront{axis}, back;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != axis)
+      toFront.push_back(d);
+  for (int64_t d = 1; d <= axis; ++d)
+    back.push_back(d);
+  back.push_back(0);
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    back.push_back(d);
+  auto permuted = [&](RankedTensorType t) {
+    SmallVector<int64_t> shape;
+    for (int64_t d : toFront)
+      shape.push_back(t.getDimSize(d));
+    return RankedTensorType::get(shape, t.getElementType());
+  };
+  Value src = buffer(in);
+  if (axis > 0) {
+    Value t = alloc(loc, permuted(type));
+    auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{src},
+                                   ValueRange{t});
+    tr->setAttr("perm", b.getDenseI64ArrayAttr(toFront));
+    src = t;
+  }
+  Value out = alloc(loc, axis > 0 ? permuted(result) : result);
+  auto call = rt::KernelOp::create(b, loc, kernel, ValueRange{src},
+                                   ValueRange{out});
+  // The group: the mesh axes of a collective, the axis of a local part.
+  for (StringRef name : {"mesh", "mesh_axes", "axis"})
+    if (Attribute a = op->getAttr(name))
+      call->setAttr(name, a);
+  if (axis == 0)
+    return out;
+  Value restored = alloc(loc, result);
+  auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{out},
+                                 ValueRange{restored});
+  tr->setAttr("perm", b.getDenseI64ArrayAttr(back));
+  return restored;
 }
 
 /// scores = scale·q·kᵀ; the modifier's ops in place; softmax; ·v. The

@@ -420,7 +420,8 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     emitCall(loc, "parc_rt_rotary_full", call);
     return success();
   }
-  if (name == "all_reduce" || name == "all_gather") {
+  if (name == "all_reduce" || name == "all_gather" ||
+      name == "reduce_scatter" || name == "local_chunk") {
     // One mesh axis so far: its group is the world.
     Call world(b.getContext());
     world.value(ctx);
@@ -428,9 +429,12 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
                      b, loc, ptr(opaque("parc_rt_comm_t")), "parc_rt_context_world",
                      b.getArrayAttr(world.args), ArrayAttr(), world.operands)
                      .getResult(0);
+    // Counts per rank: the input's, except that a reduce-scatter and a
+    // local chunk name the block each rank keeps.
+    bool perBlock = name == "reduce_scatter" || name == "local_chunk";
     call.value(comm).value(pointer(ins[0])).value(pointer(outs[0]))
-        .lit(count(ins[0])).text(dtype(ins[0]));
-    if (name == "all_reduce")
+        .lit(count(perBlock ? outs[0] : ins[0])).text(dtype(ins[0]));
+    if (name == "all_reduce" || name == "reduce_scatter")
       call.text("PARC_RT_REDUCE_SUM");
     emitCall(loc, ("parc_rt_" + name).str(), call);
     return success();
