@@ -79,10 +79,12 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
 
     // Sequence parallelism splits every norm's activation and every row
     // output along the sequence: tp must divide it.
+    // One error names the first op that cannot split; the others would
+    // repeat it.
     bool misfit = false;
     auto checkSequence = [&](Operation *op, RankedTensorType t) {
       int64_t d = dist::sequenceDim(t);
-      if (d < 0 || t.getDimSize(d) % tp == 0)
+      if (misfit || d < 0 || t.getDimSize(d) % tp == 0)
         return;
       op->emitError() << dist::nodeOf(op) << ": --tp " << int64_t(tp)
                       << " does not fit this model: "

@@ -93,12 +93,13 @@ void dist::setSharding(Value v, ShardingAttr s) {
 std::string dist::sequenceMisfit(int64_t length, int64_t dim, int64_t tp) {
   std::string works;
   llvm::raw_string_ostream os(works);
-  for (int64_t d = 1; d <= length; ++d)
+  for (int64_t d = 2; d <= length; ++d)
     if (length % d == 0)
       os << (works.empty() ? "" : ", ") << d;
   return (Twine("--sp splits the sequence (dim ") + Twine(dim) + " of size " +
           Twine(length) + ") over --tp " + Twine(tp) +
-          ", which does not divide it (--tp values that would: " + works + ")")
+          ", which does not divide it (--tp values that would: " +
+          (works.empty() ? std::string("none") : works) + ")")
       .str();
 }
 
