@@ -95,3 +95,37 @@ module {
     return %g : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// The runtime reduce-scatters and slices along the leading dim: on dim 1
+// of [2, 4, 8] the value is transposed to [4, 2, 8] first and the rank's
+// [2, 2, 8] block transposed back; on dim 0 it is used as is.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[X:.*]] = rt.input 0
+// CHECK: %[[T:.*]] = rt.input 1
+// CHECK: %[[XT:.*]] = rt.alloc : memref<4x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%[[X]] : memref<2x4x8xf32>) outs(%[[XT]] : memref<4x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "reduce_scatter" ins(%[[XT]] : memref<4x2x8xf32>) outs(%[[S]] : memref<2x2x8xf32>) {mesh = @mesh, mesh_axes = ["tp"]}
+// CHECK: %[[SB:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%[[S]] : memref<2x2x8xf32>) outs(%[[SB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: rt.kernel "transpose"
+// CHECK: %[[P:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "local_chunk" ins(%{{.*}} : memref<4x2x8xf32>) outs(%[[P]] : memref<2x2x8xf32>) {axis = "tp"}
+// CHECK: %[[PB:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%[[P]] : memref<2x2x8xf32>) outs(%[[PB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: rt.kernel "reduce_scatter" ins(%[[T]] : memref<4x8xf32>) outs(%{{.*}} : memref<2x8xf32>)
+// CHECK: rt.kernel "local_chunk" ins(%[[T]] : memref<4x8xf32>) outs(%{{.*}} : memref<2x8xf32>)
+// CHECK: rt.output 0 "output_0", %[[SB]]
+// CHECK: rt.output 1 "output_1", %[[PB]]
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4x8xf32>, %t: tensor<4x8xf32>) -> (tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+    %s = dist.reduce_scatter %x on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+    %p = dist.local_part %x dim = 1 parts = 2 axis = "tp" : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+    %s0 = dist.reduce_scatter %t on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<4x8xf32> -> tensor<2x8xf32>
+    %p0 = dist.local_part %t dim = 0 parts = 2 axis = "tp" : tensor<4x8xf32> -> tensor<2x8xf32>
+    return %s, %p, %s0, %p0 : tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+  }
+}
