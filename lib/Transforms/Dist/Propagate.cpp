@@ -80,10 +80,10 @@ void Propagation::reshard(OpOperand &use, dist::ShardingAttr to) {
   }
   Operation *user = use.getOwner();
   if (explain) {
-    std::string producer = v.getDefiningOp() ? dist::nodeOf(v.getDefiningOp())
-                                             : std::string("a graph input");
-    user->emitRemark() << dist::nodeOf(user) << " reads the result of "
-                       << producer << " (" << dist::describeSharding(from)
+    std::string producer = v.getDefiningOp()
+                               ? "the result of " + dist::nodeOf(v.getDefiningOp())
+                               : std::string("a graph input");
+    user->emitRemark() << dist::nodeOf(user) << " reads " << producer << " (" << dist::describeSharding(from)
                        << ") as " << dist::describeSharding(to) << ": "
                        << dist::describeReshard(from, to);
   }
