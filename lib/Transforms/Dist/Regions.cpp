@@ -180,7 +180,11 @@ FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {
     int64_t n = r.partsOf(col.getResult(), tp);
     if (t.getShape().back() % n)
       return misfit(col, "its " + Twine(t.getShape().back()) +
-                             " output features do not divide by --tp " + Twine(tp));
+                             " output features do not divide by --tp " +
+                             Twine(tp) +
+                             (n == tp ? " (use a tp that divides " +
+                                            Twine(t.getShape().back()) + ")"
+                                      : Twine()));
   }
   return r;
 }
