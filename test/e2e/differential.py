@@ -9,6 +9,9 @@ divisors where the model divides by an input), `parc compile --tp N` +
 
     error = max|parc - ort| / max|ort|     must be <= --rtol (1e-4 for f32)
 
+and, for tp > 1 after a tp 1 run of the same model, the same bound against
+the single-rank parc outputs.
+
 With --sp every tp > 1 also runs with sequence parallelism (`--sp`).
 
 For the dense generated models with tp > 1 the manifest's communication
@@ -267,6 +270,14 @@ def check(name, model_path, spec, args, log, tp, sp=False):
         scale = np.abs(want).max() if want.size else 0.0
         worst_abs = max(worst_abs, err)
         worst_rel = max(worst_rel, err / scale if scale else err)
+        # The ranks together must also compute what one rank does.
+        single = os.path.join(args.work, f"{name}-tp1", "parc", fname)
+        if tp > 1 and os.path.exists(single):
+            one = np.load(single).astype(np.float64)
+            diff = np.abs(got - one).max() if got.size else 0.0
+            if diff > args.rtol * (np.abs(one).max() if one.size else 0.0):
+                raise RuntimeError(f"output {out['name']}: {diff:.3e} from the "
+                                   f"single-rank run")
     return len(manifest["outputs"]), worst_abs, worst_rel, seconds
 
 
