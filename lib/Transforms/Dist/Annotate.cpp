@@ -74,8 +74,10 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
         taken.insert(col);
       regions.push_back(std::move(*r));
     });
-    if (failed(planner.reportMisfits()))
+    if (!planner.misfits.empty()) {
+      (void)planner.reportMisfits(dist::fittingTpHint(main, sp));
       return signalPassFailure();
+    }
 
     // Sequence parallelism splits every norm's activation and every row
     // output along the sequence: tp must divide it.
@@ -86,9 +88,11 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
       int64_t d = dist::sequenceDim(t);
       if (misfit || d < 0 || t.getDimSize(d) % tp == 0)
         return;
-      op->emitError() << dist::nodeOf(op) << ": --tp " << int64_t(tp)
-                      << " does not fit this model: "
-                      << dist::sequenceMisfit(t.getDimSize(d), d, tp);
+      InFlightDiagnostic diag = op->emitError();
+      diag << dist::nodeOf(op) << ": --tp " << int64_t(tp)
+           << " does not fit this model: "
+           << dist::sequenceMisfit(t.getDimSize(d), d, tp);
+      diag.attachNote() << dist::fittingTpHint(main, sp);
       misfit = true;
     };
     SmallVector<Operation *> norms;

@@ -263,7 +263,14 @@ LogicalResult Propagation::run() {
   });
   for (nn::LinearOp row : rows)
     planRegion(row, planner);
-  if (failed(planner.reportMisfits()) || inconsistent)
+  if (!planner.misfits.empty()) {
+    bool sp = llvm::any_of(rows, [](nn::LinearOp row) {
+      return row->hasAttr(dist::kSequenceParallelAttr);
+    });
+    (void)planner.reportMisfits(dist::fittingTpHint(main, sp));
+    return failure();
+  }
+  if (inconsistent)
     return failure();
   for (dist::Region &r : regions)
     applyRegion(r);

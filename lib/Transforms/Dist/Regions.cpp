@@ -160,11 +160,50 @@ LogicalResult dist::Planner::reject(Operation *op, const Twine &why) {
   return failure();
 }
 
-LogicalResult dist::Planner::reportMisfits() {
-  for (auto &[op, why] : misfits)
-    op->emitError() << nodeOf(op) << ": --tp " << tp
-                    << " does not fit this model: " << why;
+LogicalResult dist::Planner::reportMisfits(StringRef hint) {
+  for (auto &[op, why] : misfits) {
+    InFlightDiagnostic diag = op->emitError()
+                              << nodeOf(op) << ": --tp " << tp
+                              << " does not fit this model: " << why;
+    if (!hint.empty())
+      diag.attachNote() << hint;
+  }
   return success(misfits.empty());
+}
+
+std::string dist::fittingTpHint(func::FuncOp main, bool sp) {
+  constexpr int64_t kMaxTp = 64;
+  std::string fits;
+  llvm::raw_string_ostream os(fits);
+  for (int64_t t = 2; t <= kMaxTp; ++t) {
+    // Planning touches no IR: each candidate is a dry run of the rules.
+    Planner planner(t, /*explain=*/false);
+    bool ok = true;
+    main.walk([&](nn::LinearOp row) {
+      FailureOr<dist::Region> r = planner.discover(row);
+      if (succeeded(r))
+        (void)planner.propagate(*r);
+      if (ok && sp && succeeded(r)) {
+        int64_t d = sequenceDim(row.getType());
+        ok = d < 0 || row.getType().getDimSize(d) % t == 0;
+      }
+    });
+    if (sp)
+      main.walk([&](Operation *op) {
+        if (isa<nn::LayerNormOp, nn::RmsNormOp>(op)) {
+          auto x = tensorOf(op->getOperand(0));
+          int64_t d = sequenceDim(x);
+          ok &= d < 0 || x.getDimSize(d) % t == 0;
+        }
+      });
+    if (ok && planner.misfits.empty())
+      os << (fits.empty() ? "" : ", ") << t;
+  }
+  if (fits.empty())
+    return ("no --tp from 2 to " + Twine(kMaxTp) +
+            " fits every region of this model; --tp 1 runs it whole")
+        .str();
+  return "--tp values that fit every region of this model: " + fits;
 }
 
 FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {

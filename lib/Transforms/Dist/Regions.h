@@ -95,8 +95,9 @@ public:
   bool explain = false;
   /// Regions that `tp` does not divide: errors the pass reports.
   llvm::SmallVector<std::pair<mlir::Operation *, std::string>> misfits;
-  /// Reports the misfits as errors; fails if there were any.
-  mlir::LogicalResult reportMisfits();
+  /// Reports the misfits as errors, each with `hint` as a note when given;
+  /// fails if there were any.
+  mlir::LogicalResult reportMisfits(llvm::StringRef hint = {});
 
 private:
   mlir::LogicalResult collect(Region &r);
@@ -129,6 +130,11 @@ std::string describeReshard(ShardingAttr from, ShardingAttr to);
 
 /// Per-result numbers of parts (`dist.parts`), tp where absent.
 int64_t partsOf(mlir::Value v, int64_t tp);
+
+/// What would work, for a misfit's note: the tp values up to 64 for which
+/// every region of `main` (and with `sp` every sequence) splits evenly, by
+/// the same rules.
+std::string fittingTpHint(mlir::func::FuncOp main, bool sp);
 
 /// The tp of the module's @mesh, or 1 without one.
 int64_t meshSize(mlir::ModuleOp module);
