@@ -37,6 +37,9 @@ void parc::buildTensorParallelPipeline(OpPassManager &pm,
   propagate.explain = options.explain;
   pm.addPass(dist::createDistPropagate(propagate));
   pm.addPass(dist::createDistPartition());
+  // A table read by a vocabulary-parallel embedding and a tied LM head is
+  // cut alike for both: one part per rank, not two.
+  pm.addPass(createCSEPass());
   pm.addPass(dist::createDistComm());
 }
 

@@ -20,8 +20,10 @@ all-gather and reduce-scatter (n-1)/n·S, S the whole tensor) must equal
 Megatron's analytic count, computed here from the model's configuration:
 per layer two all-reduces of batch·seq·hidden elements (SP: two all-gathers
 and two reduce-scatters in their place, the same bytes, plus one all-gather
-of the final batch·seq·hidden activation), plus the vocabulary-parallel LM
-head's all-gather of batch·seq·vocab for decoders. Their per-rank weight
+of the final batch·seq·hidden activation), one all-reduce (SP:
+reduce-scatter) of the vocabulary-parallel token embedding's batch·seq·hidden
+lookups, plus the vocabulary-parallel LM head's all-gather of
+batch·seq·vocab for decoders. Their per-rank weight
 bytes must equal shardable/N + replicated, with the shardable bytes summed
 here from the ONNX initializers of the model's linears and the replicated
 bytes those of the single-rank compile less the shardable ones.
@@ -80,9 +82,10 @@ def generated_spec(config_path):
     analytic = weights = None
     if not c.get("experts"):
         # Ring algorithms: what each of the n ranks sends per collective on
-        # a tensor of S bytes. Per layer one all-reduce after attention and
-        # one after the MLP (SP: all-gather + reduce-scatter each); decoders
-        # all-gather the LM head's batch·seq·vocab; SP gathers the final
+        # a tensor of S bytes. The token embedding's lookups are reduced
+        # once; per layer one all-reduce after attention and one after the
+        # MLP (SP: all-gather + reduce-scatter each); decoders all-gather
+        # the LM head's batch·seq·vocab; SP gathers the final
         # batch·seq·hidden activation (before the LM head or the output).
         lm_head = cfg["family"] != "bert"
         def analytic(tp, elem_bytes, sp):
@@ -92,8 +95,11 @@ def generated_spec(config_path):
             gather = scatter = lambda s: (tp - 1) * s // tp
             per_layer = (2 * (gather(act) + scatter(act)) if sp
                          else 2 * all_reduce(act))
-            return (c["layers"] * per_layer + lm_head * gather(logits) +
-                    sp * gather(act))
+            # The vocabulary-parallel token embedding's partial lookups are
+            # all-reduced (SP: reduce-scattered along the sequence).
+            embedding = scatter(act) if sp else all_reduce(act)
+            return (embedding + c["layers"] * per_layer +
+                    lm_head * gather(logits) + sp * gather(act))
         weights = lambda model, tp: shardable_weight_bytes(model, cfg, tp)
     shapes, ints, binary = {}, {}, []
     for name in cfg["inputs"]:
@@ -110,8 +116,6 @@ def generated_spec(config_path):
                        (c["kv_heads"] % tp == 0 or tp % c["kv_heads"] == 0))
     return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
             "weights": weights, "seq": c["seq"],
-            # GPT-2's LM head is the embedding table (f32 bytes).
-            "tied_bytes": 4 * c["vocab"] * c["hidden"] if cfg["family"] == "gpt2" else 0,
             "fits": fits, "why": f"{c['heads']} heads, {c['kv_heads']} kv heads, ffn {c['ffn']}"}
 
 
@@ -126,12 +130,17 @@ ROW_LINEARS = {
 }
 LM_HEADS = {"gpt2": "transformer.wte.weight", "llama": "lm_head.weight",
             "neox": "embed_out.weight"}
+# The token embeddings (vocabulary-parallel: each rank keeps vocab/N rows;
+# GPT-2's is its LM head too, and is kept once).
+EMBEDDINGS = {"gpt2": "transformer.wte.weight",
+              "bert": "bert.embeddings.word_embeddings.weight",
+              "llama": "model.embed_tokens.weight", "neox": "gpt_neox.embed_in.weight"}
 
 
 def shardable_weight_bytes(model_path, cfg, tp):
     """(bytes of the sharded weights, bytes each rank keeps of them), from
     the ONNX initializers: every linear inside a layer (weight, and bias of
-    a column-parallel one) and the LM head. Grouped-query key/value
+    a column-parallel one), the LM head and the token embedding. Grouped-query key/value
     projections with fewer heads than ranks keep 1/kv_heads each."""
     from onnx import numpy_helper
     c, family = cfg["config"], cfg["family"]
@@ -147,7 +156,7 @@ def shardable_weight_bytes(model_path, cfg, tp):
             linear = False  # a row-parallel bias: replicated
         if name.endswith(".attn.bias"):
             linear = False  # GPT-2's causal mask buffer
-        if not linear and name != LM_HEADS.get(family):
+        if not linear and name not in (LM_HEADS.get(family), EMBEDDINGS[family]):
             continue
         parts = tp
         if family == "llama" and module.endswith(("k_proj", "v_proj")):
@@ -246,15 +255,14 @@ def check(name, model_path, spec, args, log, tp, sp=False):
                                f"Megatron's count is {want} B")
     if tp > 1 and spec.get("weights") is not None and args.dtype == "f32":
         # Replicated bytes: the single-rank compile's weights less the
-        # shardable ones (a tied embedding is stored whole for its gather
-        # and, at tp > 1, once more as the LM head's part).
+        # shardable ones.
         single = os.path.join(args.work, f"{name}-tp1", "out", "manifest.json")
         if not os.path.exists(single):
             raise RuntimeError("the weight check needs the tp 1 run (--tp 1 ...)")
         one = json.load(open(single))["ranks"][0]["weight_bytes"]
         total, kept = spec["weights"](model_path, tp)
-        tied = spec.get("tied_bytes", 0)
-        want = one - total + tied + kept
+        # Each rank also keeps its 3 int64 bounds of the embedding's rows.
+        want = one - total + kept + 3 * 8
         for r in manifest["ranks"]:
             if r["weight_bytes"] != want:
                 raise RuntimeError(f"rank {r['rank']} holds {r['weight_bytes']} B of "

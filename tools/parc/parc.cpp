@@ -25,6 +25,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -195,6 +196,7 @@ LogicalResult Compilation::run() {
         })) ||
         failed(runPasses(*module, "dist-partition", [](OpPassManager &pm) {
           pm.addPass(parc::dist::createDistPartition());
+          pm.addPass(createCSEPass());
         })) ||
         failed(runPasses(*module, "dist-comm", [](OpPassManager &pm) {
           pm.addPass(parc::dist::createDistComm());

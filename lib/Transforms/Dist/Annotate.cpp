@@ -138,6 +138,14 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
                         dist::splitSharding(ctx, lin.getType().getRank() - 1));
       lin->setAttr(dist::kHeadAttr, b.getUnitAttr());
     });
+    // The token embedding (vocabulary-parallel in Megatron): each rank looks
+    // up the rows it holds, and the partial sums are reduced.
+    if (nn::GatherOp embedding = dist::vocabularyEmbedding(main, tp)) {
+      dist::setSharding(embedding.getResult(), dist::partialSharding(ctx));
+      embedding->setAttr(dist::kVocabAttr, b.getUnitAttr());
+      if (sp)
+        embedding->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
+    }
     for (Operation *norm : norms)
       dist::setSharding(norm->getResult(0),
                         dist::splitSharding(ctx, dist::sequenceDim(

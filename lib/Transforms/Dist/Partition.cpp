@@ -10,6 +10,7 @@
 #include "Regions.h"
 #include "parc/Transforms/Dist/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "dist-partition"
@@ -52,6 +53,56 @@ void retypeScoreModifier(nn::AttentionOp att) {
   }
 }
 
+/// A vocabulary-parallel lookup on this rank's rows [r·n, (r+1)·n) of the
+/// table: indices are shifted by the rank's first row, those outside its
+/// rows look up row 0, and their rows are zeroed, so that the ranks'
+/// results sum to the whole lookup. The rank's (first row, 0, n) is its part
+/// of one [tp, 3] constant: 3 indices per rank, cut by the weight writer.
+Value partitionEmbedding(OpBuilder &b, nn::GatherOp g, int64_t tp) {
+  Location loc = g.getLoc();
+  auto ids = dist::tensorOf(g.getIndices());
+  auto index = cast<IntegerType>(ids.getElementType());
+  int64_t rows = dist::tensorOf(g.getData()).getDimSize(0); // local already
+  b.setInsertionPoint(g);
+  SmallVector<APInt> bounds;
+  for (int64_t r = 0; r < tp; ++r)
+    for (int64_t v : {r * rows, int64_t(0), rows})
+      bounds.push_back(APInt(index.getWidth(), v));
+  Value all = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({tp, 3}, index), bounds));
+  Value mine = dist::LocalPartOp::create(
+      b, loc, RankedTensorType::get({1, 3}, index), all, b.getI64IntegerAttr(0),
+      b.getI64IntegerAttr(tp), b.getStringAttr(dist::kAxis),
+      DenseI64ArrayAttr(), IntegerAttr());
+  auto bound = [&](int64_t k) -> Value {
+    return nn::SliceOp::create(b, loc, RankedTensorType::get({1, 1}, index),
+                               mine, b.getDenseI64ArrayAttr({0, k}),
+                               b.getDenseI64ArrayAttr({1, 1}));
+  };
+  Value first = bound(0), zero = bound(1), limit = bound(2);
+  Value local = nn::SubOp::create(b, loc, ids, g.getIndices(), first);
+  auto flags = RankedTensorType::get(ids.getShape(), b.getI1Type());
+  Value below = nn::LessOp::create(b, loc, flags, local, zero);
+  Value inside = nn::AndOp::create(
+      b, loc, flags, nn::NotOp::create(b, loc, flags, below),
+      nn::LessOp::create(b, loc, flags, local, limit));
+  g.getIndicesMutable().assign(
+      nn::WhereOp::create(b, loc, ids, inside, local, zero));
+  b.setInsertionPointAfter(g);
+  auto out = g.getType();
+  SmallVector<int64_t> maskShape(ids.getShape());
+  maskShape.push_back(1);
+  Value mask = nn::CastOp::create(
+      b, loc, RankedTensorType::get(ids.getShape(), out.getElementType()), inside);
+  mask = nn::ReshapeOp::create(
+      b, loc, RankedTensorType::get(maskShape, out.getElementType()), mask);
+  Value masked = nn::MulOp::create(b, loc, out, g.getResult(), mask);
+  g.getResult().replaceAllUsesExcept(masked, masked.getDefiningOp());
+  dist::setSharding(masked, dist::partialSharding(b.getContext()));
+  return masked;
+}
+
 struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -68,7 +119,8 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
     main.walk([](Operation *op) {
       for (StringRef a : {dist::kResultShardings, dist::kRegionAttr,
                           dist::kPartsAttr, dist::kBlocksAttr,
-                          dist::kSequenceParallelAttr, dist::kHeadAttr})
+                          dist::kSequenceParallelAttr, dist::kHeadAttr,
+                          dist::kVocabAttr})
         op->removeAttr(a);
     });
   }
@@ -135,6 +187,8 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
           res.setType(localType(dist::tensorOf(res), s, dist::partsOf(res, tp)));
       if (auto att = dyn_cast<nn::AttentionOp>(op))
         retypeScoreModifier(att);
+      if (auto g = dyn_cast<nn::GatherOp>(op); g && g->hasAttr(dist::kVocabAttr))
+        partitionEmbedding(b, g, tp);
       auto lin = dyn_cast<nn::LinearOp>(op);
       dist::ShardingAttr s = lin ? dist::shardingOf(lin.getResult()) : nullptr;
       if (lin && s && s.isPartial() && lin.getBias()) {

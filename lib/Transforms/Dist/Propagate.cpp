@@ -39,6 +39,7 @@ private:
   void planRegion(nn::LinearOp row, dist::Planner &planner);
   void applyRegion(dist::Region &r);
   void applyHead(nn::LinearOp head);
+  void applyEmbedding(nn::GatherOp embedding);
   void propagateSequence();
 
   /// A resharded copy of `v` for `use`'s owner (one per value and layout).
@@ -47,7 +48,8 @@ private:
   dist::ShardOp annotateConstant(OpOperand &use, dist::ShardingAttr to);
   void dropSeeds(Operation *op) {
     for (StringRef a : {dist::kResultShardings, dist::kRegionAttr,
-                        dist::kPartsAttr, dist::kSequenceParallelAttr})
+                        dist::kPartsAttr, dist::kSequenceParallelAttr,
+                        dist::kVocabAttr})
       op->removeAttr(a);
   }
 
@@ -180,6 +182,25 @@ void Propagation::applyRegion(dist::Region &r) {
     sequence.insert(reshards.lookup({row.getResult(), to}));
 }
 
+void Propagation::applyEmbedding(nn::GatherOp embedding) {
+  annotateConstant(embedding.getDataMutable(), dist::splitSharding(ctx, 0));
+  bool sp = embedding->hasAttr(dist::kSequenceParallelAttr);
+  auto type = embedding.getType();
+  dist::ShardingAttr to = sp && dist::sequenceDim(type) >= 0 &&
+                                  type.getDimSize(dist::sequenceDim(type)) % tp == 0
+                              ? dist::splitSharding(ctx, dist::sequenceDim(type))
+                              : dist::ShardingAttr();
+  if (explain)
+    embedding->emitRemark()
+        << dist::nodeOf(embedding) << " is a vocabulary-parallel embedding: each of "
+        << tp << " ranks holds " << dist::tensorOf(embedding.getData()).getDimSize(0) / tp
+        << " rows and looks up only those";
+  for (OpOperand &use : llvm::make_early_inc_range(embedding->getUses()))
+    reshard(use, to);
+  if (to)
+    sequence.insert(reshards.lookup({embedding.getResult(), to}));
+}
+
 void Propagation::applyHead(nn::LinearOp head) {
   annotateConstant(head.getWeightMutable(),
                    dist::splitSharding(ctx, head.getTransposeWeight() ? 0 : 1));
@@ -281,9 +302,17 @@ LogicalResult Propagation::run() {
   });
   for (nn::LinearOp head : outputHeads)
     applyHead(head);
+  SmallVector<nn::GatherOp> embeddings;
+  main.walk([&](nn::GatherOp g) {
+    if (g->hasAttr(dist::kVocabAttr))
+      embeddings.push_back(g);
+  });
+  for (nn::GatherOp g : embeddings)
+    applyEmbedding(g);
   propagateSequence();
   main->setAttr(dist::kRegionsCountAttr,
-                Builder(ctx).getI64IntegerAttr(regions.size() + outputHeads.size()));
+                Builder(ctx).getI64IntegerAttr(regions.size() + outputHeads.size() +
+                                                 embeddings.size()));
   return success();
 }
 

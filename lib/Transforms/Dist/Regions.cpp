@@ -146,6 +146,22 @@ int64_t dist::partsOf(Value v, int64_t tp) {
   return parts[res.getResultNumber()];
 }
 
+nn::GatherOp dist::vocabularyEmbedding(func::FuncOp main, int64_t tp) {
+  nn::GatherOp best;
+  main.walk([&](nn::GatherOp g) {
+    auto table = tensorOf(g.getData());
+    if (g.getAxis() != 0 || table.getRank() != 2 || !isConstant(g.getData()) ||
+        !isa<BlockArgument>(g.getIndices()) ||
+        !isa<FloatType>(table.getElementType()))
+      return;
+    if (!best || table.getDimSize(0) > tensorOf(best.getData()).getDimSize(0))
+      best = g;
+  });
+  if (best && tensorOf(best.getData()).getDimSize(0) % tp)
+    return {};
+  return best;
+}
+
 int64_t dist::meshSize(ModuleOp module) {
   auto mesh = module.lookupSymbol<MeshOp>(kMeshName);
   return mesh ? mesh.getNumRanks() : 1;

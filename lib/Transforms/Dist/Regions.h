@@ -17,6 +17,12 @@
 
 namespace parc::dist {
 
+/// The token embedding Megatron splits by vocabulary: among the gathers of
+/// rows of a constant [vocab, hidden] table by a graph input, the one with
+/// the most rows (token types and positions are smaller), if `tp` divides
+/// them.
+parc::nn::GatherOp vocabularyEmbedding(mlir::func::FuncOp main, int64_t tp);
+
 /// The mesh and its one axis: other branches extend the mesh, not rename it.
 constexpr llvm::StringLiteral kMeshName = "mesh";
 constexpr llvm::StringLiteral kAxis = "tp";
@@ -28,6 +34,7 @@ constexpr llvm::StringLiteral kPartsAttr = "dist.parts";
 constexpr llvm::StringLiteral kBlocksAttr = "dist.blocks";
 constexpr llvm::StringLiteral kSequenceParallelAttr = "dist.sequence_parallel";
 constexpr llvm::StringLiteral kHeadAttr = "dist.output_head";
+constexpr llvm::StringLiteral kVocabAttr = "dist.vocab_parallel";
 constexpr llvm::StringLiteral kRegionsCountAttr = "dist.tp_regions";
 
 inline mlir::RankedTensorType tensorOf(mlir::Value v) {

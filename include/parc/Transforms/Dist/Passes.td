@@ -36,6 +36,9 @@ def DistAnnotate : Pass<"dist-annotate", "::mlir::ModuleOp"> {
       heads (each part is replicated over tp / parts ranks).
     * A linear with constant weights whose only use is a program output (an
       LM head) is vocabulary-parallel: its result is split on its features.
+    * The token embedding (the largest `nn.gather` of rows of a constant
+      [vocab, hidden] table by a graph input) is vocabulary-parallel: its
+      result is seeded `partial = ["tp"]` and marked `dist.vocab_parallel`.
     * With `sp` (Megatron sequence parallelism), every `nn.layer_norm` /
       `nn.rms_norm` over the last dim is seeded split along the sequence
       (the dim before the features), and row linears are marked
@@ -104,8 +107,12 @@ def DistPartition : Pass<"dist-partition", "::mlir::ModuleOp"> {
     part at compile time: blockwise for fused QKV, replicated over ranks for
     grouped-query parts), and every other resharding becomes a
     `dist.reshard` on local types. A row-parallel linear loses its bias,
-    which is added once after the reduction. The sharding annotations are
-    removed: the output is one SPMD rank program with pending reshards.
+    which is added once after the reduction. A vocabulary-parallel lookup
+    reads this rank's rows only: indices are shifted by the rank's first row
+    (its part of a [tp, 3] constant of bounds), indices outside its rows
+    read row 0 and their rows are zeroed, leaving partial sums. The sharding
+    annotations are removed: the output is one SPMD rank program with
+    pending reshards.
   }];
   let dependentDialects = ["::parc::dist::DistDialect"];
 }
