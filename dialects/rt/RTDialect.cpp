@@ -3,14 +3,23 @@
 #include "rt/RTDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace parc::rt;
 
 #include "rt/RTDialect.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "rt/RTTypes.cpp.inc"
+
 void RTDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "rt/RTTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "rt/RTOps.cpp.inc"
@@ -58,6 +67,23 @@ LogicalResult ViewOp::verify() {
 LogicalResult KernelOp::verify() {
   if (getOuts().empty())
     return emitOpError("a kernel writes at least one buffer");
+  return success();
+}
+
+LogicalResult StartOp::verify() {
+  if (getOuts().empty() && getIns().empty())
+    return emitOpError("an asynchronous call moves at least one buffer");
+  if (!getRequest().hasOneUse() || !isa<WaitOp>(*getRequest().getUsers().begin()))
+    return emitOpError("its request must be completed by exactly one rt.wait");
+  return success();
+}
+
+LogicalResult WaitOp::verify() {
+  auto start = getRequest().getDefiningOp<StartOp>();
+  if (!start)
+    return emitOpError("waits for a request that no rt.start made");
+  if (start->getBlock() != (*this)->getBlock() || !start->isBeforeInBlock(*this))
+    return emitOpError("must follow its rt.start in the same block");
   return success();
 }
 

@@ -11,6 +11,9 @@
 
 #include "rt/RTDialect.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "rt/RTTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "rt/RTOps.h.inc"
 

@@ -25,14 +25,28 @@ def RT_Dialect : Dialect {
     by `rt-plan-memory`), `rt.weight` (a tensor of the rank's weight shard),
     `rt.input` (a program input) or `rt.view` (a reshaped alias). Ops that
     compute are `rt.kernel` calls named after runtime entry points;
-    communication ops are added by the distribution passes.
+    communication is a kernel too (blocking), or an `rt.start` / `rt.wait`
+    pair whose `!rt.request` is the event between the two: on cuda the
+    transfer runs on the comm stream and the wait makes the compute stream
+    wait for it; on cpu it is an MPI request progressed between kernels.
   }];
+  let useDefaultTypePrinterParser = 1;
 }
 
 class RT_Op<string mnemonic, list<Trait> traits = []>
     : Op<RT_Dialect, mnemonic, traits>;
 
 def RT_Buffer : MemRefOf<[AnyType]>;
+
+def RT_RequestType : TypeDef<RT_Dialect, "Request"> {
+  let mnemonic = "request";
+  let summary = "an asynchronous runtime call in flight";
+  let description = [{
+    Produced by `rt.start`, consumed by exactly one `rt.wait`. Between the
+    two, the call's input buffers must not be written and its output
+    buffers not read; memory planning keeps both alive until the wait.
+  }];
+}
 
 def RT_AllocOp : RT_Op<"alloc", [Pure]> {
   let summary = "a buffer in the rank's arena";
@@ -131,6 +145,40 @@ def RT_KernelOp : RT_Op<"kernel", [AttrSizedOperandSegments]> {
     /// The kernel parameters: every attribute but the callee and segments.
     llvm::SmallVector<mlir::NamedAttribute> getParams();
   }];
+}
+
+def RT_StartOp : RT_Op<"start", [AttrSizedOperandSegments]> {
+  let summary = "start an asynchronous runtime call";
+  let description = [{
+    Starts the runtime's `callee` (its `parc_rt_<callee>_start` form) on
+    `ins` and `outs` with the remaining attributes as parameters, like
+    `rt.kernel`, and returns the request that `rt.wait` completes.
+
+    ```mlir
+    %r = rt.start "all_reduce" ins(%p : memref<8x16xf32>) outs(%s : memref<8x16xf32>) {mesh = @mesh, mesh_axes = ["tp"]}
+    rt.wait %r
+    ```
+  }];
+  let arguments = (ins StrAttr:$callee, Variadic<RT_Buffer>:$ins,
+                   Variadic<RT_Buffer>:$outs);
+  let results = (outs RT_RequestType:$request);
+  let assemblyFormat = [{
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def RT_WaitOp : RT_Op<"wait"> {
+  let summary = "complete an asynchronous runtime call";
+  let description = [{
+    Blocks (cpu) or orders the compute stream after the call (cuda) until
+    the request's outputs are ready; a call that does not complete within
+    the runtime's timeout aborts every rank.
+  }];
+  let arguments = (ins RT_RequestType:$request);
+  let assemblyFormat = "$request attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // PARC_RT_OPS

@@ -61,6 +61,15 @@ cl::opt<bool> sp("sp",
                  cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
                           "norms and residuals split along the sequence"),
                  cl::sub(compileCmd));
+cl::opt<bool> noOverlap("no-overlap",
+                        cl::desc("Keep every collective blocking where the "
+                                 "partitioner put it (for comparison)"),
+                        cl::sub(compileCmd));
+cl::opt<int64_t> overlapChunks(
+    "overlap-chunks",
+    cl::desc("Pieces a product and its collective are cut into so that "
+             "they overlap (collective matmul; 1 = no cutting)"),
+    cl::init(2), cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
                                "kept replicated, with its ONNX node"),
@@ -210,6 +219,23 @@ LogicalResult Compilation::run() {
              "model (--explain says why)\n";
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
+    if (!noOverlap) {
+      if (overlapChunks < 1)
+        return fail("--overlap-chunks must be at least 1");
+      if (failed(runPasses(*module, "dist-overlap", [](OpPassManager &pm) {
+            parc::dist::DistOverlapOptions options;
+            options.chunks = overlapChunks;
+            pm.addPass(parc::dist::createDistOverlap(options));
+          })))
+        return failure();
+      auto stats = (*module)->getAttrOfType<DictionaryAttr>("dist.overlap");
+      progress(llvm::formatv("overlap: {0} collective matmul(s) cut into {1}, "
+                             "{2} collective(s) started early",
+                             stats.getAs<IntegerAttr>("decomposed").getInt(),
+                             overlapChunks.getValue(),
+                             stats.getAs<IntegerAttr>("early_starts").getInt())
+                   .str());
+    }
   }
   progress("lowering to the rank program and planning memory");
   if (failed(runPasses(*module, "rt", parc::buildLowerToRTPipeline)))
@@ -254,23 +280,25 @@ LogicalResult Compilation::run() {
   int64_t commBytes = 0;
   llvm::StringMap<std::pair<int64_t, int64_t>> perCollective; // count, bytes
   int64_t n = tp;
-  program.walk([&](parc::rt::KernelOp k) {
-    StringRef callee = k.getCallee();
-    auto bytesOf = [](Value v) {
-      auto t = cast<MemRefType>(v.getType());
-      return t.getNumElements() * t.getElementTypeBitWidth() / 8;
-    };
+  program.walk([&](Operation *op) {
+    // Blocking (rt.kernel) or started (rt.start), the same call; its first
+    // operand is this rank's input (S/n of an all-gather's S).
+    auto callee = op->getAttrOfType<StringAttr>("callee");
+    if (!isa<parc::rt::KernelOp, parc::rt::StartOp>(op) || !callee)
+      return;
+    auto t = cast<MemRefType>(op->getOperand(0).getType());
+    int64_t in = t.getNumElements() * t.getElementTypeBitWidth() / 8;
     int64_t sent;
     if (callee == "all_reduce")
-      sent = 2 * (n - 1) * bytesOf(k.getIns()[0]) / n;
+      sent = 2 * (n - 1) * in / n;
     else if (callee == "all_gather")
-      sent = (n - 1) * bytesOf(k.getOuts()[0]) / n;
+      sent = (n - 1) * in;
     else if (callee == "reduce_scatter")
-      sent = (n - 1) * bytesOf(k.getIns()[0]) / n;
+      sent = (n - 1) * in / n;
     else
       return;
     commBytes += sent;
-    auto &entry = perCollective[callee];
+    auto &entry = perCollective[callee.getValue()];
     entry.first += 1;
     entry.second += sent;
   });

@@ -51,6 +51,17 @@ private:
   /// dim: transposes around `kernel` when `axis` is not the leading one.
   Value lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
                           RankedTensorType result, int64_t axis);
+  /// A transposed copy of `buf` (out[i] = in[perm[i]]).
+  Value permuted(Location loc, Value buf, ArrayRef<int64_t> perm);
+  /// Lowers a collective, blocking or started: `ins`/`outs` are what the
+  /// runtime call moves, `finish` turns the outputs into the result buffer
+  /// once they have arrived (after the call, or after its wait).
+  LogicalResult lowerCollective(Operation *op, Value result);
+  /// The runtime gathers along the leading dim, [group, local...]: a
+  /// transpose moves the group next to the gathered dim and a view merges
+  /// the two.
+  Value assembleGather(Location loc, Value stacked, int64_t axis,
+                       RankedTensorType result);
   Value alloc(Location loc, Type tensor) {
     return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
   }
@@ -66,6 +77,8 @@ private:
   OpBuilder &b;
   IRMapping map;
   llvm::StringSet<> names;
+  /// Started collectives: the request and how to finish at the wait.
+  llvm::DenseMap<Value, std::pair<Value, std::function<Value()>>> started;
 };
 
 LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
@@ -155,26 +168,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(part.getResult(), w);
     return success();
   }
-  if (auto reduce = dyn_cast<dist::AllReduceOp>(op)) {
-    Value out = alloc(loc, reduce.getType());
-    auto kernel = rt::KernelOp::create(b, loc, "all_reduce",
-                                       ValueRange{buffer(reduce.getInput())},
-                                       ValueRange{out});
-    for (NamedAttribute attr : op->getAttrDictionary())
-      kernel->setAttr(attr.getName(), attr.getValue());
-    map.map(reduce.getResult(), out);
-    return success();
-  }
-  if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op)) {
-    if (scatter.getSizesAttr() ||
-        scatter.getReduction() != dist::ReductionKind::sum)
-      return op->emitOpError("only even sum reduce-scatters have a runtime "
-                             "kernel");
-    map.map(scatter.getResult(),
-            lowerOnLeadingDim(op, "reduce_scatter", scatter.getInput(),
-                              scatter.getType(), scatter.getScatterAxis()));
-    return success();
-  }
+  if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op);
+      scatter && (scatter.getSizesAttr() ||
+                  scatter.getReduction() != dist::ReductionKind::sum))
+    return op->emitOpError("only even sum reduce-scatters have a runtime "
+                           "kernel");
+  if (auto scatter = dyn_cast<dist::ReduceScatterStartOp>(op);
+      scatter && (scatter.getSizesAttr() ||
+                  scatter.getReduction() != dist::ReductionKind::sum))
+    return op->emitOpError("only even sum reduce-scatters have a runtime "
+                           "kernel");
   if (auto part = dyn_cast<dist::LocalPartOp>(op);
       part && !part.getInput().getDefiningOp<arith::ConstantOp>()) {
     // This rank's slice of a computed value every rank holds whole.
@@ -184,39 +187,17 @@ LogicalResult Lowering::lowerOp(Operation *op) {
                                                 part.getType(), part.getDim()));
     return success();
   }
-  if (auto gather = dyn_cast<dist::AllGatherOp>(op)) {
-    // The runtime gathers along the leading dim: [group, local...]; a
-    // transpose moves the group next to the gathered dim, and a view merges
-    // the two.
-    auto in = cast<RankedTensorType>(gather.getInput().getType());
-    int64_t axis = gather.getGatherAxis();
-    int64_t group = gather.getType().getDimSize(axis) / in.getDimSize(axis);
-    SmallVector<int64_t> stacked{group};
-    llvm::append_range(stacked, in.getShape());
-    auto stackedType = RankedTensorType::get(stacked, in.getElementType());
-    Value all = alloc(loc, stackedType);
-    auto kernel = rt::KernelOp::create(b, loc, "all_gather",
-                                       ValueRange{buffer(gather.getInput())},
-                                       ValueRange{all});
-    kernel->setAttr("mesh", gather.getMeshAttr());
-    kernel->setAttr("mesh_axes", gather.getMeshAxesAttr());
-    if (axis > 0) {
-      SmallVector<int64_t> perm, moved;
-      for (int64_t d = 1; d <= axis; ++d)
-        perm.push_back(d);
-      perm.push_back(0);
-      for (int64_t d = axis + 1; d <= in.getRank(); ++d)
-        perm.push_back(d);
-      for (int64_t p : perm)
-        moved.push_back(stacked[p]);
-      Value t = alloc(loc, RankedTensorType::get(moved, in.getElementType()));
-      auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{all},
-                                     ValueRange{t});
-      tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
-      all = t;
-    }
-    map.map(gather.getResult(),
-            rt::ViewOp::create(b, loc, bufferType(gather.getType()), all));
+  if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
+          dist::AllReduceStartOp, dist::AllGatherStartOp,
+          dist::ReduceScatterStartOp>(op))
+    return lowerCollective(op, op->getResult(0));
+  if (auto wait = dyn_cast<dist::WaitOp>(op)) {
+    auto it = started.find(wait.getAsync());
+    if (it == started.end())
+      return op->emitOpError("waits for a communication that was not lowered");
+    rt::WaitOp::create(b, loc, it->second.first);
+    if (wait->getNumResults())
+      map.map(wait->getResult(0), it->second.second());
     return success();
   }
   if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
@@ -245,48 +226,121 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   return success();
 }
 
-Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
-                                  RankedTensorType result, int64_t axis) {
-  Location loc = op->getLoc();
-  auto type = cast<RankedTensorType>(in.getType());
-  // [.., a, ..] -> [a, ..]: the runtime splits the leading dim into blocks.
+/// The permutation that moves `axis` to the front, and its inverse.
+static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+leadingPerms(int64_t rank, int64_t axis) {
   SmallVector<int64_t> toFront{axis}, back;
-  for (int64_t d = 0; d < type.getRank(); ++d)
+  for (int64_t d = 0; d < rank; ++d)
     if (d != axis)
       toFront.push_back(d);
   for (int64_t d = 1; d <= axis; ++d)
     back.push_back(d);
   back.push_back(0);
-  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+  for (int64_t d = axis + 1; d < rank; ++d)
     back.push_back(d);
-  auto permuted = [&](RankedTensorType t) {
-    SmallVector<int64_t> shape;
-    for (int64_t d : toFront)
-      shape.push_back(t.getDimSize(d));
-    return RankedTensorType::get(shape, t.getElementType());
-  };
-  Value src = buffer(in);
-  if (axis > 0) {
-    Value t = alloc(loc, permuted(type));
-    auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{src},
-                                   ValueRange{t});
-    tr->setAttr("perm", b.getDenseI64ArrayAttr(toFront));
-    src = t;
-  }
-  Value out = alloc(loc, axis > 0 ? permuted(result) : result);
+  return {toFront, back};
+}
+
+Value Lowering::permuted(Location loc, Value buf, ArrayRef<int64_t> perm) {
+  auto t = cast<MemRefType>(buf.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(t.getDimSize(d));
+  Value out = alloc(loc, RankedTensorType::get(shape, t.getElementType()));
+  auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{buf},
+                                 ValueRange{out});
+  tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
+  return out;
+}
+
+Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+                                  RankedTensorType result, int64_t axis) {
+  Location loc = op->getLoc();
+  auto [toFront, back] = leadingPerms(result.getRank(), axis);
+  // [.., a, ..] -> [a, ..]: the runtime splits the leading dim into blocks.
+  Value src = axis > 0 ? permuted(loc, buffer(in), toFront) : buffer(in);
+  SmallVector<int64_t> shape;
+  for (int64_t d : toFront)
+    shape.push_back(result.getDimSize(d));
+  Value out = alloc(loc, RankedTensorType::get(shape, result.getElementType()));
   auto call = rt::KernelOp::create(b, loc, kernel, ValueRange{src},
                                    ValueRange{out});
   // The group: the mesh axes of a collective, the axis of a local part.
   for (StringRef name : {"mesh", "mesh_axes", "axis"})
     if (Attribute a = op->getAttr(name))
       call->setAttr(name, a);
-  if (axis == 0)
-    return out;
-  Value restored = alloc(loc, result);
-  auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{out},
-                                 ValueRange{restored});
-  tr->setAttr("perm", b.getDenseI64ArrayAttr(back));
-  return restored;
+  return axis > 0 ? permuted(loc, out, back) : out;
+}
+
+Value Lowering::assembleGather(Location loc, Value stacked, int64_t axis,
+                               RankedTensorType result) {
+  auto stackedType = cast<MemRefType>(stacked.getType());
+  if (axis > 0) {
+    SmallVector<int64_t> perm, moved;
+    for (int64_t d = 1; d <= axis; ++d)
+      perm.push_back(d);
+    perm.push_back(0);
+    for (int64_t d = axis + 1; d < stackedType.getRank(); ++d)
+      perm.push_back(d);
+    for (int64_t p : perm)
+      moved.push_back(stackedType.getDimSize(p));
+    Value t = alloc(loc, RankedTensorType::get(moved, stackedType.getElementType()));
+    auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{stacked},
+                                   ValueRange{t});
+    tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
+    stacked = t;
+  }
+  return rt::ViewOp::create(b, loc, bufferType(result), stacked);
+}
+
+LogicalResult Lowering::lowerCollective(Operation *op, Value result) {
+  Location loc = op->getLoc();
+  Value input = op->getOperand(0);
+  auto async = dyn_cast<dist::AsyncType>(result.getType());
+  auto type = cast<RankedTensorType>(async ? async.getValueType() : result.getType());
+  StringRef callee = op->getName().stripDialect();
+  callee.consume_back("_start");
+  Value out, src = buffer(input);
+  std::function<Value()> finish;
+  if (callee == "reduce_scatter") {
+    // The runtime scatters blocks of the leading dim: the scatter axis is
+    // moved there before the call and back once the result has arrived.
+    int64_t axis = op->getAttrOfType<IntegerAttr>("scatter_axis").getInt();
+    auto [toFront, back] = leadingPerms(type.getRank(), axis);
+    SmallVector<int64_t> shape;
+    for (int64_t d : toFront)
+      shape.push_back(type.getDimSize(d));
+    if (axis > 0)
+      src = permuted(loc, src, toFront);
+    out = alloc(loc, RankedTensorType::get(shape, type.getElementType()));
+    finish = [=, this, back = back] {
+      return axis > 0 ? permuted(loc, out, back) : out;
+    };
+  } else if (callee == "all_gather") {
+    auto in = cast<RankedTensorType>(input.getType());
+    int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();
+    SmallVector<int64_t> stacked{type.getDimSize(axis) / in.getDimSize(axis)};
+    llvm::append_range(stacked, in.getShape());
+    out = alloc(loc, RankedTensorType::get(stacked, in.getElementType()));
+    finish = [=, this] { return assembleGather(loc, out, axis, type); };
+  } else {
+    out = alloc(loc, type);
+    finish = [out] { return out; };
+  }
+  Operation *call;
+  if (async)
+    call = rt::StartOp::create(b, loc, rt::RequestType::get(b.getContext()),
+                               callee, ValueRange{src}, ValueRange{out});
+  else
+    call = rt::KernelOp::create(b, loc, callee, ValueRange{src},
+                                ValueRange{out});
+  for (NamedAttribute attr : op->getAttrDictionary())
+    call->setAttr(attr.getName(), attr.getValue());
+  if (async)
+    started[result] = {call->getResult(0), finish};
+  else
+    map.map(result, finish());
+  return success();
 }
 
 /// scores = scale·q·kᵀ; the modifier's ops in place; softmax; ·v. The

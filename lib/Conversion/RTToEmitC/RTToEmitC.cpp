@@ -16,6 +16,7 @@
 #include "rt/RTDialect.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -103,6 +104,15 @@ private:
   // --- the forward function -----------------------------------------------
   LogicalResult emitKernel(rt::KernelOp op);
   void emitCall(Location loc, StringRef callee, Call &call);
+  /// Arguments of a collective on `ins`/`outs`, its request last when started.
+  LogicalResult commCall(Operation *op, StringRef name, ValueRange ins,
+                         ValueRange outs, Call &call);
+  void emitStart(rt::StartOp op, Call &call);
+  void emitWait(rt::WaitOp op);
+  /// One poll of every request in flight: MPI progresses a non-blocking
+  /// collective only inside MPI calls, so compute between start and wait
+  /// hides communication only if something drives it.
+  void emitProgress(Location loc);
   Value pointer(Value buffer) { return pointers.lookup(buffer); }
   Call &shape(Call &call, Value buffer) {
     auto t = memrefOf(buffer);
@@ -118,6 +128,9 @@ private:
   Operation *anchor = nullptr; // the forward function
   Value ctx, arena, inputs, weights, outputs;
   llvm::DenseMap<Value, Value> pointers;
+  /// The C variable of each request, and those started but not yet waited.
+  llvm::DenseMap<Value, Value> requests;
+  llvm::SetVector<Value> inFlight;
   llvm::StringMap<std::string> tables;
   int counter = 0;
 };
@@ -422,20 +435,8 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
   }
   if (name == "all_reduce" || name == "all_gather" ||
       name == "reduce_scatter" || name == "local_chunk") {
-    // One mesh axis so far: its group is the world.
-    Call world(b.getContext());
-    world.value(ctx);
-    Value comm = emitc::CallOpaqueOp::create(
-                     b, loc, ptr(opaque("parc_rt_comm_t")), "parc_rt_context_world",
-                     b.getArrayAttr(world.args), ArrayAttr(), world.operands)
-                     .getResult(0);
-    // Counts per rank: the input's, except that a reduce-scatter and a
-    // local chunk name the block each rank keeps.
-    bool perBlock = name == "reduce_scatter" || name == "local_chunk";
-    call.value(comm).value(pointer(ins[0])).value(pointer(outs[0]))
-        .lit(count(perBlock ? outs[0] : ins[0])).text(dtype(ins[0]));
-    if (name == "all_reduce" || name == "reduce_scatter")
-      call.text("PARC_RT_REDUCE_SUM");
+    if (failed(commCall(op, name, ins, outs, call)))
+      return failure();
     emitCall(loc, ("parc_rt_" + name).str(), call);
     return success();
   }
@@ -451,6 +452,61 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     return success();
   }
   return op.emitOpError() << "no runtime kernel named '" << name << "'";
+}
+
+LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
+                                ValueRange outs, Call &call) {
+  if (name != "all_reduce" && name != "all_gather" &&
+      name != "reduce_scatter" && name != "local_chunk")
+    return op->emitOpError() << "no runtime collective named '" << name << "'";
+  Location loc = op->getLoc();
+  // One mesh axis so far: its group is the world.
+  Call world(b.getContext());
+  world.value(ctx);
+  Value comm = emitc::CallOpaqueOp::create(
+                   b, loc, ptr(opaque("parc_rt_comm_t")), "parc_rt_context_world",
+                   b.getArrayAttr(world.args), ArrayAttr(), world.operands)
+                   .getResult(0);
+  // Counts per rank: the input's, except that a reduce-scatter and a local
+  // chunk name the block each rank keeps.
+  bool perBlock = name == "reduce_scatter" || name == "local_chunk";
+  call.value(comm).value(pointer(ins[0])).value(pointer(outs[0]))
+      .lit(memrefOf(perBlock ? outs[0] : ins[0]).getNumElements())
+      .text(dtype(ins[0]));
+  if (name == "all_reduce" || name == "reduce_scatter")
+    call.text("PARC_RT_REDUCE_SUM");
+  return success();
+}
+
+void Emitter::emitStart(rt::StartOp op, Call &call) {
+  Location loc = op.getLoc();
+  Type request = ptr(opaque("parc_rt_request_t"));
+  Value var = emitc::VariableOp::create(b, loc, emitc::LValueType::get(request),
+                                        emitc::OpaqueAttr::get(b.getContext(), "nullptr"));
+  Value address = emitc::ApplyOp::create(b, loc, ptr(request), "&", var);
+  call.value(address);
+  emitCall(loc, ("parc_rt_" + op.getCallee() + "_start").str(), call);
+  requests[op.getRequest()] = var;
+  inFlight.insert(op.getRequest());
+}
+
+void Emitter::emitWait(rt::WaitOp op) {
+  Location loc = op.getLoc();
+  Value var = requests.lookup(op.getRequest());
+  Call call(b.getContext());
+  call.value(emitc::LoadOp::create(b, loc, ptr(opaque("parc_rt_request_t")), var));
+  emitCall(loc, "parc_rt_wait", call);
+  inFlight.remove(op.getRequest());
+}
+
+void Emitter::emitProgress(Location loc) {
+  for (Value request : inFlight) {
+    Call call(b.getContext());
+    call.value(emitc::LoadOp::create(b, loc, ptr(opaque("parc_rt_request_t")),
+                                     requests.lookup(request)))
+        .text("nullptr");
+    emitCall(loc, "parc_rt_test", call);
+  }
 }
 
 LogicalResult Emitter::run(func::FuncOp program) {
@@ -531,6 +587,15 @@ LogicalResult Emitter::run(func::FuncOp program) {
     } else if (auto kernel = dyn_cast<rt::KernelOp>(op)) {
       if (failed(emitKernel(kernel)))
         return failure();
+      emitProgress(loc);
+    } else if (auto start = dyn_cast<rt::StartOp>(op)) {
+      Call call(context);
+      if (failed(commCall(start, start.getCallee(), start.getIns(),
+                          start.getOuts(), call)))
+        return failure();
+      emitStart(start, call);
+    } else if (auto wait = dyn_cast<rt::WaitOp>(op)) {
+      emitWait(wait);
     } else {
       return op.emitOpError("cannot be emitted as C++");
     }

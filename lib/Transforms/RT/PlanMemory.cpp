@@ -57,6 +57,9 @@ struct RTPlanMemoryPass
     std::function<void(Value, size_t)> extend = [&](Value v, size_t s) {
       for (Operation *user : v.getUsers()) {
         int64_t at = isa<OutputOp>(user) ? n : index[user];
+        // An asynchronous call reads and writes its buffers until its wait.
+        if (auto start = dyn_cast<StartOp>(user))
+          at = index[*start.getRequest().getUsers().begin()];
         intervals[s].last = std::max(intervals[s].last, at);
         if (auto view = dyn_cast<ViewOp>(user))
           extend(view.getResult(), s);

@@ -255,8 +255,16 @@ parc_rt_status_t parc_rt_wait(parc_rt_request_t *request);
  * releasing them all. NULL entries are skipped. */
 parc_rt_status_t parc_rt_wait_all(int64_t count,
                                   parc_rt_request_t *const *requests);
-/* Non-blocking check; *out_done = 1 when parc_rt_wait would not block. */
+/* Non-blocking check; *out_done = 1 when parc_rt_wait would not block.
+ * out_done may be NULL: generated programs call this between kernels only
+ * to progress communication that MPI advances inside its calls. */
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done);
+/* Cumulative seconds of this context's completed communication: *total from
+ * each start to its completion (as observed by a poll), *exposed of that
+ * spent blocked in a wait; total - exposed was hidden behind compute.
+ * The cuda backend returns PARC_RT_UNSUPPORTED. */
+parc_rt_status_t parc_rt_comm_time(const parc_rt_context_t *ctx,
+                                   double *out_total_s, double *out_exposed_s);
 
 /*===----------------------------------------------------------------------===
  * Memory

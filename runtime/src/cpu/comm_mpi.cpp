@@ -46,6 +46,9 @@ struct parc_rt_request_t {
   std::string what; // "all_reduce(sum, 1024 x f32)", for messages
   int commSize = 0;
   bool completed = false;
+  // Entering the start call, leaving it, completion as observed by a poll.
+  double startedAt = 0, issuedAt = 0, completedAt = 0;
+  bool blocking = false; // a blocking call: nothing ran beside it
   parc_rt_status_t result = PARC_RT_OK; // once completed
   // recv: the message must hold exactly this many elements.
   bool checkCount = false;
@@ -65,6 +68,8 @@ struct parc_rt_context_t {
   // Requests abandoned by a timed-out wait: MPI cannot cancel collectives,
   // so they stay here until finalize drains them.
   std::vector<std::unique_ptr<parc_rt_request_t>> orphans;
+  // Seconds from starts to completions, and of them blocked in waits.
+  double commSeconds = 0, exposedSeconds = 0;
 };
 
 namespace {
@@ -207,6 +212,7 @@ std::unique_ptr<parc_rt_request_t> newRequest(parc_rt_comm_t *comm,
   r->ctx = comm->ctx;
   r->what = std::move(what);
   r->commSize = comm->size;
+  r->startedAt = now();
   return r;
 }
 
@@ -215,6 +221,7 @@ parc_rt_status_t started(int rc, std::unique_ptr<parc_rt_request_t> r,
                          parc_rt_request_t **out) {
   if (rc != MPI_SUCCESS)
     return mpiFail(PARC_RT_COMM_ERROR, rc, r->what.c_str());
+  r->issuedAt = now();
   *out = r.release();
   return PARC_RT_OK;
 }
@@ -222,6 +229,7 @@ parc_rt_status_t started(int rc, std::unique_ptr<parc_rt_request_t> r,
 /// Records the outcome of a request MPI reports complete.
 void complete(parc_rt_request_t *r, int rc, const MPI_Status &status) {
   r->completed = true;
+  r->completedAt = now();
   if (rc != MPI_SUCCESS) {
     r->result = mpiFail(PARC_RT_COMM_ERROR, rc, r->what.c_str());
     return;
@@ -275,7 +283,8 @@ bool pollUntil(parc_rt_request_t *r, double deadline) {
 parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   std::unique_ptr<parc_rt_request_t> r(raw);
   parc_rt_context_t *ctx = r->ctx;
-  if (!pollUntil(r.get(), now() + ctx->timeoutSeconds)) {
+  const double entered = now();
+  if (!pollUntil(r.get(), entered + ctx->timeoutSeconds)) {
     parc_rt_status_t s = fail(
         PARC_RT_TIMEOUT,
         "%s on a communicator of %d ranks timed out after %g s at world rank "
@@ -285,6 +294,12 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
     ctx->orphans.push_back(std::move(r));
     return s;
   }
+  ctx->commSeconds += r->completedAt - r->startedAt;
+  // Time inside the start call (MPI may do the whole transfer there) and
+  // blocked in the wait is what compute did not hide.
+  ctx->exposedSeconds += r->blocking ? r->completedAt - r->startedAt
+                                     : (r->issuedAt - r->startedAt) +
+                                           std::max(0.0, r->completedAt - entered);
   return r->result;
 }
 
@@ -292,6 +307,7 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
 template <typename Start> parc_rt_status_t blocking(Start &&start) {
   parc_rt_request_t *r = nullptr;
   PARC_RT_RETURN_IF_ERROR(start(&r));
+  r->blocking = true;
   return waitOne(r);
 }
 
@@ -758,9 +774,20 @@ parc_rt_status_t parc_rt_wait_all(int64_t count,
 }
 
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done) {
-  if (!request || !out_done)
-    return fail(PARC_RT_INVALID_ARGUMENT, "test: request or out_done is null");
-  *out_done = poll(request) ? 1 : 0;
+  if (!request)
+    return fail(PARC_RT_INVALID_ARGUMENT, "test: request is null");
+  const bool done = poll(request);
+  if (out_done)
+    *out_done = done ? 1 : 0;
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_comm_time(const parc_rt_context_t *ctx,
+                                   double *out_total_s, double *out_exposed_s) {
+  if (!ctx || !out_total_s || !out_exposed_s)
+    return fail(PARC_RT_INVALID_ARGUMENT, "comm_time: null argument");
+  *out_total_s = ctx->commSeconds;
+  *out_exposed_s = ctx->exposedSeconds;
   return PARC_RT_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "dtype_traits.h"
 #include "fastmath.h"
 #include "shape.h"
+#include "simd.h"
 
 #include <cstring>
 #include <type_traits>
@@ -41,13 +42,8 @@ parc_rt_status_t unaryLoop(const void *x, void *y, int64_t n, F f) {
   const S *in = static_cast<const S *>(x);
   S *out = static_cast<S *>(y);
   parallelRanges(n, kGrain, [&](int64_t begin, int64_t end) {
-    // Local copies: through the captures, every store could alias the
-    // pointers themselves and the loop would not vectorise.
-    const S *src = in;
-    S *dst = out;
-    auto op = f;
-    for (int64_t i = begin; i < end; ++i)
-      dst[i] = Tr::store(op(Tr::load(src[i])));
+    mapLoop(in + begin, out + begin, end - begin,
+            [f](S v) { return Tr::store(f(Tr::load(v))); });
   });
   return PARC_RT_OK;
 }
@@ -150,23 +146,7 @@ template <typename S, typename O, typename F>
 void binaryLoop(const LoopNest<3> &loop, const S *a, const S *b, O *out, F f) {
   const int64_t sa = loop.innerStride(1), sb = loop.innerStride(2);
   loop.run([&](const std::array<int64_t, 3> &off, int64_t n) {
-    O *o = out + off[0];
-    const S *pa = a + off[1], *pb = b + off[2];
-    if (sa == 1 && sb == 1) {
-      for (int64_t i = 0; i < n; ++i)
-        o[i] = f(pa[i], pb[i]);
-    } else if (sa == 1 && sb == 0) {
-      const S vb = *pb;
-      for (int64_t i = 0; i < n; ++i)
-        o[i] = f(pa[i], vb);
-    } else if (sa == 0 && sb == 1) {
-      const S va = *pa;
-      for (int64_t i = 0; i < n; ++i)
-        o[i] = f(va, pb[i]);
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        o[i] = f(pa[i * sa], pb[i * sb]);
-    }
+    zipLoop(a + off[1], sa, b + off[2], sb, out + off[0], n, f);
   });
 }
 

@@ -9,6 +9,7 @@
 #include "dtype_traits.h"
 #include "fastmath.h"
 #include "shape.h"
+#include "simd.h"
 
 #include <vector>
 
@@ -51,11 +52,12 @@ void softmaxRows(const AxisView &v, const void *xv, void *yv) {
                      C mx = -std::numeric_limits<C>::infinity();
                      for (int64_t i = 0; i < n; ++i)
                        mx = std::max(mx, Tr::load(xr[i]));
+                     mapLoop(xr, e.data(), n, [mx](S v) {
+                       return vexp(Tr::load(v) - mx);
+                     });
                      double sum = 0;
-                     for (int64_t i = 0; i < n; ++i) {
-                       e[i] = vexp(Tr::load(xr[i]) - mx);
+                     for (int64_t i = 0; i < n; ++i)
                        sum += e[i];
-                     }
                      if constexpr (Log) {
                        const C shift = mx + C(std::log(sum));
                        for (int64_t i = 0; i < n; ++i)

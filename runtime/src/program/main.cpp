@@ -152,6 +152,26 @@ struct Profile {
   }
 };
 
+/// Communication seconds of the forward passes (backends that time it).
+struct CommTime {
+  double total = 0, exposed = 0;
+  CommTime operator-(const CommTime &o) const {
+    return {total - o.total, exposed - o.exposed};
+  }
+  CommTime &operator+=(const CommTime &o) {
+    total += o.total;
+    exposed += o.exposed;
+    return *this;
+  }
+};
+
+CommTime commTime(parc_rt_context_t *ctx) {
+  CommTime t;
+  if (parc_rt_comm_time(ctx, &t.total, &t.exposed) != PARC_RT_OK)
+    return {};
+  return t;
+}
+
 Profile &profile() {
   static Profile p;
   return p;
@@ -293,6 +313,7 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   std::vector<void *> outputSlots(p->num_outputs);
   parc_rt_comm_t *world = parc_rt_context_world(ctx);
   std::vector<double> times;
+  CommTime comm;
   if (const char *env = std::getenv("PARC_RT_PROFILE"))
     profile().enabled = *env && std::strcmp(env, "0") != 0;
   for (long run = 0; run < o.warmup + o.repeat; ++run) {
@@ -301,9 +322,12 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     auto start = std::chrono::steady_clock::now();
     if (run >= o.warmup)
       profile().start();
+    CommTime before = commTime(ctx);
     p->forward(ctx, parc_rt_arena_base(arena), inputSlots.data(),
                weightSlots.data(), outputSlots.data());
     profile().stop();
+    if (run >= o.warmup)
+      comm += commTime(ctx) - before;
     // Device kernels run asynchronously: the pass ends when they have.
     parc_rt_check(ctx, deviceSynchronize(), "<forward>");
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
@@ -318,6 +342,11 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                 times.front(), times[times.size() / 2], o.repeat, o.warmup,
                 parc_rt_context_size(ctx));
   }
+  if (rank == 0 && comm.total > 0)
+    std::printf("parc: communication %.4f ms per forward on rank 0, %.1f%% of "
+                "it hidden behind compute\n",
+                1e3 * comm.total / double(o.repeat),
+                100.0 * (comm.total - comm.exposed) / comm.total);
   if (rank == 0)
     profile().print();
   if (rank == o.outputRank && !o.outputDir.empty()) {

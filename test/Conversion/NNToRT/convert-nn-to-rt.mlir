@@ -107,7 +107,7 @@ module {
 // CHECK: %[[XT:.*]] = rt.alloc : memref<4x2x8xf32>
 // CHECK: rt.kernel "transpose" ins(%[[X]] : memref<2x4x8xf32>) outs(%[[XT]] : memref<4x2x8xf32>) {perm = array<i64: 1, 0, 2>}
 // CHECK: %[[S:.*]] = rt.alloc : memref<2x2x8xf32>
-// CHECK: rt.kernel "reduce_scatter" ins(%[[XT]] : memref<4x2x8xf32>) outs(%[[S]] : memref<2x2x8xf32>) {mesh = @mesh, mesh_axes = ["tp"]}
+// CHECK: rt.kernel "reduce_scatter" ins(%[[XT]] : memref<4x2x8xf32>) outs(%[[S]] : memref<2x2x8xf32>) {mesh = @mesh, mesh_axes = ["tp"], reduction = 0 : i32, scatter_axis = 1 : i64}
 // CHECK: %[[SB:.*]] = rt.alloc : memref<2x2x8xf32>
 // CHECK: rt.kernel "transpose" ins(%[[S]] : memref<2x2x8xf32>) outs(%[[SB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
 // CHECK: rt.kernel "transpose"
@@ -127,5 +127,32 @@ module {
     %s0 = dist.reduce_scatter %t on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<4x8xf32> -> tensor<2x8xf32>
     %p0 = dist.local_part %t dim = 0 parts = 2 axis = "tp" : tensor<4x8xf32> -> tensor<2x8xf32>
     return %s, %p, %s0, %p0 : tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// Started collectives: rt.start moves the same buffers as the blocking
+// kernel, rt.wait completes it, and what follows the gather (the transpose
+// and the view) happens only after the wait.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x4xf32>
+// CHECK: %[[R:.*]] = rt.start "all_reduce" ins(%{{.*}} : memref<2x4xf32>) outs(%[[S]] : memref<2x4xf32>) {mesh = @mesh, mesh_axes = ["tp"], reduction = 0 : i32}
+// CHECK: rt.kernel "relu"
+// CHECK: rt.wait %[[R]]
+// CHECK: %[[ALL:.*]] = rt.alloc : memref<2x2x4xf32>
+// CHECK: %[[G:.*]] = rt.start "all_gather" ins(%[[S]] : memref<2x4xf32>) outs(%[[ALL]] : memref<2x2x4xf32>)
+// CHECK: rt.wait %[[G]]
+// CHECK: rt.kernel "transpose" ins(%[[ALL]] : memref<2x2x4xf32>)
+// CHECK: rt.view
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<2x4xf32>) {
+    %t = dist.all_reduce_start %x on @mesh mesh_axes = ["tp"] : tensor<2x4xf32> -> !dist.async<tensor<2x4xf32>>
+    %r = nn.relu %x : tensor<2x4xf32>
+    %s = dist.wait %t : !dist.async<tensor<2x4xf32>>
+    %u = dist.all_gather_start %s on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x4xf32> -> !dist.async<tensor<2x8xf32>>
+    %g = dist.wait %u : !dist.async<tensor<2x8xf32>>
+    return %g, %r : tensor<2x8xf32>, tensor<2x4xf32>
   }
 }

@@ -29,3 +29,29 @@ func.func @kernel_without_outputs(%b: memref<4xf32>) {
   "rt.kernel"(%b) <{callee = "relu", operandSegmentSizes = array<i32: 1, 0>}> : (memref<4xf32>) -> ()
   return
 }
+
+// -----
+
+func.func @start_without_wait(%x: memref<8xf32>, %s: memref<8xf32>) {
+  // expected-error @+1 {{its request must be completed by exactly one rt.wait}}
+  %r = rt.start "all_reduce" ins(%x : memref<8xf32>) outs(%s : memref<8xf32>)
+  return
+}
+
+// -----
+
+func.func @wait_twice(%x: memref<8xf32>, %s: memref<8xf32>) {
+  // expected-error @+1 {{its request must be completed by exactly one rt.wait}}
+  %r = rt.start "all_reduce" ins(%x : memref<8xf32>) outs(%s : memref<8xf32>)
+  rt.wait %r
+  rt.wait %r
+  return
+}
+
+// -----
+
+func.func @wait_foreign(%r: !rt.request) {
+  // expected-error @+1 {{waits for a request that no rt.start made}}
+  rt.wait %r
+  return
+}

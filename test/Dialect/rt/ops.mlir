@@ -20,3 +20,19 @@ func.func @program() {
   rt.output 0 "y", %v : memref<6xf32>
   return
 }
+
+// An asynchronous call: the request is the event between start and wait.
+// CHECK-LABEL: func.func @async
+// CHECK: %[[R:.*]] = rt.start "all_reduce" ins(%{{.*}} : memref<8xf32>) outs(%{{.*}} : memref<8xf32>) {mesh = @mesh, mesh_axes = ["tp"]}
+// CHECK: rt.kernel "relu"
+// CHECK: rt.wait %[[R]]
+func.func @async() {
+  %x = rt.input 0 "x" : memref<8xf32>
+  %s = rt.alloc : memref<8xf32>
+  %r = rt.start "all_reduce" ins(%x : memref<8xf32>) outs(%s : memref<8xf32>) {mesh = @mesh, mesh_axes = ["tp"]}
+  %y = rt.alloc : memref<8xf32>
+  rt.kernel "relu" ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+  rt.wait %r
+  rt.output 0 "y", %s : memref<8xf32>
+  return
+}

@@ -44,3 +44,25 @@ func.func @view() {
   rt.output 0 "y", %c : memref<4x4xf32>
   return
 }
+
+// -----
+
+// An asynchronous call keeps its buffers until its wait: %t would reuse
+// the bytes of %a (last read by the start) but must not, since the
+// all-reduce still reads %a while relu writes %t (a [2,8], s [3,end],
+// t [6,9]): three buffers of 64 bytes side by side.
+// CHECK-LABEL: func.func @async()
+// CHECK-SAME: rt.arena_size = 192 : i64
+func.func @async() {
+  %x = rt.input 0 "x" : memref<16xf32>
+  %a = rt.alloc : memref<16xf32>
+  %s = rt.alloc : memref<16xf32>
+  rt.kernel "relu" ins(%x : memref<16xf32>) outs(%a : memref<16xf32>)
+  %r = rt.start "all_reduce" ins(%a : memref<16xf32>) outs(%s : memref<16xf32>) {mesh = @mesh, mesh_axes = ["tp"]}
+  %t = rt.alloc : memref<16xf32>
+  rt.kernel "relu" ins(%x : memref<16xf32>) outs(%t : memref<16xf32>)
+  rt.wait %r
+  rt.kernel "add" ins(%s, %t : memref<16xf32>, memref<16xf32>) outs(%s : memref<16xf32>)
+  rt.output 0 "y", %s : memref<16xf32>
+  return
+}

@@ -121,7 +121,7 @@ def DistComm : Pass<"dist-comm", "::mlir::ModuleOp"> {
   let summary = "every resharding becomes its cheapest collective";
   let description = [{
     Input: the output of `dist-partition`. Each `dist.reshard` becomes:
-    partial → replicated: `dist.all_reduce`; partial → split: 
+    partial → replicated: `dist.all_reduce`; partial → split:
     `dist.reduce_scatter` along the split dim; split → replicated:
     `dist.all_gather` along it; split on one dim → another:
     `dist.all_to_all`; replicated → split: a `dist.local_part` of the value
@@ -129,6 +129,41 @@ def DistComm : Pass<"dist-comm", "::mlir::ModuleOp"> {
     Any other change is an error naming the ONNX node.
   }];
   let dependentDialects = ["::parc::dist::DistDialect"];
+}
+
+def DistOverlap : Pass<"dist-overlap", "::mlir::ModuleOp"> {
+  let summary = "Hide communication behind compute: collective matmul, early starts, late waits";
+  let description = [{
+    Input: a partitioned program (after the tensor-parallel passes) with
+    synchronous `dist` collectives.
+
+    Collective matmul: a row-parallel `nn.linear` whose only use is a
+    `dist.all_reduce` (or a `dist.reduce_scatter` along its rows) is cut into
+    up to `chunks` pieces of rows; piece k's collective is started before
+    piece k+1 is multiplied. A `dist.all_gather` along rows whose users are
+    all `nn.linear`s is cut likewise: piece k+1 is gathered while piece k
+    is multiplied. Static reshapes, slices and concats restore the row
+    order, so results equal the undecomposed program's up to the reduction
+    order inside the collective. A piece keeps at least `min-rows` rows:
+    thinner GEMMs run too far below peak to hide anything.
+
+    Placement: every other all_reduce, all_gather, reduce_scatter and
+    all_to_all becomes its `*_start` right after its operand is defined and
+    a `dist.wait` right before its first use. With `memory-budget` > 0, a
+    collective whose window would put more than that many bytes of
+    collective buffers in flight starts where it was instead.
+
+    The module gets `dist.overlap = {decomposed, early_starts}`.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", "2",
+           "pieces a collective matmul is cut into (1: no decomposition)">,
+    Option<"minRows", "min-rows", "int64_t", "8",
+           "fewest rows of a piece's product">,
+    Option<"memoryBudget", "memory-budget", "int64_t", "0",
+           "bytes of collective buffers allowed in flight (0: unlimited)">
+  ];
+  let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
 }
 
 #endif // PARC_TRANSFORMS_DIST_PASSES
