@@ -156,3 +156,25 @@ module {
     return %g, %r : tensor<2x8xf32>, tensor<2x4xf32>
   }
 }
+
+// -----
+
+// A started reduce-scatter along dim 1: the input is moved to the leading
+// dim before the start, the rank's block moved back only after the wait.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[XT:.*]] = rt.alloc : memref<4x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%{{.*}} : memref<2x4x8xf32>) outs(%[[XT]] : memref<4x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: %[[R:.*]] = rt.start "reduce_scatter" ins(%[[XT]] : memref<4x2x8xf32>) outs(%[[S]] : memref<2x2x8xf32>)
+// CHECK: rt.kernel "relu"
+// CHECK: rt.wait %[[R]]
+// CHECK: rt.kernel "transpose" ins(%[[S]] : memref<2x2x8xf32>) outs(%{{.*}} : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4x8xf32>) -> (tensor<2x2x8xf32>, tensor<2x4x8xf32>) {
+    %t = dist.reduce_scatter_start %x on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<2x4x8xf32> -> !dist.async<tensor<2x2x8xf32>>
+    %r = nn.relu %x : tensor<2x4x8xf32>
+    %s = dist.wait %t : !dist.async<tensor<2x2x8xf32>>
+    return %s, %r : tensor<2x2x8xf32>, tensor<2x4x8xf32>
+  }
+}
