@@ -244,13 +244,19 @@ FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {
   return r;
 }
 
+/// nn.reduce_* over `axes` (keepdims defaults to true).
+static bool isReduction(Operation *op) {
+  return isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::ReduceMaxOp,
+             nn::ReduceMinOp, nn::ReduceProdOp>(op);
+}
+
 SmallVector<unsigned> dist::regionOperands(Operation *op) {
   if (isa<nn::AttentionOp>(op))
     return {0, 1, 2};
   if (isa<nn::ConcatOp>(op))
     return llvm::to_vector(llvm::seq<unsigned>(0, op->getNumOperands()));
   if (isa<nn::RotaryOp, nn::ReshapeOp, nn::TransposeOp, nn::SplitOp,
-          nn::SliceOp, nn::CastOp>(op) ||
+          nn::SliceOp, nn::CastOp, nn::SoftmaxOp>(op) || isReduction(op) ||
       (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1))
     return {0};
   if (isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp, nn::WhereOp>(op)) {
@@ -480,6 +486,26 @@ LogicalResult dist::Planner::propagate(dist::Region &r) {
           slice.getType().getDimSize(d) != tensorOf(slice.getInput()).getDimSize(d))
         return reject(op, "it slices the split dim");
       r.split[slice.getResult()] = d;
+    } else if (auto softmax = dyn_cast<nn::SoftmaxOp>(op)) {
+      int64_t d = *at(0), rank = tensorOf(softmax.getInput()).getRank();
+      int64_t axis = softmax.getAxis() < 0 ? softmax.getAxis() + rank
+                                           : softmax.getAxis();
+      if (axis == d)
+        return reject(op, "it normalises along the split dim");
+      r.split[softmax.getResult()] = d;
+    } else if (isReduction(op)) {
+      // Reducing other dims keeps the split; reducing the split dim would
+      // leave partial results that no rule carries on.
+      int64_t d = *at(0), rank = tensorOf(op->getOperand(0)).getRank();
+      auto keep = op->getAttrOfType<BoolAttr>("keepdims");
+      int64_t before = 0;
+      for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef()) {
+        a = a < 0 ? a + rank : a;
+        if (a == d)
+          return reject(op, "it reduces along the split dim");
+        before += a < d;
+      }
+      r.split[op->getResult(0)] = (!keep || keep.getValue()) ? d : d - before;
     } else if (failed(elementwise(r, op))) {
       return failure();
     }
