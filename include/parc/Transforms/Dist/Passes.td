@@ -68,9 +68,10 @@ def DistPropagate : Pass<"dist-propagate", "::mlir::ModuleOp"> {
     rule (elementwise and broadcasting ops align dims from the right;
     reshapes follow the split where the prefix product is kept, which is a
     head split or merge; transposes permute it; attention needs query, key
-    and value split on heads; rotary must not split the rotated dim; splits
-    and slices keep it, or cut a column output blockwise for fused QKV;
-    concats must join along another dim). A region an op cannot carry stays
+    and value split on heads; rotary must not split the rotated dim; softmax
+    and reductions keep it when they run along other dims; splits and
+    slices keep it, or cut a column output blockwise for fused QKV; concats
+    must join along another dim). A region an op cannot carry stays
     replicated (its seeds are removed; with `explain` a remark says which
     node and why); heads that `tp` does not divide are an error.
 
