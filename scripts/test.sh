@@ -73,7 +73,7 @@ counted() {
 counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models --work build/e2e --tp 1 2 4 --sp
 counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
-  --generated build/models --work build/e2e --tp 1 2 --dtype bf16
+  --generated build/models --work build/e2e --tp 1 2 --sp --dtype bf16
 counted overlap /usr/bin/python3 test/e2e/overlap.py --tools build/bin \
   --generated build/models --work build/e2e/overlap
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \

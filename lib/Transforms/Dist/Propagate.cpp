@@ -215,11 +215,14 @@ void Propagation::applyHead(nn::LinearOp head) {
     reshard(use, dist::ShardingAttr());
 }
 
-/// Binary ops that broadcast like ONNX and have a sequence rule.
+/// Elementwise ops with a sequence rule: binary ops that broadcast like
+/// ONNX, and unary ones. Not casts: nn-convert-dtype puts them before the
+/// outputs, whose readers want the whole value anyway, and gathering before
+/// the cast lets them share one all-gather with the other readers.
 bool isBroadcastElementwise(Operation *op) {
   return isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp>(op) ||
          (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1 &&
-          op->getNumResults() == 1);
+          op->getNumResults() == 1 && !isa<nn::CastOp>(op));
 }
 
 void Propagation::propagateSequence() {

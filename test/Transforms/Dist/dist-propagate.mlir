@@ -165,3 +165,24 @@ module {
     return %r : tensor<3x8xf32>
   }
 }
+
+// -----
+
+// Sequence parallelism: a cast (to an output's dtype) has no sequence rule,
+// so it shares the one gather of the norm's output with the other reader.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[N:.*]] = nn.layer_norm {{.*}}dist.result_shardings = [#dist.sharding<@mesh, {{\[\[}}], ["tp"]]>]
+// CHECK: %[[G:.*]] = dist.shard %[[N]] to <@mesh, []> annotate_for_users
+// CHECK-NOT: dist.shard
+// CHECK: nn.cast %[[G]]
+// CHECK: nn.reduce_sum %[[G]]
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4x8xbf16>) -> (tensor<2x4x8xf32>, tensor<2x1x8xbf16>) {
+    %g = arith.constant dense<1.0> : tensor<8xbf16>
+    %n = nn.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-05 : f32, dist.result_shardings = [#dist.sharding<@mesh, [[], ["tp"]]>]} : (tensor<2x4x8xbf16>, tensor<8xbf16>) -> tensor<2x4x8xbf16>
+    %c = nn.cast %n : tensor<2x4x8xbf16> to tensor<2x4x8xf32>
+    %s = nn.reduce_sum %n {axes = array<i64: 1>} : tensor<2x4x8xbf16> -> tensor<2x1x8xbf16>
+    return %c, %s : tensor<2x4x8xf32>, tensor<2x1x8xbf16>
+  }
+}
