@@ -142,7 +142,8 @@ def Dist_LocalPartOp : Dist_Op<"local_part", [Pure]> {
     each chunk is kept by that many consecutive ranks (chunk `c / replicas`):
     grouped-query attention with fewer key/value heads than ranks. No data
     moves: on constants the weight writer cuts each rank's part at compile
-    time.
+    time; on a computed value (sequence parallelism slicing a replicated
+    activation, evenly) each rank copies its chunk at run time.
 
     ```mlir
     %w1 = dist.local_part %w dim = 1 parts = 4 axis = "tp" : tensor<64x256xf32> -> tensor<64x64xf32>
