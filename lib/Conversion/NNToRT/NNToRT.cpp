@@ -246,6 +246,15 @@ Value Lowering::permuted(Location loc, Value buf, ArrayRef<int64_t> perm) {
   SmallVector<int64_t> shape;
   for (int64_t d : perm)
     shape.push_back(t.getDimSize(d));
+  // Moving only dims of size 1 (a batch of one before the sequence) keeps
+  // every element in place: a view, not a copy.
+  SmallVector<int64_t> moved;
+  for (int64_t d : perm)
+    if (t.getDimSize(d) != 1)
+      moved.push_back(d);
+  if (llvm::is_sorted(moved))
+    return rt::ViewOp::create(b, loc, MemRefType::get(shape, t.getElementType()),
+                              buf);
   Value out = alloc(loc, RankedTensorType::get(shape, t.getElementType()));
   auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{buf},
                                  ValueRange{out});
@@ -276,19 +285,13 @@ Value Lowering::assembleGather(Location loc, Value stacked, int64_t axis,
                                RankedTensorType result) {
   auto stackedType = cast<MemRefType>(stacked.getType());
   if (axis > 0) {
-    SmallVector<int64_t> perm, moved;
+    SmallVector<int64_t> perm;
     for (int64_t d = 1; d <= axis; ++d)
       perm.push_back(d);
     perm.push_back(0);
     for (int64_t d = axis + 1; d < stackedType.getRank(); ++d)
       perm.push_back(d);
-    for (int64_t p : perm)
-      moved.push_back(stackedType.getDimSize(p));
-    Value t = alloc(loc, RankedTensorType::get(moved, stackedType.getElementType()));
-    auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{stacked},
-                                   ValueRange{t});
-    tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
-    stacked = t;
+    stacked = permuted(loc, stacked, perm);
   }
   return rt::ViewOp::create(b, loc, bufferType(result), stacked);
 }

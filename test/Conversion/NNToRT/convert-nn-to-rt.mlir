@@ -178,3 +178,22 @@ module {
     return %s, %r : tensor<2x2x8xf32>, tensor<2x4x8xf32>
   }
 }
+
+// -----
+
+// With a batch of one, moving the sequence to the leading dim moves only a
+// dim of size 1: views instead of transposes.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[X:.*]] = rt.input 0
+// CHECK: %[[V:.*]] = rt.view %[[X]] : memref<1x4x8xf32> to memref<4x1x8xf32>
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x1x8xf32>
+// CHECK: rt.kernel "reduce_scatter" ins(%[[V]] : memref<4x1x8xf32>) outs(%[[S]] : memref<2x1x8xf32>)
+// CHECK: %[[B:.*]] = rt.view %[[S]] : memref<2x1x8xf32> to memref<1x2x8xf32>
+// CHECK-NOT: "transpose"
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<1x4x8xf32>) -> tensor<1x2x8xf32> {
+    %s = dist.reduce_scatter %x on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<1x4x8xf32> -> tensor<1x2x8xf32>
+    return %s : tensor<1x2x8xf32>
+  }
+}
