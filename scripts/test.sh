@@ -6,6 +6,7 @@
 #   examples — the example-model generator's own checks
 #   differential — every model through parc (cpu) and onnxruntime, at
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
+#   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   conformance  — ONNX backend node tests with their own expected outputs
 # Ends with the line `N passed, N failed` and exits non-zero on any failure.
 set -uo pipefail
@@ -78,6 +79,11 @@ counted overlap /usr/bin/python3 test/e2e/overlap.py --tools build/bin \
   --generated build/models --work build/e2e/overlap
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
+# Deeper models (4-6 layers) for 4 stages and uneven layouts.
+/usr/bin/python3 examples/models/generate.py --out build/models-deep \
+  --only gpt2_l6 llama_l5 bert_l4 neox_l4 >/dev/null
+counted pipeline /usr/bin/python3 test/e2e/pipeline.py --tools build/bin \
+  --generated build/models --deep build/models-deep --work build/e2e/pipeline
 
 if [ "$skipped" -gt 0 ]; then
   grep -E '^UNSUPPORTED:' "$log/lit.txt" || true

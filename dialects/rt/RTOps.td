@@ -128,7 +128,7 @@ def RT_KernelOp : RT_Op<"kernel", [AttrSizedOperandSegments]> {
   let description = [{
     Calls the runtime's kernel `callee` with `ins` read and `outs` written;
     the remaining attributes are the kernel's parameters (axes, epsilon …),
-    passed through from the nn op.
+    passed through from the nn op. Only a `send` writes nothing.
 
     ```mlir
     rt.kernel "softmax" ins(%s : memref<2x4x8x8xf32>) outs(%p : memref<2x4x8x8xf32>) {axis = 3 : i64}
@@ -137,8 +137,8 @@ def RT_KernelOp : RT_Op<"kernel", [AttrSizedOperandSegments]> {
   let arguments = (ins StrAttr:$callee, Variadic<RT_Buffer>:$ins,
                    Variadic<RT_Buffer>:$outs);
   let assemblyFormat = [{
-    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
-    attr-dict
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)?
+    (`outs` `(` $outs^ `:` type($outs) `)`)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -163,7 +163,7 @@ def RT_StartOp : RT_Op<"start", [AttrSizedOperandSegments]> {
                    Variadic<RT_Buffer>:$outs);
   let results = (outs RT_RequestType:$request);
   let assemblyFormat = [{
-    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? `outs` `(` $outs `:` type($outs) `)`
+    $callee (`ins` `(` $ins^ `:` type($ins) `)`)? (`outs` `(` $outs^ `:` type($outs) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;

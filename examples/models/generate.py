@@ -79,11 +79,28 @@ MODELS = {
                                    **_TINY_MIXTRAL),
 }
 
+# Deeper variants for pipeline parallelism (layer counts that 2 and 4 stages
+# do not divide evenly, batch 4 for 4 micro-batches): written only when
+# named with --only.
+DEEP_MODELS = {
+    "gpt2_l6": ModelConfig("gpt2", seed=1011, layers=6, batch=4),
+    "llama_l5": ModelConfig("llama", seed=1013, layers=5, kv_heads=2, ffn=128,
+                            rotary_dim=16, eps=1e-6, batch=4),
+    "bert_l4": ModelConfig("bert", seed=1012, layers=4, ffn=128, type_vocab=2,
+                           eps=1e-12, batch=4),
+    "neox_l4": ModelConfig("neox", seed=1014, layers=4, rotary_dim=4, batch=4),
+}
+
 # Benchmark shapes: written only when named with --only.
 BENCH_MODELS = {
     "gpt2_small": ModelConfig("gpt2", seed=1007, layers=12, hidden=768,
                               heads=12, kv_heads=12, ffn=3072, vocab=50257,
                               batch=1, seq=128, max_positions=1024),
+    # Pipeline bubble: 8 layers, enough work per layer that the bubble, not
+    # the messages, dominates.
+    "gpt2_pp_bench": ModelConfig("gpt2", seed=1008, layers=8, hidden=256,
+                                 heads=8, kv_heads=8, ffn=1024, vocab=512,
+                                 batch=2, seq=64, max_positions=64),
 }
 
 
@@ -708,10 +725,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--only", nargs="+", action="extend", default=[],
-                        metavar="NAME", choices=list(MODELS) + list(BENCH_MODELS),
+                        metavar="NAME",
+                        choices=list(MODELS) + list(DEEP_MODELS) + list(BENCH_MODELS),
                         help="models to write (default: all test models; "
-                             "benchmark shapes only by name: "
-                             + ", ".join(BENCH_MODELS) + ")")
+                             "deeper pipeline models and benchmark shapes only "
+                             "by name: " + ", ".join(list(DEEP_MODELS) + list(BENCH_MODELS)) + ")")
     parser.add_argument("--opset", type=int, default=14,
                         help="default-domain opset, 13..17 (default 14)")
     args = parser.parse_args(argv)
@@ -719,7 +737,7 @@ def main(argv=None):
         parser.error(f"--opset must be between 13 and 17, got {args.opset}")
     os.makedirs(args.out, exist_ok=True)
     for name in dict.fromkeys(args.only or MODELS):
-        cfg = MODELS.get(name) or BENCH_MODELS[name]
+        cfg = MODELS.get(name) or DEEP_MODELS.get(name) or BENCH_MODELS[name]
         try:
             model, expected = build(name, cfg, args.opset)
         except (checker.ValidationError,

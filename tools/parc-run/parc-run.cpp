@@ -46,10 +46,51 @@ cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
                           cl::init(300));
 cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"), cl::init("mpirun"));
 cl::opt<bool> dryRun("dry-run", cl::desc("Print the mpirun command and exit"));
+cl::opt<int> np("np", cl::desc("Ranks to start; must equal the compiled mesh's world "
+                               "size (default: the manifest's)"),
+                cl::init(0));
+cl::opt<std::string> tracePath("trace",
+                               cl::desc("Write a Chrome trace-event timeline of the "
+                                        "timed runs (one row per rank) to this file"),
+                               cl::value_desc("trace.json"));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "parc-run") << message << "\n";
   return 1;
+}
+
+/// Merges the ranks' PATH.rank<R>.json timelines into PATH and removes them.
+llvm::Error mergeTraces(StringRef path, size_t ranks) {
+  llvm::json::Array events;
+  for (size_t r = 0; r < ranks; ++r) {
+    std::string part = (path + ".rank" + llvm::Twine(r) + ".json").str();
+    auto text = llvm::MemoryBuffer::getFile(part);
+    if (!text)
+      return llvm::createStringError("rank " + std::to_string(r) +
+                                     " wrote no trace '" + part + "'");
+    auto parsed = llvm::json::parse((*text)->getBuffer());
+    if (!parsed)
+      return llvm::createStringError("'" + part + "' is not valid JSON: " +
+                                     llvm::toString(parsed.takeError()));
+    if (auto *obj = parsed->getAsObject())
+      if (auto *list = obj->getArray("traceEvents"))
+        for (auto &e : *list)
+          events.push_back(std::move(e));
+    llvm::sys::fs::remove(part);
+  }
+  std::string tmp = (path + ".tmp").str();
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec)
+      return llvm::createStringError("cannot write '" + tmp + "': " + ec.message());
+    os << llvm::json::Value(llvm::json::Object{{"displayTimeUnit", "ms"},
+                                               {"traceEvents", std::move(events)}})
+       << "\n";
+  }
+  if ((ec = llvm::sys::fs::rename(tmp, path)))
+    return llvm::createStringError("cannot write '" + path + "': " + ec.message());
+  return llvm::Error::success();
 }
 
 /// Converts an ONNX TensorProto file to .npy through the runtime's writer.
@@ -134,6 +175,20 @@ int main(int argc, char **argv) {
   if (!ranks || !programs || ranks->empty())
     return fail("'" + manifestPath + "' lists no ranks or programs");
 
+  // The mesh needs exactly its world size: refuse a different --np here
+  // rather than let mpirun start ranks that wait for peers.
+  int64_t world = manifest->getInteger("world_size").value_or(ranks->size());
+  if (np.getNumOccurrences() && np != world) {
+    std::string mesh;
+    if (auto *m = manifest->getObject("mesh"))
+      if (auto *shape = m->getArray("shape"))
+        for (auto &d : *shape)
+          mesh += (mesh.empty() ? "" : "x") + std::to_string(d.getAsInteger().value_or(0));
+    return fail("--np " + std::to_string(np) + " does not match the compiled mesh: '" +
+                outDir + "' needs " + std::to_string(world) + " ranks" +
+                (mesh.empty() ? "" : " (mesh " + mesh + ")"));
+  }
+
   // Inputs: known names only; .pb files are converted next to a temp dir.
   llvm::StringSet<> known;
   if (auto *ins = manifest->getArray("inputs"))
@@ -176,10 +231,16 @@ int main(int argc, char **argv) {
   std::vector<std::string> args = {*launcher, "--oversubscribe", "--bind-to", "none"};
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
-  args.insert(args.end(), {"-x", "PARC_RT_TIMEOUT_S=" + std::to_string(timeout),
-                           "-x", "PARC_RT_THREADS=" + std::to_string(threads),
-                           "-x", "OMP_NUM_THREADS=" + std::to_string(threads),
-                           "-x", "OPENBLAS_NUM_THREADS=" + std::to_string(threads)});
+  // Open MPI applies -x to the app context it is given in: each gets them.
+  std::vector<std::string> env = {"-x", "PARC_RT_TIMEOUT_S=" + std::to_string(timeout),
+                                  "-x", "PARC_RT_THREADS=" + std::to_string(threads),
+                                  "-x", "OMP_NUM_THREADS=" + std::to_string(threads),
+                                  "-x", "OPENBLAS_NUM_THREADS=" + std::to_string(threads)};
+  llvm::SmallString<256> traceAbs(tracePath);
+  if (!tracePath.empty()) {
+    llvm::sys::fs::make_absolute(traceAbs);
+    env.insert(env.end(), {"-x", "PARC_RT_TRACE=" + traceAbs.str().str()});
+  }
   for (size_t i = 0; i < ranks->size();) {
     StringRef program = *(*ranks)[i].getAsObject()->getString("program");
     size_t j = i;
@@ -193,6 +254,7 @@ int main(int argc, char **argv) {
     llvm::sys::path::append(exe, binary);
     if (i)
       args.push_back(":");
+    args.insert(args.end(), env.begin(), env.end());
     args.insert(args.end(), {"-np", std::to_string(j - i), exe.str().str(),
                              "--weights-dir=" + weightsDir.str().str(),
                              "--repeat=" + std::to_string(repeat),
@@ -218,5 +280,11 @@ int main(int argc, char **argv) {
   if (rc != 0)
     return fail("the run failed (mpirun exit code " + std::to_string(rc) + ")" +
                 (error.empty() ? "" : ": " + error));
+  if (!tracePath.empty()) {
+    if (auto err = mergeTraces(traceAbs, ranks->size()))
+      return fail(llvm::toString(std::move(err)));
+    llvm::errs() << "parc-run: wrote the timeline of " << ranks->size()
+                 << " rank(s) to " << tracePath << " (open it in Perfetto)\n";
+  }
   return 0;
 }

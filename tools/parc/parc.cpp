@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Commands.h"
 #include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Import/Onnx/OnnxImporter.h"
@@ -57,10 +58,6 @@ cl::list<std::string> inputShapes(
     cl::value_desc("name=shape"), cl::sub(compileCmd));
 cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
                     cl::init(1), cl::sub(compileCmd));
-cl::opt<bool> sp("sp",
-                 cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
-                          "norms and residuals split along the sequence"),
-                 cl::sub(compileCmd));
 cl::opt<bool> noOverlap("no-overlap",
                         cl::desc("Keep every collective blocking where the "
                                  "partitioner put it (for comparison)"),
@@ -70,14 +67,41 @@ cl::opt<int64_t> overlapChunks(
     cl::desc("Pieces a product and its collective are cut into so that "
              "they overlap (collective matmul; 1 = no cutting)"),
     cl::init(2), cl::sub(compileCmd));
+cl::opt<bool> sp("sp",
+                 cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
+                          "norms and residuals split along the sequence"),
+                 cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
-                               "kept replicated, with its ONNX node"),
+                               "kept replicated, with its ONNX node, and each "
+                               "pipeline stage's layers and cost"),
                       cl::sub(compileCmd));
 cl::opt<std::string> dumpIR("dump-ir",
                             cl::desc("Write the IR after every stage into this directory"),
                             cl::value_desc("dir"), cl::sub(compileCmd));
 cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd));
+cl::opt<bool> autoPlan("auto", cl::desc("Let the planner choose the parallel plan "
+                                        "(needs --devices and --cluster)"),
+                       cl::sub(compileCmd));
+cl::opt<int64_t> autoDevices("devices", cl::desc("Devices --auto may use"), cl::init(0),
+                             cl::sub(compileCmd));
+cl::opt<std::string> autoCluster("cluster", cl::desc("Cluster preset or JSON file for --auto"),
+                                 cl::sub(compileCmd));
+cl::opt<int64_t> pp("pp", cl::desc("Pipeline stages (each a program on tp ranks)"),
+                    cl::init(1), cl::sub(compileCmd));
+cl::list<int64_t> ppLayout("pp-layout",
+                           cl::desc("Layers per pipeline stage, e.g. 5,6,6,7 "
+                                    "(default: balance the cost model)"),
+                           cl::CommaSeparated, cl::value_desc("n,n,..."),
+                           cl::sub(compileCmd));
+cl::opt<int64_t> ppVirtual("pp-virtual",
+                           cl::desc("Virtual stages per pipeline stage "
+                                    "(interleaved schedule)"),
+                           cl::init(1), cl::sub(compileCmd));
+cl::opt<int64_t> microBatches("micro-batches",
+                              cl::desc("Split the batch (dim 0 of every input) "
+                                       "into this many pipeline micro-batches"),
+                              cl::init(1), cl::sub(compileCmd));
 
 void progress(const Twine &message) {
   if (!quiet)
@@ -114,6 +138,26 @@ public:
   LogicalResult run();
 
 private:
+  /// One distinct rank program: what the manifest says about it.
+  struct ProgramInfo {
+    llvm::json::Object json;
+    llvm::json::Array inputs, outputs;
+    int64_t commBytes = 0, sendBytes = 0;
+    /// Per collective kind: how many, and the bytes each rank sends.
+    llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
+  };
+  /// Lowers, writes the weights of the ranks that run it (stage `stage`),
+  /// emits and builds one program.
+  FailureOr<ProgramInfo> emitProgram(ModuleOp module, StringRef name,
+                                     int64_t stage, int64_t &totalWeightBytes,
+                                     llvm::json::Array &ranks);
+  LogicalResult checkStackedOutputs(func::FuncOp main);
+  /// Binds every input's dim 0 to one micro-batch (--micro-batches).
+  LogicalResult bindMicroBatch(parc::OnnxImportOptions &options);
+  SmallVector<int64_t> layersPerStage;
+  /// The output shapes of the whole batch (with --micro-batches).
+  SmallVector<SmallVector<int64_t>> wholeResults;
+
   LogicalResult dump(ModuleOp module, StringRef stage);
   LogicalResult runPasses(ModuleOp module, StringRef stage,
                           llvm::function_ref<void(OpPassManager &)> build);
@@ -156,6 +200,39 @@ LogicalResult Compilation::runPasses(ModuleOp module, StringRef stage,
   return dump(module, stage);
 }
 
+LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
+  // The whole batch's shapes, as the user bound them, then dim 0 of each
+  // divided by the micro-batch count. The first import gets a context of
+  // its own: a second one into `ctx` would suffix the weights' resource
+  // keys, and so their names.
+  MLIRContext scratch;
+  scratch.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> whole = parc::importOnnxFile(modelPath, &scratch, options);
+  if (!whole)
+    return success(); // the import proper reports why
+  auto main = whole->lookupSymbol<func::FuncOp>("main");
+  for (Type t : main.getResultTypes())
+    wholeResults.push_back(llvm::to_vector(cast<RankedTensorType>(t).getShape()));
+  for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
+    auto t = cast<RankedTensorType>(type);
+    auto nameAttr = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    std::string name = nameAttr ? nameAttr.str() : "input_" + std::to_string(i);
+    if (t.getRank() == 0)
+      return fail(modelPath + ": --micro-batches splits dim 0 of every input, but "
+                  "input '" + name + "' is a scalar");
+    if (t.getDimSize(0) % microBatches)
+      return fail(llvm::formatv("{0}: --micro-batches {1} does not divide the batch "
+                                "of input '{2}' (dim 0 of {3} is {4})",
+                                modelPath, microBatches.getValue(), name, type,
+                                t.getDimSize(0))
+                      .str());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] /= microBatches;
+    options.inputShapes[name] = shape;
+  }
+  return success();
+}
+
 LogicalResult Compilation::run() {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
@@ -165,6 +242,21 @@ LogicalResult Compilation::run() {
   if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
     return fail("--dtype must be f32, bf16 or f16, not '" + dtype + "'");
 
+  if (tp < 1 || pp < 1)
+    return fail("--tp and --pp must be at least 1");
+  if (microBatches < 1)
+    return fail("--micro-batches must be at least 1");
+  if (microBatches > 1 && pp == 1)
+    return fail("--micro-batches needs pipeline stages (--pp 2 or more)");
+  if (!ppLayout.empty() && pp == 1)
+    return fail("--pp-layout needs --pp 2 or more");
+  if (ppVirtual < 1)
+    return fail("--pp-virtual must be at least 1");
+  if (ppVirtual > 1 && pp == 1)
+    return fail("--pp-virtual needs --pp 2 or more");
+  if (microBatches > 1 && failed(bindMicroBatch(options)))
+    return failure();
+
   progress("importing " + modelPath);
   OwningOpRef<ModuleOp> module = parc::importOnnxFile(modelPath, &ctx, options);
   if (!module || failed(dump(*module, "import")))
@@ -173,6 +265,15 @@ LogicalResult Compilation::run() {
   progress("optimizing (fold, fuse)");
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
     return failure();
+  if (autoPlan) {
+    if (tp.getNumOccurrences() || autoDevices < 1 || autoCluster.empty())
+      return fail("--auto needs --devices N and --cluster, and replaces --tp");
+    FailureOr<int64_t> chosen = parc::driver::autoTensorParallel(
+        *module, autoDevices, autoCluster, dtype, quiet);
+    if (failed(chosen))
+      return failure();
+    tp = *chosen;
+  }
   if (dtype != "f32") {
     progress("converting compute to " + dtype);
     if (failed(runPasses(*module, "nn-" + dtype, [](OpPassManager &pm) {
@@ -182,8 +283,6 @@ LogicalResult Compilation::run() {
         })))
       return failure();
   }
-  if (tp < 1)
-    return fail("--tp must be at least 1");
   if (sp && tp == 1)
     return fail("--sp splits the sequence over the --tp ranks: give --tp > 1");
   if (tp > 1) {
@@ -219,35 +318,172 @@ LogicalResult Compilation::run() {
              "model (--explain says why)\n";
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
-    if (!noOverlap) {
-      if (overlapChunks < 1)
-        return fail("--overlap-chunks must be at least 1");
-      if (failed(runPasses(*module, "dist-overlap", [](OpPassManager &pm) {
+  }
+  if (pp > 1) {
+    progress(llvm::formatv("cutting into {0} pipeline stages ({1} virtual each), "
+                           "{2} micro-batch(es)",
+                           pp.getValue(), ppVirtual.getValue(), microBatches.getValue())
+                 .str());
+    if (failed(runPasses(*module, "dist-pp", [](OpPassManager &pm) {
+          parc::dist::DistPipelineOptions options;
+          options.pp = pp;
+          options.layout = llvm::to_vector(ppLayout);
+          options.microBatches = microBatches;
+          options.virtualStages = ppVirtual;
+          options.explain = explain;
+          pm.addPass(parc::dist::createDistPipeline(options));
+        })))
+      return failure();
+    auto main = module->lookupSymbol<func::FuncOp>("main");
+    if (microBatches > 1 && failed(checkStackedOutputs(main)))
+      return failure();
+    layersPerStage = llvm::to_vector(
+        main->getAttrOfType<DenseI64ArrayAttr>("dist.pp_layout").asArrayRef());
+    progress("layers per stage: " +
+             llvm::join(llvm::map_range(layersPerStage,
+                                        [](int64_t n) { return std::to_string(n); }),
+                        ","));
+  }
+
+  if (tp > 1 && !noOverlap && overlapChunks < 1)
+    return fail("--overlap-chunks must be at least 1");
+
+  for (StringRef dir : {"bin", "src", "weights"})
+    if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
+      return fail("cannot create '" + path(dir) + "': " + ec.message());
+  llvm::json::Array programs, ranks, inputs, outputs;
+  int64_t commBytes = 0, sendBytes = 0, totalWeightBytes = 0;
+  llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
+  for (int64_t stage = 0; stage < pp; ++stage) {
+    std::string name = pp > 1 ? "stage" + std::to_string(stage) : "main";
+    OwningOpRef<ModuleOp> program = pp > 1 ? module->clone() : module.release();
+    if (pp > 1 && failed(runPasses(*program, name, [&](OpPassManager &pm) {
+          parc::dist::DistExtractStageOptions options;
+          options.stage = stage;
+          pm.addPass(parc::dist::createDistExtractStage(options));
+        })))
+      return failure();
+    // After the cut: each stage program overlaps its own collectives.
+    if (tp > 1 && !noOverlap) {
+      if (failed(runPasses(*program, "dist-overlap", [](OpPassManager &pm) {
             parc::dist::DistOverlapOptions options;
             options.chunks = overlapChunks;
             pm.addPass(parc::dist::createDistOverlap(options));
           })))
         return failure();
-      auto stats = (*module)->getAttrOfType<DictionaryAttr>("dist.overlap");
-      progress(llvm::formatv("overlap: {0} collective matmul(s) cut into {1}, "
-                             "{2} collective(s) started early",
+      auto stats = (*program)->getAttrOfType<DictionaryAttr>("dist.overlap");
+      progress(llvm::formatv("{0}overlap: {1} collective matmul(s) cut into {2}, "
+                             "{3} collective(s) started early",
+                             pp > 1 ? name + ": " : std::string(),
                              stats.getAs<IntegerAttr>("decomposed").getInt(),
                              overlapChunks.getValue(),
                              stats.getAs<IntegerAttr>("early_starts").getInt())
                    .str());
     }
+    auto info = emitProgram(*program, name, stage, totalWeightBytes, ranks);
+    if (failed(info))
+      return failure();
+    commBytes += info->commBytes;
+    sendBytes += info->sendBytes;
+    for (auto &entry : info->perCollective) {
+      perCollective[entry.getKey()].first += entry.getValue().first;
+      perCollective[entry.getKey()].second += entry.getValue().second;
+    }
+    if (stage == 0)
+      inputs = std::move(info->inputs);
+    if (stage == pp - 1)
+      outputs = std::move(info->outputs);
+    programs.push_back(std::move(info->json));
   }
-  progress("lowering to the rank program and planning memory");
-  if (failed(runPasses(*module, "rt", parc::buildLowerToRTPipeline)))
+
+  const int64_t world = pp * tp;
+  llvm::json::Object mesh{{"axes", llvm::json::Array{}}, {"shape", llvm::json::Array{}}};
+  if (pp > 1)
+    mesh = llvm::json::Object{{"axes", llvm::json::Array{"pp", "tp"}},
+                              {"shape", llvm::json::Array{pp.getValue(), tp.getValue()}}};
+  else if (tp > 1)
+    mesh = llvm::json::Object{{"axes", llvm::json::Array{"tp"}},
+                              {"shape", llvm::json::Array{tp.getValue()}}};
+  llvm::json::Object manifest{
+      {"format", 1},
+      {"model", modelPath},
+      {"target", target},
+      {"dtype", dtype},
+      {"world_size", world},
+      {"mesh", std::move(mesh)},
+      {"programs", std::move(programs)},
+      {"ranks", std::move(ranks)},
+      {"inputs", std::move(inputs)},
+      {"outputs", std::move(outputs)},
+      {"output_rank", (pp - 1) * tp},
+      {"sequence_parallel", bool(sp)},
+      {"comm_bytes_per_forward", commBytes}};
+  llvm::json::Object commJson;
+  for (auto &entry : perCollective)
+    commJson[entry.getKey()] = llvm::json::Object{
+        {"count", entry.getValue().first}, {"bytes", entry.getValue().second}};
+  manifest["comm_per_collective"] = std::move(commJson);
+  if (pp > 1)
+    manifest["pipeline"] = llvm::json::Object{
+        {"stages", pp.getValue()},
+        {"micro_batches", microBatches.getValue()},
+        {"schedule", ppVirtual > 1 ? "interleaved" : "gpipe"},
+        {"virtual_stages", ppVirtual.getValue()},
+        {"layers_per_stage", llvm::json::Array(layersPerStage)},
+        {"send_bytes_per_forward", sendBytes},
+        {"analytic_bubble",
+         double(pp - 1) / double(ppVirtual * microBatches + pp - 1)}};
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path("manifest.json"), ec);
+  if (ec)
+    return fail("cannot write the manifest: " + ec.message());
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
+  progress(llvm::formatv("{0} rank program(s) for {1} rank(s), weights {2} B in all, "
+                         "{3} B sent per tensor-parallel rank in collectives per forward",
+                         pp.getValue(), world, totalWeightBytes, commBytes)
+               .str());
+  return success();
+}
+
+LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
+  // Micro-batches are stacked on dim 0: an output that is not batched there
+  // (a KV cache stacked key/value first) would come back wrong.
+  auto shape = [](ArrayRef<int64_t> dims) {
+    return llvm::join(llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }),
+                      "x");
+  };
+  for (auto [i, type] : llvm::enumerate(main.getResultTypes())) {
+    ArrayRef<int64_t> stacked = cast<RankedTensorType>(type).getShape();
+    if (i < wholeResults.size() && stacked != ArrayRef<int64_t>(wholeResults[i])) {
+      auto name = main.getResultAttrOfType<StringAttr>(i, "onnx.name");
+      return fail(llvm::formatv("{0}: --micro-batches {1}: output '{2}' is {3} for "
+                                "the whole batch but {4} stacked from micro-batches: "
+                                "micro-batching needs the batch on dim 0 of every "
+                                "input and output",
+                                modelPath, microBatches.getValue(),
+                                name ? name.str() : "?",
+                                shape(wholeResults[i]), shape(stacked))
+                      .str());
+    }
+  }
+  return success();
+}
+
+FailureOr<Compilation::ProgramInfo>
+Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
+                         int64_t &totalWeightBytes, llvm::json::Array &ranks) {
+  progress("lowering " + name + " to the rank program and planning memory");
+  if (failed(runPasses(module, name == "main" ? "rt" : ("rt-" + name).str(),
+                       parc::buildLowerToRTPipeline)))
     return failure();
 
-  auto program = module->lookupSymbol<func::FuncOp>("main");
-  llvm::json::Array inputs, outputs;
+  ProgramInfo info;
+  auto program = module.lookupSymbol<func::FuncOp>("main");
   program.walk([&](parc::rt::InputOp op) {
-    inputs.push_back(tensorJson(op.getName(), op.getType()));
+    info.inputs.push_back(tensorJson(op.getName(), op.getType()));
   });
   program.walk([&](parc::rt::OutputOp op) {
-    outputs.push_back(tensorJson(op.getName(), op.getBuffer().getType()));
+    info.outputs.push_back(tensorJson(op.getName(), op.getBuffer().getType()));
   });
   int64_t arena = 0, unplanned = 0;
   if (auto a = program->getAttrOfType<IntegerAttr>("rt.arena_size"))
@@ -255,40 +491,48 @@ LogicalResult Compilation::run() {
   if (auto u = program->getAttrOfType<IntegerAttr>("rt.unplanned_size"))
     unplanned = u.getInt();
 
-  for (StringRef dir : {"bin", "src", "weights"})
-    if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
-      return fail("cannot create '" + path(dir) + "': " + ec.message());
-  progress("writing weights");
-  llvm::json::Array ranks;
-  int64_t totalWeightBytes = 0;
-  for (int64_t rank = 0; rank < tp; ++rank) {
+  // Weight bytes each rank of this program holds (its parts of sharded
+  // weights included).
+  int64_t rankWeightBytes = 0;
+  program.walk([&](parc::rt::WeightOp w) {
+    auto t = cast<MemRefType>(w.getType());
+    rankWeightBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
+  });
+  progress("writing weights of " + name);
+  // Rank = stage·tp + tp index (mesh ["pp", "tp"], row-major).
+  for (int64_t t = 0; t < tp; ++t) {
+    int64_t rank = stage * tp + t;
     std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
-    auto bytes = parc::writeWeights(program, llvm::sys::path::parent_path(modelPath),
-                                    path(file), [&](StringRef) { return rank; });
+    auto bytes = parc::writeWeights(
+        program, llvm::sys::path::parent_path(modelPath), path(file),
+        [&](StringRef axis) { return axis == "pp" ? stage : t; });
     if (failed(bytes))
       return failure();
     totalWeightBytes += *bytes;
     ranks.push_back(llvm::json::Object{{"rank", rank},
-                                       {"program", "main"},
+                                       {"program", name.str()},
                                        {"weights", file},
+                                       {"weight_bytes", rankWeightBytes},
                                        {"weight_file_bytes", *bytes}});
   }
-  // Bytes each rank sends in one forward pass under ring algorithms, S the
-  // whole tensor's bytes and n the group: all-reduce 2(n-1)/n·S, all-gather
-  // and reduce-scatter (n-1)/n·S each. Sequence parallelism's all-gather +
-  // reduce-scatter pair thus costs what tensor parallelism's all-reduce does.
-  int64_t commBytes = 0;
-  llvm::StringMap<std::pair<int64_t, int64_t>> perCollective; // count, bytes
+  // Bytes each rank sends in one forward pass: to other stages, and in
+  // tensor-parallel collectives under ring algorithms, S the whole tensor's
+  // bytes and n the group: all-reduce 2(n-1)/n·S, all-gather and
+  // reduce-scatter (n-1)/n·S each, so sequence parallelism's all-gather +
+  // reduce-scatter pair costs what the all-reduce does. Blocking (rt.kernel)
+  // or started (rt.start) alike; the first operand is this rank's input.
   int64_t n = tp;
   program.walk([&](Operation *op) {
-    // Blocking (rt.kernel) or started (rt.start), the same call; its first
-    // operand is this rank's input (S/n of an all-gather's S).
     auto callee = op->getAttrOfType<StringAttr>("callee");
     if (!isa<parc::rt::KernelOp, parc::rt::StartOp>(op) || !callee)
       return;
     auto t = cast<MemRefType>(op->getOperand(0).getType());
     int64_t in = t.getNumElements() * t.getElementTypeBitWidth() / 8;
     int64_t sent;
+    if (callee == "send") {
+      info.sendBytes += in;
+      return;
+    }
     if (callee == "all_reduce")
       sent = 2 * (n - 1) * in / n;
     else if (callee == "all_gather")
@@ -297,69 +541,34 @@ LogicalResult Compilation::run() {
       sent = (n - 1) * in / n;
     else
       return;
-    commBytes += sent;
-    auto &entry = perCollective[callee.getValue()];
+    info.commBytes += sent;
+    auto &entry = info.perCollective[callee.getValue()];
     entry.first += 1;
     entry.second += sent;
   });
-  llvm::json::Object commJson;
-  for (auto &entry : perCollective)
-    commJson[entry.getKey()] = llvm::json::Object{
-        {"count", entry.getValue().first}, {"bytes", entry.getValue().second}};
-  // Weight bytes each rank holds (its parts of sharded weights included).
-  int64_t rankWeightBytes = 0;
-  program.walk([&](parc::rt::WeightOp w) {
-    auto t = cast<MemRefType>(w.getType());
-    rankWeightBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
-  });
-  for (llvm::json::Value &r : ranks)
-    (*r.getAsObject())["weight_bytes"] = rankWeightBytes;
 
-  (*module)->setAttr("rt.program", StringAttr::get(&ctx, "main"));
-  if (failed(runPasses(*module, "emitc", [](OpPassManager &pm) {
-        pm.addPass(parc::createConvertRTToEmitC());
-      })))
+  module->setAttr("rt.program", StringAttr::get(&ctx, name));
+  if (failed(runPasses(module, name == "main" ? "emitc" : ("emitc-" + name).str(),
+                       [](OpPassManager &pm) {
+                         pm.addPass(parc::createConvertRTToEmitC());
+                       })))
     return failure();
-  if (failed(parc::writeCpp(*module, path("src/main.cpp"))))
+  std::string source = ("src/" + name + ".cpp").str();
+  std::string binary = ("bin/" + name).str();
+  if (failed(parc::writeCpp(module, path(source))))
     return failure();
-  progress("building bin/main (" + target + ")");
+  progress("building " + binary + " (" + target + ")");
   std::string log;
-  if (failed(parc::buildExecutable(path("src/main.cpp"), path("bin/main"), target, log)))
-    return fail("building the rank program failed:\n" + log);
-
-  llvm::json::Object manifest{
-      {"format", 1},
-      {"model", modelPath},
-      {"target", target},
-      {"dtype", dtype},
-      {"world_size", tp.getValue()},
-      {"mesh", tp > 1 ? llvm::json::Object{{"axes", llvm::json::Array{"tp"}},
-                                           {"shape", llvm::json::Array{tp.getValue()}}}
-                      : llvm::json::Object{{"axes", llvm::json::Array{}},
-                                           {"shape", llvm::json::Array{}}}},
-      {"programs",
-       llvm::json::Array{llvm::json::Object{{"name", "main"},
-                                            {"binary", "bin/main"},
-                                            {"source", "src/main.cpp"},
-                                            {"arena_bytes", arena},
-                                            {"unplanned_bytes", unplanned}}}},
-      {"ranks", std::move(ranks)},
-      {"inputs", std::move(inputs)},
-      {"outputs", std::move(outputs)},
-      {"output_rank", 0},
-      {"sequence_parallel", bool(sp)},
-      {"comm_bytes_per_forward", commBytes},
-      {"comm_per_collective", std::move(commJson)}};
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path("manifest.json"), ec);
-  if (ec)
-    return fail("cannot write the manifest: " + ec.message());
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  progress(llvm::formatv("1 rank program for {0} rank(s), arena {1} B (unplanned "
-                         "{2} B), weights {3} B in all, {4} B sent per rank in collectives per forward",
-                         tp.getValue(), arena, unplanned, totalWeightBytes, commBytes)
-               .str());
-  return success();
+  if (failed(parc::buildExecutable(path(source), path(binary), target, log)))
+    return (void)fail("building the rank program failed:\n" + log), failure();
+  info.json = llvm::json::Object{{"name", name.str()},
+                                 {"binary", binary},
+                                 {"source", source},
+                                 {"arena_bytes", arena},
+                                 {"unplanned_bytes", unplanned},
+                                 {"collective_bytes_per_forward", info.commBytes},
+                                 {"send_bytes_per_forward", info.sendBytes}};
+  return info;
 }
 
 /// Replaces `out` with `staging` as atomically as rename allows.
@@ -413,6 +622,10 @@ int main(int argc, char **argv) {
                               "parc: compiler for partitioned neural networks\n");
   if (compileCmd)
     return compile();
+  if (parc::driver::planSelected())
+    return parc::driver::plan(argv[0]);
+  if (parc::driver::calibrateSelected())
+    return parc::driver::calibrate(argv[0]);
   cl::PrintHelpMessage(/*Hidden=*/false, /*Categorized=*/true);
   return 1;
 }

@@ -47,21 +47,22 @@ public:
 private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerAttention(nn::AttentionOp op);
-  /// A collective on `axis` of `in` that the runtime runs on the leading
-  /// dim: transposes around `kernel` when `axis` is not the leading one.
-  Value lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
-                          RankedTensorType result, int64_t axis);
-  /// A transposed copy of `buf` (out[i] = in[perm[i]]).
-  Value permuted(Location loc, Value buf, ArrayRef<int64_t> perm);
-  /// Lowers a collective, blocking or started: `ins`/`outs` are what the
-  /// runtime call moves, `finish` turns the outputs into the result buffer
+  /// Lowers a collective or a send/recv, blocking or started: `ins` and
+  /// `outs` are what the runtime call moves, and the result buffer exists
   /// once they have arrived (after the call, or after its wait).
-  LogicalResult lowerCollective(Operation *op, Value result);
+  LogicalResult lowerComm(Operation *op);
   /// The runtime gathers along the leading dim, [group, local...]: a
   /// transpose moves the group next to the gathered dim and a view merges
   /// the two.
   Value assembleGather(Location loc, Value stacked, int64_t axis,
                        RankedTensorType result);
+  /// An op on `axis` of `in` that the runtime runs on the leading dim:
+  /// `axis` is moved to the front around `kernel` (a local chunk).
+  Value lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+                          RankedTensorType result, int64_t axis);
+  /// A transposed copy of `buf` (out[i] = in[perm[i]]), or a view when only
+  /// dims of size 1 move.
+  Value permuted(Location loc, Value buf, ArrayRef<int64_t> perm);
   Value alloc(Location loc, Type tensor) {
     return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
   }
@@ -77,7 +78,8 @@ private:
   OpBuilder &b;
   IRMapping map;
   llvm::StringSet<> names;
-  /// Started collectives: the request and how to finish at the wait.
+  /// Started communication: its request, and how to finish at the wait
+  /// (the result buffer; null for a send).
   llvm::DenseMap<Value, std::pair<Value, std::function<Value()>>> started;
 };
 
@@ -168,6 +170,14 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(part.getResult(), w);
     return success();
   }
+  if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
+    // This rank's slice of a computed value every rank holds whole.
+    if (part.getBlocksAttr() || part.getReplicasAttr())
+      return op->emitOpError("a computed value is sliced only evenly");
+    map.map(part.getResult(), lowerOnLeadingDim(op, "local_chunk", part.getInput(),
+                                                part.getType(), part.getDim()));
+    return success();
+  }
   if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op);
       scatter && (scatter.getSizesAttr() ||
                   scatter.getReduction() != dist::ReductionKind::sum))
@@ -178,19 +188,11 @@ LogicalResult Lowering::lowerOp(Operation *op) {
                   scatter.getReduction() != dist::ReductionKind::sum))
     return op->emitOpError("only even sum reduce-scatters have a runtime "
                            "kernel");
-  if (auto part = dyn_cast<dist::LocalPartOp>(op);
-      part && !part.getInput().getDefiningOp<arith::ConstantOp>()) {
-    // This rank's slice of a computed value every rank holds whole.
-    if (part.getBlocksAttr() || part.getReplicasAttr())
-      return op->emitOpError("a computed value is sliced only evenly");
-    map.map(part.getResult(), lowerOnLeadingDim(op, "local_chunk", part.getInput(),
-                                                part.getType(), part.getDim()));
-    return success();
-  }
   if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
           dist::AllReduceStartOp, dist::AllGatherStartOp,
-          dist::ReduceScatterStartOp>(op))
-    return lowerCollective(op, op->getResult(0));
+          dist::ReduceScatterStartOp, dist::SendOp, dist::RecvOp,
+          dist::SendStartOp, dist::RecvStartOp>(op))
+    return lowerComm(op);
   if (auto wait = dyn_cast<dist::WaitOp>(op)) {
     auto it = started.find(wait.getAsync());
     if (it == started.end())
@@ -278,6 +280,8 @@ Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
   for (StringRef name : {"mesh", "mesh_axes", "axis"})
     if (Attribute a = op->getAttr(name))
       call->setAttr(name, a);
+  if (auto one = op->getAttrOfType<StringAttr>("axis"); one && !op->hasAttr("mesh_axes"))
+    call->setAttr("mesh_axes", b.getArrayAttr({one}));
   return axis > 0 ? permuted(loc, out, back) : out;
 }
 
@@ -296,16 +300,22 @@ Value Lowering::assembleGather(Location loc, Value stacked, int64_t axis,
   return rt::ViewOp::create(b, loc, bufferType(result), stacked);
 }
 
-LogicalResult Lowering::lowerCollective(Operation *op, Value result) {
+LogicalResult Lowering::lowerComm(Operation *op) {
   Location loc = op->getLoc();
-  Value input = op->getOperand(0);
-  auto async = dyn_cast<dist::AsyncType>(result.getType());
-  auto type = cast<RankedTensorType>(async ? async.getValueType() : result.getType());
   StringRef callee = op->getName().stripDialect();
-  callee.consume_back("_start");
-  Value out, src = buffer(input);
-  std::function<Value()> finish;
-  if (callee == "reduce_scatter") {
+  bool async = callee.consume_back("_start");
+  Value result = op->getNumResults() ? op->getResult(0) : Value();
+  RankedTensorType type;
+  if (result) {
+    auto async = dyn_cast<dist::AsyncType>(result.getType());
+    type = dyn_cast_or_null<RankedTensorType>(async ? async.getValueType()
+                                                    : result.getType());
+  }
+  SmallVector<Value> ins, outs;
+  std::function<Value()> finish = [] { return Value(); };
+  if (callee == "send") {
+    ins.push_back(buffer(op->getOperand(0)));
+  } else if (callee == "reduce_scatter") {
     // The runtime scatters blocks of the leading dim: the scatter axis is
     // moved there before the call and back once the result has arrived.
     int64_t axis = op->getAttrOfType<IntegerAttr>("scatter_axis").getInt();
@@ -313,36 +323,42 @@ LogicalResult Lowering::lowerCollective(Operation *op, Value result) {
     SmallVector<int64_t> shape;
     for (int64_t d : toFront)
       shape.push_back(type.getDimSize(d));
-    if (axis > 0)
-      src = permuted(loc, src, toFront);
-    out = alloc(loc, RankedTensorType::get(shape, type.getElementType()));
+    Value src = buffer(op->getOperand(0));
+    ins.push_back(axis > 0 ? permuted(loc, src, toFront) : src);
+    Value out = alloc(loc, RankedTensorType::get(shape, type.getElementType()));
+    outs.push_back(out);
     finish = [=, this, back = back] {
       return axis > 0 ? permuted(loc, out, back) : out;
     };
   } else if (callee == "all_gather") {
-    auto in = cast<RankedTensorType>(input.getType());
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();
     SmallVector<int64_t> stacked{type.getDimSize(axis) / in.getDimSize(axis)};
     llvm::append_range(stacked, in.getShape());
-    out = alloc(loc, RankedTensorType::get(stacked, in.getElementType()));
+    Value out = alloc(loc, RankedTensorType::get(stacked, in.getElementType()));
+    ins.push_back(buffer(op->getOperand(0)));
+    outs.push_back(out);
     finish = [=, this] { return assembleGather(loc, out, axis, type); };
   } else {
-    out = alloc(loc, type);
+    // all_reduce, recv: the result is the buffer written.
+    if (op->getNumOperands())
+      ins.push_back(buffer(op->getOperand(0)));
+    Value out = alloc(loc, type);
+    outs.push_back(out);
     finish = [out] { return out; };
   }
   Operation *call;
   if (async)
     call = rt::StartOp::create(b, loc, rt::RequestType::get(b.getContext()),
-                               callee, ValueRange{src}, ValueRange{out});
+                               callee, ins, outs);
   else
-    call = rt::KernelOp::create(b, loc, callee, ValueRange{src},
-                                ValueRange{out});
+    call = rt::KernelOp::create(b, loc, callee, ins, outs);
   for (NamedAttribute attr : op->getAttrDictionary())
     call->setAttr(attr.getName(), attr.getValue());
   if (async)
     started[result] = {call->getResult(0), finish};
-  else
-    map.map(result, finish());
+  else if (Value r = finish())
+    map.map(result, r);
   return success();
 }
 
@@ -391,6 +407,10 @@ struct ConvertNNToRTPass
     for (auto mesh : llvm::make_early_inc_range(module.getOps<dist::MeshOp>())) {
       module->setAttr("rt.mesh", DictionaryAttr::get(&getContext(), mesh->getAttrs()));
       mesh.erase();
+    }
+    if (Attribute pipeline = module->getAttr("dist.pipeline")) {
+      module->setAttr("rt.pipeline", pipeline);
+      module->removeAttr("dist.pipeline");
     }
     OpBuilder b(main);
     auto lowered = func::FuncOp::create(b, main.getLoc(), "main",

@@ -103,8 +103,12 @@ private:
 
   // --- the forward function -----------------------------------------------
   LogicalResult emitKernel(rt::KernelOp op);
-  void emitCall(Location loc, StringRef callee, Call &call);
-  /// Arguments of a collective on `ins`/`outs`, its request last when started.
+  /// `comm` names the communication for the run's trace (empty: compute).
+  void emitCall(Location loc, StringRef callee, Call &call, StringRef comm = "");
+  /// The communicator of the group a collective or send/recv runs in.
+  Value meshComm(Operation *op);
+  /// Arguments of a collective or send/recv on `ins`/`outs` (the request
+  /// is appended by emitStart when it is started).
   LogicalResult commCall(Operation *op, StringRef name, ValueRange ins,
                          ValueRange outs, Call &call);
   void emitStart(rt::StartOp op, Call &call);
@@ -178,7 +182,26 @@ std::string Emitter::descriptors(
   return name.str();
 }
 
-void Emitter::emitCall(Location loc, StringRef callee, Call &call) {
+Value Emitter::meshComm(Operation *op) {
+  // Bit j: mesh axis j is in the group; the runtime split the world along
+  // the mesh at start-up (a group spanning every axis is the world).
+  int64_t mask = 0;
+  auto mesh = module->getAttrOfType<DictionaryAttr>("rt.mesh");
+  auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  if (mesh && axes)
+    if (auto names = mesh.getAs<ArrayAttr>("axes"))
+      for (auto [j, name] : llvm::enumerate(names))
+        if (llvm::is_contained(axes, name))
+          mask |= int64_t(1) << j;
+  Call c(b.getContext());
+  c.value(ctx).lit(mask);
+  return emitc::CallOpaqueOp::create(b, op->getLoc(), ptr(opaque("parc_rt_comm_t")),
+                                     "parc_rt_mesh_comm", b.getArrayAttr(c.args),
+                                     ArrayAttr(), c.operands)
+      .getResult(0);
+}
+
+void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef comm) {
   auto status = emitc::CallOpaqueOp::create(b, loc, opaque("parc_rt_status_t"),
                                             callee, b.getArrayAttr(call.args),
                                             ArrayAttr(), call.operands);
@@ -193,7 +216,10 @@ void Emitter::emitCall(Location loc, StringRef callee, Call &call) {
   });
   Call check(b.getContext());
   check.value(ctx).value(status.getResult(0)).text(quoted(node));
-  emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "parc_rt_check",
+  if (!comm.empty())
+    check.text(quoted(comm));
+  emitc::CallOpaqueOp::create(b, loc, TypeRange{},
+                              comm.empty() ? "parc_rt_check" : "parc_rt_check_comm",
                               b.getArrayAttr(check.args), ArrayAttr(),
                               check.operands);
 }
@@ -433,11 +459,11 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     emitCall(loc, "parc_rt_rotary_full", call);
     return success();
   }
-  if (name == "all_reduce" || name == "all_gather" ||
-      name == "reduce_scatter" || name == "local_chunk") {
+  if (name == "all_reduce" || name == "all_gather" || name == "send" ||
+      name == "recv" || name == "reduce_scatter" || name == "local_chunk") {
     if (failed(commCall(op, name, ins, outs, call)))
       return failure();
-    emitCall(loc, ("parc_rt_" + name).str(), call);
+    emitCall(loc, ("parc_rt_" + name).str(), call, name);
     return success();
   }
   if (name == "attention_scores" || name == "attention_values") {
@@ -456,21 +482,26 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
 
 LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
                                 ValueRange outs, Call &call) {
+  if (name == "send" || name == "recv") {
+    // Pipeline traffic: the peer is a stage, the rank of the same
+    // tensor-parallel index there; messages between two ranks match in
+    // program order (tag 0).
+    Value buf = name == "send" ? ins[0] : outs[0];
+    auto peer = op->getAttrOfType<IntegerAttr>("peer");
+    if (!peer)
+      return op->emitOpError() << "'" << name << "' needs a peer";
+    call.value(meshComm(op)).value(pointer(buf))
+        .lit(memrefOf(buf).getNumElements()).text(dtype(buf))
+        .lit(peer.getInt()).lit(0);
+    return success();
+  }
   if (name != "all_reduce" && name != "all_gather" &&
       name != "reduce_scatter" && name != "local_chunk")
     return op->emitOpError() << "no runtime collective named '" << name << "'";
-  Location loc = op->getLoc();
-  // One mesh axis so far: its group is the world.
-  Call world(b.getContext());
-  world.value(ctx);
-  Value comm = emitc::CallOpaqueOp::create(
-                   b, loc, ptr(opaque("parc_rt_comm_t")), "parc_rt_context_world",
-                   b.getArrayAttr(world.args), ArrayAttr(), world.operands)
-                   .getResult(0);
   // Counts per rank: the input's, except that a reduce-scatter and a local
   // chunk name the block each rank keeps.
   bool perBlock = name == "reduce_scatter" || name == "local_chunk";
-  call.value(comm).value(pointer(ins[0])).value(pointer(outs[0]))
+  call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(outs[0]))
       .lit(memrefOf(perBlock ? outs[0] : ins[0]).getNumElements())
       .text(dtype(ins[0]));
   if (name == "all_reduce" || name == "reduce_scatter")
@@ -485,7 +516,8 @@ void Emitter::emitStart(rt::StartOp op, Call &call) {
                                         emitc::OpaqueAttr::get(b.getContext(), "nullptr"));
   Value address = emitc::ApplyOp::create(b, loc, ptr(request), "&", var);
   call.value(address);
-  emitCall(loc, ("parc_rt_" + op.getCallee() + "_start").str(), call);
+  std::string name = (op.getCallee() + "_start").str();
+  emitCall(loc, "parc_rt_" + name, call, name);
   requests[op.getRequest()] = var;
   inFlight.insert(op.getRequest());
 }
@@ -495,7 +527,10 @@ void Emitter::emitWait(rt::WaitOp op) {
   Value var = requests.lookup(op.getRequest());
   Call call(b.getContext());
   call.value(emitc::LoadOp::create(b, loc, ptr(opaque("parc_rt_request_t")), var));
-  emitCall(loc, "parc_rt_wait", call);
+  // Named after what it waits for: the trace tells a neighbour stage's
+  // data (the pipeline bubble) from a collective inside the stage.
+  auto start = op.getRequest().getDefiningOp<rt::StartOp>();
+  emitCall(loc, "parc_rt_wait", call, (start.getCallee() + "_wait").str());
   inFlight.remove(op.getRequest());
 }
 
@@ -611,6 +646,21 @@ LogicalResult Emitter::run(func::FuncOp program) {
   std::string programName = "main";
   if (auto n = module->getAttrOfType<StringAttr>("rt.program"))
     programName = n.str();
+  // The mesh (the runtime checks the world against it and splits it into
+  // groups) and the pipeline shape (for the bubble it reports).
+  std::string meshInit = ", 0, nullptr";
+  if (auto mesh = module->getAttrOfType<DictionaryAttr>("rt.mesh"))
+    if (auto shape = mesh.getAs<DenseI64ArrayAttr>("shape"))
+      meshInit = ", " + std::to_string(shape.size()) + ", " + table(shape.asArrayRef());
+  std::string pipelineInit = ", 1, 1";
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>("rt.pipeline")) {
+    auto get = [&](StringRef key) {
+      auto v = pipeline.getAs<IntegerAttr>(key);
+      return std::to_string(v ? v.getInt() : 1);
+    };
+    pipelineInit = ", " + get("stages") + ", " + get("micro_batches") + ", " +
+                   get("virtual_stages");
+  }
   anchor = nullptr;
   b.setInsertionPointToEnd(module.getBody());
   emitc::GlobalOp::create(b, module.getLoc(), "parc_program",
@@ -620,7 +670,12 @@ LogicalResult Emitter::run(func::FuncOp program) {
              std::to_string(inputDescs.size()) + ", " + inTable + ", " +
              std::to_string(weightDescs.size()) + ", " + wTable + ", " +
              std::to_string(outputDescs.size()) + ", " + outTable +
-             ", parc_forward}"),
+             ", parc_forward" +
+             // Zero-initialised when absent: no mesh, no pipeline.
+             (meshInit == ", 0, nullptr" && pipelineInit == ", 1, 1"
+                  ? std::string()
+                  : meshInit + pipelineInit) +
+             "}"),
          /*extern=*/false, /*static=*/true, /*const=*/true);
   b.setInsertionPointToEnd(module.getBody());
   auto mainFn = emitc::FuncOp::create(

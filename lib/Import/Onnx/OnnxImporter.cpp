@@ -208,6 +208,11 @@ LogicalResult GraphImporter::bindInputShapes(
         shape->add_dim()->set_dim_value(d);
       continue;
     }
+    for (auto &dim : *shape->mutable_dim()) {
+      auto bound = options.dimParams.find(dim.dim_param());
+      if (!dim.has_dim_value() && bound != options.dimParams.end())
+        dim.set_dim_value(bound->second);
+    }
     std::string dynamic;
     for (auto [i, dim] : llvm::enumerate(shape->dim()))
       if (!dim.has_dim_value())

@@ -38,6 +38,18 @@ typedef struct parc_rt_program_t {
   int64_t num_outputs;
   const parc_rt_tensor_desc_t *outputs;
   parc_rt_forward_fn_t forward;
+  /* The device mesh, row-major over the world (0 axes: no mesh). The world
+   * must have product(mesh_shape) ranks; it is split into one communicator
+   * per group of axes at start-up (parc_rt_mesh_comm). */
+  int64_t mesh_rank;
+  const int64_t *mesh_shape;
+  /* Pipeline stages and micro-batches per forward (1 and 1 without
+   * pipeline parallelism): with several stages the run reports its
+   * bubble. */
+  int64_t pipeline_stages;
+  int64_t micro_batches;
+  /* Virtual stages per stage (interleaved schedule; 0 reads as 1). */
+  int64_t virtual_stages;
 } parc_rt_program_t;
 
 /* The program's main: parses
@@ -51,6 +63,15 @@ int parc_rt_program_main(int argc, char **argv, const parc_rt_program_t *program
 /* Aborts every rank if `status` is an error, naming the ONNX node. */
 void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
                    const char *node);
+/* The same after a communication call (`what`: "all_reduce", "send_start",
+ * "wait" ...): the run's trace puts it on the rank's communication track. */
+void parc_rt_check_comm(parc_rt_context_t *ctx, parc_rt_status_t status,
+                        const char *node, const char *what);
+
+/* The communicator of this rank's group on the mesh axes in `axes_mask`
+ * (bit j: axis j): the ranks that share every other coordinate, ordered by
+ * their coordinates on those axes. 0 or every axis: the world. */
+parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx, int64_t axes_mask);
 
 /* Kernels only generated code needs (see attention.cpp). */
 parc_rt_status_t parc_rt_attention_scores(

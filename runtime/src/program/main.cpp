@@ -17,6 +17,7 @@
 #include "../cpu/shape.h"
 #include "../device.h"
 #include "../status.h"
+#include "trace.h"
 
 #include <algorithm>
 #include <cctype>
@@ -199,10 +200,106 @@ size_t alignUp(size_t bytes) {
   return (bytes + kDeviceAlignment - 1) / kDeviceAlignment * kDeviceAlignment;
 }
 
-} // namespace
+/// One communicator per group of mesh axes (index: the axes mask), split
+/// from the world at start-up in the same order on every rank.
+std::vector<parc_rt_comm_t *> &meshComms() {
+  static std::vector<parc_rt_comm_t *> comms;
+  return comms;
+}
 
-extern "C" void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
-                              const char *node) {
+parc_rt_status_t splitMesh(parc_rt_context_t *ctx, const parc_rt_program_t *p) {
+  const int64_t axes = p->mesh_rank;
+  int64_t ranks = 1;
+  for (int64_t j = 0; j < axes; ++j)
+    ranks *= p->mesh_shape[j];
+  const int world = parc_rt_context_size(ctx);
+  if (axes && ranks != world) {
+    std::string mesh;
+    for (int64_t j = 0; j < axes; ++j)
+      mesh += (j ? "x" : "") + std::to_string(p->mesh_shape[j]);
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "the program was compiled for a mesh of %lld ranks (%s), but "
+                "the world has %d (start it with mpirun -np %lld, or parc-run)",
+                (long long)ranks, mesh.c_str(), world, (long long)ranks);
+  }
+  if (axes < 2)
+    return PARC_RT_OK; // the only group is the world
+  // Row-major coordinates of this rank.
+  std::vector<int64_t> coord(axes);
+  for (int64_t j = axes - 1, r = parc_rt_context_rank(ctx); j >= 0; --j) {
+    coord[j] = r % p->mesh_shape[j];
+    r /= p->mesh_shape[j];
+  }
+  auto &comms = meshComms();
+  comms.assign(int64_t(1) << axes, nullptr);
+  for (int64_t mask = 1; mask + 1 < (int64_t(1) << axes); ++mask) {
+    // Same color: same coordinates off the group's axes; key: the
+    // coordinates on them.
+    int64_t color = 0, key = 0;
+    for (int64_t j = 0; j < axes; ++j) {
+      int64_t &v = (mask >> j) & 1 ? key : color;
+      v = v * p->mesh_shape[j] + coord[j];
+    }
+    PARC_RT_RETURN_IF_ERROR(parc_rt_comm_split(ctx, (int)color, (int)key, &comms[mask]));
+  }
+  return PARC_RT_OK;
+}
+
+/// This rank's stage and tensor-parallel index, for the trace and summary.
+std::string rankLabel(int rank, const parc_rt_program_t *p) {
+  std::string label = "rank " + std::to_string(rank);
+  if (p->pipeline_stages > 1 && p->mesh_rank >= 1) {
+    int64_t perStage = 1;
+    for (int64_t j = 1; j < p->mesh_rank; ++j)
+      perStage *= p->mesh_shape[j];
+    label += " (stage " + std::to_string(rank / perStage) + ", tp " +
+             std::to_string(rank % perStage) + ")";
+  }
+  return label;
+}
+
+/// Rank 0 prints the pipeline bubble: per rank, the share of the forward
+/// it spent waiting for its neighbours, next to GPipe's (P-1)/(M+P-1).
+parc_rt_status_t reportBubble(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                              long runs) {
+  const int world = parc_rt_context_size(ctx), rank = parc_rt_context_rank(ctx);
+  std::vector<double> mine(2 * world, 0.0), all(2 * world, 0.0);
+  mine[2 * rank] = trace().forwardSeconds();
+  mine[2 * rank + 1] = trace().busySeconds();
+  PARC_RT_RETURN_IF_ERROR(parc_rt_all_reduce(parc_rt_context_world(ctx), mine.data(),
+                                             all.data(), 2 * world, PARC_RT_F64,
+                                             PARC_RT_REDUCE_SUM));
+  if (rank != 0)
+    return PARC_RT_OK;
+  const double stages = double(p->pipeline_stages), m = double(p->micro_batches);
+  const int64_t v = p->virtual_stages > 1 ? p->virtual_stages : 1;
+  double idle = 0;
+  for (int r = 0; r < world; ++r) {
+    const double span = all[2 * r], busy = all[2 * r + 1];
+    const double fraction = span > 0 ? std::max(0.0, 1.0 - busy / span) : 0.0;
+    idle += fraction;
+    std::printf("parc: %s: forward %.4f ms, own work %.4f ms, idle %.1f%%\n",
+                rankLabel(r, p).c_str(), 1e3 * span / runs, 1e3 * busy / runs,
+                100.0 * fraction);
+  }
+  if (v == 1)
+    std::printf("parc: pipeline bubble: measured %.3f (mean idle share of the "
+                "forward over %d ranks), analytic (P-1)/(M+P-1) = %.3f "
+                "(P=%lld stages, M=%lld micro-batches)\n",
+                idle / world, world, (stages - 1) / (m + stages - 1),
+                (long long)p->pipeline_stages, (long long)p->micro_batches);
+  else
+    std::printf("parc: pipeline bubble: measured %.3f (mean idle share of the "
+                "forward over %d ranks), analytic (P-1)/(V*M+P-1) = %.3f "
+                "(P=%lld stages, V=%lld virtual, M=%lld micro-batches)\n",
+                idle / world, world, (stages - 1) / (double(v) * m + stages - 1),
+                (long long)p->pipeline_stages, (long long)v,
+                (long long)p->micro_batches);
+  return PARC_RT_OK;
+}
+
+/// Aborts every rank on a failed kernel, naming its ONNX node.
+void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node) {
   if (status == PARC_RT_OK)
     status = deviceCheckpoint();
   if (status == PARC_RT_OK && profile().active) {
@@ -217,6 +314,29 @@ extern "C" void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
   parc_rt_abort(ctx, status);
 }
 
+} // namespace
+
+extern "C" parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx,
+                                             int64_t axes_mask) {
+  auto &comms = meshComms();
+  if (axes_mask > 0 && axes_mask < (int64_t)comms.size() && comms[axes_mask])
+    return comms[axes_mask];
+  return parc_rt_context_world(ctx);
+}
+
+extern "C" void parc_rt_check_comm(parc_rt_context_t *ctx,
+                                   parc_rt_status_t status, const char *node,
+                                   const char *what) {
+  check(ctx, status, node);
+  trace().record(node, what);
+}
+
+extern "C" void parc_rt_check(parc_rt_context_t *ctx, parc_rt_status_t status,
+                              const char *node) {
+  check(ctx, status, node);
+  trace().record(node, nullptr);
+}
+
 extern "C" int parc_rt_program_main(int argc, char **argv,
                                     const parc_rt_program_t *p) {
   parc_rt_context_t *ctx = nullptr;
@@ -227,6 +347,8 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   const int rank = parc_rt_context_rank(ctx);
   Options o;
   parc_rt_check(ctx, parseArgs(argc, argv, o), "<arguments>");
+  parc_rt_check(ctx, splitMesh(ctx, p), "<mesh>");
+  trace().configure(/*measure=*/p->pipeline_stages > 1);
 
   // Weights: this rank's shard, checked against the program's table. A
   // device backend gets them in one allocation, uploaded once.
@@ -322,15 +444,18 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     auto start = std::chrono::steady_clock::now();
     if (run >= o.warmup)
       profile().start();
+    trace().beginForward(run >= o.warmup);
     CommTime before = commTime(ctx);
     p->forward(ctx, parc_rt_arena_base(arena), inputSlots.data(),
                weightSlots.data(), outputSlots.data());
     profile().stop();
+    trace().stopRecording();
     if (run >= o.warmup)
       comm += commTime(ctx) - before;
     // Device kernels run asynchronously: the pass ends when they have.
     parc_rt_check(ctx, deviceSynchronize(), "<forward>");
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
+    trace().endForward(run >= o.warmup);
     auto end = std::chrono::steady_clock::now();
     if (run >= o.warmup)
       times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
@@ -349,6 +474,12 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                 100.0 * (comm.total - comm.exposed) / comm.total);
   if (rank == 0)
     profile().print();
+  if (p->pipeline_stages > 1)
+    parc_rt_check(ctx, reportBubble(ctx, p, o.repeat), "<summary>");
+  if (!trace().write(rank, rankLabel(rank, p)))
+    parc_rt_check(ctx, fail(PARC_RT_IO_ERROR, "cannot write the trace for rank %d "
+                                              "(PARC_RT_TRACE)", rank),
+                  "<trace>");
   if (rank == o.outputRank && !o.outputDir.empty()) {
     ::mkdir(o.outputDir.c_str(), 0777);
     for (int64_t i = 0; i < p->num_outputs; ++i) {
@@ -372,6 +503,11 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   if (weights)
     parc_rt_weights_release(weights);
   device.release(); // before finalize, which may release the device
+  for (parc_rt_comm_t *&comm : meshComms())
+    if (comm) {
+      parc_rt_comm_release(comm);
+      comm = nullptr;
+    }
   parc_rt_finalize(ctx);
   return 0;
 }

@@ -112,7 +112,7 @@ module {
 // CHECK: rt.kernel "transpose" ins(%[[S]] : memref<2x2x8xf32>) outs(%[[SB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
 // CHECK: rt.kernel "transpose"
 // CHECK: %[[P:.*]] = rt.alloc : memref<2x2x8xf32>
-// CHECK: rt.kernel "local_chunk" ins(%{{.*}} : memref<4x2x8xf32>) outs(%[[P]] : memref<2x2x8xf32>) {axis = "tp"}
+// CHECK: rt.kernel "local_chunk" ins(%{{.*}} : memref<4x2x8xf32>) outs(%[[P]] : memref<2x2x8xf32>) {axis = "tp", mesh_axes = ["tp"]}
 // CHECK: %[[PB:.*]] = rt.alloc : memref<2x2x8xf32>
 // CHECK: rt.kernel "transpose" ins(%[[P]] : memref<2x2x8xf32>) outs(%[[PB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
 // CHECK: rt.kernel "reduce_scatter" ins(%[[T]] : memref<4x8xf32>) outs(%{{.*}} : memref<2x8xf32>)

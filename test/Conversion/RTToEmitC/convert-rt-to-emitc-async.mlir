@@ -1,19 +1,19 @@
 // RUN: parc-opt %s --convert-rt-to-emitc | parc-translate --mlir-to-cpp | FileCheck %s
 
 // A started all-reduce: the request lives in a variable the start fills,
-// every kernel in flight polls it (MPI progresses only inside its calls),
+// every kernel while it is in flight polls it (MPI progresses only inside its calls),
 // and the wait completes it; each call is checked like a kernel.
 // CHECK-LABEL: static void parc_forward(
 // CHECK: parc_rt_request_t* [[REQ:v[0-9]+]] = nullptr;
 // CHECK: parc_rt_request_t** [[ADDR:v[0-9]+]] = &[[REQ]];
 // CHECK: parc_rt_all_reduce_start({{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}, 8, PARC_RT_F32, PARC_RT_REDUCE_SUM, [[ADDR]]);
-// CHECK: parc_rt_check(
+// CHECK: parc_rt_check_comm({{.*}}, "all_reduce_start");
 // CHECK: parc_rt_unary(PARC_RT_UNARY_RELU
 // CHECK: parc_rt_check(
 // CHECK: parc_rt_test({{v[0-9]+}}, nullptr);
 // CHECK: parc_rt_check(
 // CHECK: parc_rt_wait(
-// CHECK: parc_rt_check(
+// CHECK: parc_rt_check_comm({{.*}}, "all_reduce_wait");
 // CHECK-NOT: parc_rt_test
 // CHECK: parc_rt_publish
 module {

@@ -36,3 +36,16 @@ func.func @async() {
   rt.output 0 "y", %s : memref<8xf32>
   return
 }
+
+// A send writes nothing; started, its request keeps the buffer alive.
+// CHECK-LABEL: func.func @send_only
+// CHECK: rt.kernel "send" ins(%[[B:.*]] : memref<4xf32>) {peer = 1 : i64}
+// CHECK-NEXT: %[[R:.*]] = rt.start "send" ins(%[[B]] : memref<4xf32>) {peer = 1 : i64}
+// CHECK-NEXT: rt.wait %[[R]]
+func.func @send_only() {
+  %b = rt.alloc {offset = 0 : i64} : memref<4xf32>
+  rt.kernel "send" ins(%b : memref<4xf32>) {peer = 1 : i64}
+  %r = rt.start "send" ins(%b : memref<4xf32>) {peer = 1 : i64}
+  rt.wait %r
+  return
+}

@@ -16,6 +16,9 @@ namespace parc {
 struct OnnxImportOptions {
   /// Binds every dim of a graph input: name → full static shape.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Binds symbolic input dims by their ONNX `dim_param` name (`batch` → 8),
+  /// for inputs that `inputShapes` does not bind (the planner's --batch/--seq).
+  llvm::StringMap<int64_t> dimParams;
 };
 
 /// Parses `--input-shape` values of the form `name=2x16` into `options`.

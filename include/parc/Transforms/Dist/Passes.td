@@ -167,4 +167,83 @@ def DistOverlap : Pass<"dist-overlap", "::mlir::ModuleOp"> {
   let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
 }
 
+def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Cut the model into pipeline stages with micro-batches and send/recv";
+  let description = [{
+    Input: fused nn IR (`func.func @main`, after parc-nn-optimize and, when
+    composed with tensor parallelism, after dist-tensor-parallel), computing
+    one micro-batch: every input and output carries the batch on dim 0.
+
+    Layers are the model's repeated block: one per `nn.attention`. The cut
+    between layers k-1 and k is the point between their attentions where
+    the fewest bytes of computed tensors are live (the residual stream), the
+    latest such point on ties, so a layer ends with its residual add (pre-LN)
+    or its norm (post-LN). The embedding joins the first layer and the final
+    norm and head the last. Stages take consecutive layers: `layout` gives
+    the count per stage; by default the partition minimises the largest
+    stage cost, a stage's cost being the FLOPs of its ops (matrix products
+    2·m·n·k, attention 4·b·h·s·t·d, one per element otherwise), so stages
+    that hold the embedding or the head may get fewer layers.
+
+    Output: `@main` takes and returns `micro-batches` micro-batches stacked
+    on dim 0. Its body is the stage programs one after another (stage 0
+    first, which is also a valid sequential order); every op carries
+    `dist.stage`. A stage runs the GPipe forward schedule: it posts the
+    receives of every micro-batch up front (`dist.recv_start`), then for
+    each micro-batch in turn waits for its inputs where first used,
+    computes, and starts a `dist.send_start` to each later stage that uses
+    a value as soon as the value exists, so micro-batch i+1 computes while
+    i is in flight; the sends are waited for at the end. Only values used on
+    another stage are sent, directly to every stage that uses them;
+    constants and program inputs are available on every stage. With
+    `async=false` the same schedule uses blocking `dist.send` /
+    `dist.recv`. The mesh becomes `["pp", "tp"]` (the tensor-parallel
+    mesh, if any, gets a leading `pp` axis), so tensor-parallel
+    collectives stay within a stage. `@main` records `dist.pp_layout`
+    (layers per stage) and `dist.micro_batches`; `dist-extract-stage`
+    then keeps one stage.
+
+    With `virtual` = V > 1 (interleaved virtual stages), the layers are cut
+    into pp·V chunks (`layout` then lists pp·V counts) and chunk c runs on
+    stage c mod pp, so each stage holds V chunks pp apart and the last
+    chunk's stage sends back to stage 0. A stage takes micro-batches in
+    groups of pp and runs each of its chunks over the group before the next
+    (Megatron's interleaved order, forward only); a value read by a later
+    chunk of the stage that computed it is not sent.
+
+    Errors: no attention layer to cut at, more stages (pp·V) than layers, a
+    layout whose length is not pp·V or that does not sum to the layer count.
+  }];
+  let options = [
+    Option<"pp", "pp", "int64_t", "2", "pipeline stages">,
+    ListOption<"layout", "layout", "int64_t",
+               "layers per stage, in stage order (default: balance the cost model)">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "micro-batches per forward (the inputs' dim 0 is scaled by it)">,
+    Option<"async", "async", "bool", "true",
+           "asynchronous sends and receives (send_start/recv_start + wait)">,
+    Option<"virtualStages", "virtual", "int64_t", "1",
+           "virtual stages per stage (interleaved schedule)">,
+    Option<"explain", "explain", "bool", "false",
+           "remark on each stage: its layers, their FLOPs and the bytes its "
+           "cut sends">
+  ];
+  let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
+}
+
+def DistExtractStage : Pass<"dist-extract-stage", "::mlir::ModuleOp"> {
+  let summary = "Keep one pipeline stage's program";
+  let description = [{
+    Input: the output of dist-pipeline. Keeps the ops of `@main` tagged
+    with `dist.stage` = `stage` and the untagged ops (constants) they use;
+    every other stage's ops are erased. Program inputs stay (every rank is
+    given them); only the last stage keeps the outputs. The module records
+    `dist.pipeline = {stage, stages, micro_batches, virtual_stages}` for
+    code generation.
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "0", "the stage to keep">
+  ];
+}
+
 #endif // PARC_TRANSFORMS_DIST_PASSES

@@ -1,0 +1,67 @@
+//===- CostModel.h - analytic cost formulas ---------------------*- C++ -*-===//
+//
+// The formulas the planner composes, kept free of IR so that unit tests can
+// check each against hand-computed values: roofline time of a kernel, ring
+// collectives (latency per step plus bytes over bus bandwidth with the
+// standard algorithm factors), pipeline schedules and the KV cache size.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_PLAN_COSTMODEL_H
+#define PARC_PLAN_COSTMODEL_H
+
+#include "parc/Plan/Cluster.h"
+
+#include <cstdint>
+
+namespace parc::plan {
+
+enum class Collective { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
+
+llvm::StringRef collectiveName(Collective kind);
+
+/// Fraction of the tensor each rank moves over its link: ring all-reduce
+/// 2(n-1)/n, all-gather / reduce-scatter / all-to-all (n-1)/n, send/recv 1.
+double busFactor(Collective kind, int64_t ranks);
+
+/// Sequential algorithm steps, each paying the link latency: 2(n-1) for a
+/// ring all-reduce, n-1 for all-gather, reduce-scatter and all-to-all, 1 for
+/// send/recv.
+int64_t latencySteps(Collective kind, int64_t ranks);
+
+/// Time of one collective on `bytes` (the whole tensor: an all-reduce's
+/// buffer, an all-gather's output, the message of a send) over `ranks`
+/// ranks: steps * latency + factor * bytes / bandwidth. 0 for one rank.
+double collectiveTime(Collective kind, double bytes, int64_t ranks,
+                      const Link &link);
+
+/// Roofline: the slower of compute (flops / flopRate) and memory traffic
+/// (bytes / byteRate), plus a fixed launch latency.
+double rooflineTime(double flops, double bytes, double flopRate,
+                    double byteRate, double launchLatency = 0);
+
+/// Idle fraction of a pipeline of `stages` stages running `microBatches`
+/// micro-batches with `virtualStages` model chunks per stage (1: GPipe /
+/// 1F1B; more: the interleaved schedule): (P-1) / (V*M + P-1).
+double pipelineBubble(int64_t stages, int64_t microBatches,
+                      int64_t virtualStages = 1);
+
+/// Time of the schedule when the slowest stage takes `stageTime` per
+/// micro-batch: stageTime * (M + (P-1)/V), i.e. M*stageTime / (1 - bubble).
+double pipelineTime(double stageTime, int64_t stages, int64_t microBatches,
+                    int64_t virtualStages = 1);
+
+/// A product taking `compute` and its collective taking `comm`, cut into
+/// `chunks` pieces so that piece k's collective runs while piece k+1 is
+/// computed (dist-overlap's collective matmul): a two-stage pipeline,
+/// compute/c + (c-1) * max(compute, comm)/c + comm/c. One chunk: the sum.
+double overlappedTime(double compute, double comm, int64_t chunks);
+
+/// KV cache of a decoder: batch * context * layers * kvHeads * headDim * 2
+/// (keys and values) * bytesPerElement.
+double kvCacheBytes(int64_t batch, int64_t context, int64_t layers,
+                    int64_t kvHeads, int64_t headDim, int64_t bytesPerElement);
+
+} // namespace parc::plan
+
+#endif // PARC_PLAN_COSTMODEL_H

@@ -1,0 +1,74 @@
+//===- CostModel.cpp - analytic cost formulas -----------------------------===//
+
+#include "parc/Plan/CostModel.h"
+
+#include <algorithm>
+
+using namespace parc::plan;
+
+llvm::StringRef parc::plan::collectiveName(Collective kind) {
+  switch (kind) {
+  case Collective::AllReduce: return "all_reduce";
+  case Collective::AllGather: return "all_gather";
+  case Collective::ReduceScatter: return "reduce_scatter";
+  case Collective::AllToAll: return "all_to_all";
+  case Collective::SendRecv: return "send_recv";
+  }
+  return "unknown";
+}
+
+double parc::plan::busFactor(Collective kind, int64_t ranks) {
+  if (kind == Collective::SendRecv)
+    return 1;
+  if (ranks <= 1)
+    return 0;
+  double n = (double)ranks;
+  return kind == Collective::AllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+}
+
+int64_t parc::plan::latencySteps(Collective kind, int64_t ranks) {
+  if (kind == Collective::SendRecv)
+    return 1;
+  if (ranks <= 1)
+    return 0;
+  return kind == Collective::AllReduce ? 2 * (ranks - 1) : ranks - 1;
+}
+
+double parc::plan::collectiveTime(Collective kind, double bytes, int64_t ranks,
+                                  const Link &link) {
+  if (kind != Collective::SendRecv && ranks <= 1)
+    return 0;
+  return (double)latencySteps(kind, ranks) * link.latency +
+         busFactor(kind, ranks) * bytes / link.bandwidth;
+}
+
+double parc::plan::rooflineTime(double flops, double bytes, double flopRate,
+                                double byteRate, double launchLatency) {
+  return std::max(flops / flopRate, bytes / byteRate) + launchLatency;
+}
+
+double parc::plan::pipelineBubble(int64_t stages, int64_t microBatches,
+                                  int64_t virtualStages) {
+  double idle = (double)(stages - 1);
+  return idle / ((double)(virtualStages * microBatches) + idle);
+}
+
+double parc::plan::pipelineTime(double stageTime, int64_t stages,
+                                int64_t microBatches, int64_t virtualStages) {
+  return stageTime * ((double)microBatches +
+                      (double)(stages - 1) / (double)virtualStages);
+}
+
+double parc::plan::overlappedTime(double compute, double comm, int64_t chunks) {
+  if (chunks <= 1)
+    return compute + comm;
+  double c = (double)chunks;
+  return compute / c + (c - 1) * std::max(compute, comm) / c + comm / c;
+}
+
+double parc::plan::kvCacheBytes(int64_t batch, int64_t context, int64_t layers,
+                                int64_t kvHeads, int64_t headDim,
+                                int64_t bytesPerElement) {
+  return (double)batch * (double)context * (double)layers * (double)kvHeads *
+         (double)headDim * 2.0 * (double)bytesPerElement;
+}

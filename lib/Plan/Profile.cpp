@@ -1,0 +1,557 @@
+//===- Profile.cpp - per-op costs of fused nn IR, grouped by block --------===//
+//
+// One walk over `@main` gives every op its FLOPs, activation and weight
+// traffic, and how tensor parallelism divides it. The TP classes follow what
+// dist-tensor-parallel builds: a linear whose input is replicated is a
+// column candidate; its split flows through views, heads and elementwise ops
+// to a row linear (which all-reduces) or to a program output (an LM head,
+// all-gathered); a candidate whose split reaches neither, or reaches an op
+// without a rule (a norm, a softmax router), stays replicated.
+//
+// Ops are then grouped into units by the module path in their ONNX node
+// names (`/model/layers.3/...` → `layers.3`), and consecutive blocks with the
+// same op sequence and shapes are kept once with a repeat count: an 80-layer
+// model costs three units per configuration, not 80.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parc/Plan/Planner.h"
+#include "nn/NNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "parc-plan"
+
+using namespace mlir;
+using namespace parc::plan;
+namespace nn = parc::nn;
+
+namespace {
+
+double elems(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t ? (double)t.getNumElements() : 0;
+}
+
+bool isWeight(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && isa<arith::ConstantOp, nn::ExternalWeightOp>(def);
+}
+
+std::string nodeName(Operation *op) {
+  std::string name;
+  op->getLoc()->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      name = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+/// The repeated module of a node path: the first component spelled
+/// `ident.N` (`layers.3`, `h.0`, `layer.11`), or "" outside any block.
+std::string blockKey(StringRef node) {
+  SmallVector<StringRef> parts;
+  node.split(parts, '/');
+  for (StringRef p : parts) {
+    auto [ident, index] = p.rsplit('.');
+    if (!ident.empty() && !index.empty() && ident != p &&
+        llvm::all_of(index, llvm::isDigit) && llvm::isAlpha(ident.front()))
+      return p.str();
+  }
+  return "";
+}
+
+/// Ops through which a tensor-parallel split flows unchanged in kind.
+bool passesSplit(Operation *op) {
+  return isa<nn::ReshapeOp, nn::TransposeOp, nn::RotaryOp, nn::SiluOp, nn::GeluOp,
+             nn::MulOp, nn::AddOp, nn::SubOp, nn::DivOp, nn::SplitOp, nn::SliceOp,
+             nn::ConcatOp, nn::ExpandOp, nn::CastOp, nn::SigmoidOp, nn::TanhOp,
+             nn::ReluOp, nn::NegOp, nn::ExpOp, nn::ErfOp, nn::WhereOp,
+             nn::AttentionOp>(op);
+}
+
+/// Operands of `op` that carry activations (not weights, not masks).
+SmallVector<Value> activationOperands(Operation *op) {
+  if (auto a = dyn_cast<nn::AttentionOp>(op))
+    return {a.getQuery(), a.getKey(), a.getValue()};
+  if (auto r = dyn_cast<nn::RotaryOp>(op))
+    return {r.getInput()};
+  SmallVector<Value> out;
+  for (Value v : op->getOperands())
+    if (!isWeight(v))
+      out.push_back(v);
+  return out;
+}
+
+/// `nn.moe` (stacked experts, top-k routing), read through its generic form:
+/// operands input [T..., H], router_logits [T..., E], fc1 [E, H, F],
+/// fc2 [E, F, H], optional fc3 [E, H, F]; attribute top_k.
+bool isFusedMoe(Operation *op) {
+  return op->getName().getStringRef() == "nn.moe" && op->getNumOperands() >= 4;
+}
+
+double flopsPerElement(Operation *op) {
+  if (isa<nn::LayerNormOp, nn::RmsNormOp, nn::SoftmaxOp>(op))
+    return 5;
+  if (isa<nn::GeluOp, nn::SiluOp, nn::ErfOp, nn::TanhOp, nn::SigmoidOp, nn::ExpOp>(op))
+    return 8;
+  if (isa<nn::RotaryOp>(op))
+    return 4;
+  return 1;
+}
+
+class Profiler {
+public:
+  explicit Profiler(func::FuncOp main) : main(main) {}
+  FailureOr<ModelProfile> run();
+
+private:
+  void classify();
+  void findExperts();
+  OpCost cost(Operation *op);
+  OpCost finishMoe(Operation *op, OpCost c);
+
+  func::FuncOp main;
+  SmallVector<Operation *> ops;
+  /// Column candidates still believed to split.
+  llvm::SetVector<Operation *> columns;
+  llvm::DenseSet<Operation *> kvColumns;
+  llvm::DenseMap<Value, Split> split;
+  llvm::DenseMap<Operation *, Collective> comms;
+  /// MoE: expert ops and dispatch points (the router linear, or the fused
+  /// op), each with its layer's (experts, topK).
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> expertOps;
+  llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> routers;
+  ModelProfile profile;
+};
+
+/// Propagates splits forward from the column candidates and demotes those
+/// whose split reaches an op without a rule, or neither a row linear nor a
+/// program output, until no candidate changes.
+void Profiler::classify() {
+  for (Operation *op : ops)
+    if (isa<nn::LinearOp>(op))
+      columns.insert(op);
+  for (bool changed = true; changed;) {
+    changed = false;
+    split.clear();
+    comms.clear();
+    llvm::DenseMap<Value, llvm::SetVector<Operation *>> sources;
+    llvm::DenseSet<Operation *> useful, blocked;
+    for (Operation *op : ops) {
+      Split in = Split::None;
+      llvm::SetVector<Operation *> from;
+      for (Value v : activationOperands(op)) {
+        auto it = split.find(v);
+        if (it == split.end())
+          continue;
+        in = std::max(in, it->second);
+        from.insert(sources[v].begin(), sources[v].end());
+      }
+      if (isa<nn::LinearOp>(op)) {
+        if (in != Split::None) {
+          comms[op] = Collective::AllReduce;
+          useful.insert(from.begin(), from.end());
+        } else if (columns.contains(op)) {
+          split[op->getResult(0)] = kvColumns.contains(op) ? Split::Kv : Split::Tp;
+          sources[op->getResult(0)].insert(op);
+        }
+        continue;
+      }
+      if (in == Split::None)
+        continue;
+      if (isa<func::ReturnOp>(op)) {
+        // An output still split: its column linears are LM heads.
+        for (Operation *c : from)
+          if (llvm::is_contained(c->getResult(0).getUsers(), op)) {
+            comms[c] = Collective::AllGather;
+            useful.insert(c);
+          } else {
+            blocked.insert(c);
+          }
+        continue;
+      }
+      if (!passesSplit(op)) {
+        blocked.insert(from.begin(), from.end());
+        continue;
+      }
+      // Attention's result carries the query's (all-rank) head split.
+      Split out = isa<nn::AttentionOp>(op) ? Split::Tp : in;
+      for (Value r : op->getResults()) {
+        split[r] = out;
+        sources[r] = from;
+      }
+    }
+    for (Operation *c : llvm::to_vector(columns))
+      if (blocked.contains(c) || !useful.contains(c)) {
+        columns.remove(c);
+        changed = true;
+      }
+  }
+}
+
+void Profiler::findExperts() {
+  for (Operation *op : ops) {
+    if (isFusedMoe(op)) {
+      auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
+      auto k = op->getAttrOfType<IntegerAttr>("top_k");
+      std::pair<int64_t, int64_t> ek{fc1.getDimSize(0), k ? k.getInt() : 1};
+      routers[op] = ek;
+      expertOps[op] = ek;
+      continue;
+    }
+    auto topk = dyn_cast<nn::TopKOp>(op);
+    if (!topk)
+      continue;
+    // softmax(router(tokens)) → topk (or topk on the logits).
+    Value x = topk.getInput();
+    if (auto sm = x.getDefiningOp<nn::SoftmaxOp>())
+      x = sm.getInput();
+    auto router = x.getDefiningOp<nn::LinearOp>();
+    if (!router)
+      continue;
+    int64_t experts = cast<RankedTensorType>(router.getType()).getShape().back();
+    std::pair<int64_t, int64_t> ek{experts, topk.getK()};
+    routers[router] = ek;
+    // Experts: from the router's tokens forward through their column linears
+    // and what follows, up to and including the linears that end them.
+    SmallVector<Value> work;
+    for (Operation *user : router.getInput().getUsers())
+      if (user != router && isa<nn::LinearOp>(user)) {
+        expertOps[user] = ek;
+        work.push_back(user->getResult(0));
+      }
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (expertOps.contains(user))
+          continue;
+        if (isa<nn::LinearOp>(user)) {
+          expertOps[user] = ek;
+          continue;
+        }
+        if (!isa<nn::SiluOp, nn::GeluOp, nn::MulOp, nn::SigmoidOp>(user))
+          continue;
+        // A gating product of two expert values, not the combine weighting.
+        if (isa<nn::MulOp>(user) &&
+            !llvm::all_of(user->getOperands(), [&](Value o) {
+              Operation *d = o.getDefiningOp();
+              return d && expertOps.contains(d);
+            }))
+          continue;
+        expertOps[user] = ek;
+        work.push_back(user->getResult(0));
+      }
+    }
+  }
+}
+
+OpCost Profiler::cost(Operation *op) {
+  OpCost c;
+  c.op = op->getName().stripDialect().str();
+  c.node = nodeName(op);
+  double out = 0;
+  for (Value r : op->getResults())
+    out += elems(r);
+  auto weights = [&](Value w) {
+    c.weightElems += elems(w);
+    c.weightReadElems += elems(w);
+  };
+  if (auto l = dyn_cast<nn::LinearOp>(op)) {
+    double k = (double)cast<RankedTensorType>(l.getInput().getType()).getShape().back();
+    c.flops = 2 * out * k;
+    c.actElems = elems(l.getInput()) + out;
+    weights(l.getWeight());
+    if (l.getBias())
+      weights(l.getBias());
+  } else if (auto a = dyn_cast<nn::AttentionOp>(op)) {
+    auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
+    auto v = cast<RankedTensorType>(a.getValue().getType()).getShape();
+    auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
+    double b = q[0], h = q[1], s = q[2], d = q[3], t = k[2], dv = v[3];
+    // QKᵀ and PV products, plus the scale, modifier and softmax on scores.
+    c.flops = 2 * b * h * s * t * (d + dv) + 7 * b * h * s * t;
+    c.actElems = elems(a.getQuery()) + elems(a.getKey()) + elems(a.getValue()) + out;
+  } else if (isFusedMoe(op)) {
+    // Only the chosen experts run: T tokens × top_k × (2 or 3) products of
+    // H × F, plus the routing softmax and top-k over E.
+    auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
+    double e = fc1.getDimSize(0), h = fc1.getDimSize(1), f = fc1.getDimSize(2);
+    double tokens = elems(op->getOperand(0)) / h;
+    auto k = op->getAttrOfType<IntegerAttr>("top_k");
+    double products = op->getNumOperands() > 4 ? 3 : 2;
+    c.flops = tokens * (double)(k ? k.getInt() : 1) * products * 2 * h * f + 5 * tokens * e;
+    c.actElems = elems(op->getOperand(0)) + elems(op->getOperand(1)) + out;
+    for (Value w : op->getOperands().drop_front(2))
+      weights(w);
+    // Expert tensor parallelism: F split, outputs all-reduced.
+    c.split = Split::Tp;
+    c.comm = Collective::AllReduce;
+    c.commElems = out;
+    return finishMoe(op, c);
+  } else if (auto m = dyn_cast<nn::MatMulOp>(op)) {
+    double k = (double)cast<RankedTensorType>(m.getLhs().getType()).getShape().back();
+    c.flops = 2 * out * k;
+    for (Value v : op->getOperands())
+      isWeight(v) ? weights(v) : (void)(c.actElems += elems(v));
+    c.actElems += out;
+  } else if (auto g = dyn_cast<nn::GatherOp>(op); g && isWeight(g.getData())) {
+    // An embedding lookup reads only the rows it gathers (counted with the
+    // activations: they scale with the tokens, not the table).
+    c.weightElems = elems(g.getData());
+    c.actElems = elems(g.getIndices()) + 2 * out;
+  } else {
+    c.free = isa<nn::ReshapeOp>(op);
+    if (!c.free) {
+      c.flops = flopsPerElement(op) * out;
+      for (Value v : op->getOperands())
+        isWeight(v) ? weights(v) : (void)(c.actElems += elems(v));
+      c.actElems += out;
+    }
+  }
+  // The classes found by classify().
+  Split in = Split::None;
+  for (Value v : activationOperands(op))
+    if (auto it = split.find(v); it != split.end())
+      in = std::max(in, it->second);
+  if (isa<nn::LinearOp>(op) && columns.contains(op))
+    c.split = kvColumns.contains(op) ? Split::Kv : Split::Tp;
+  else if (isa<nn::AttentionOp>(op))
+    c.split = in == Split::None ? Split::None : Split::Tp;
+  else
+    c.split = in;
+  if (auto it = comms.find(op); it != comms.end()) {
+    c.comm = it->second;
+    c.commElems = out;
+    // The bias is added after the all-reduce, on every rank.
+    if (auto l = dyn_cast<nn::LinearOp>(op); l && l.getBias() &&
+                                             c.comm == Collective::AllReduce)
+      c.replicatedElems = elems(l.getBias());
+  }
+  c.seqShardable = c.split == Split::None && !isa<nn::LinearOp>(op) &&
+                   !isa<nn::AttentionOp>(op);
+  if (auto it = routers.find(op); it != routers.end()) {
+    // The dispatch moves each token's hidden vector to its top-k experts.
+    c.dispatchElems = elems(op->getOperand(0));
+    c.topK = it->second.second;
+  }
+  if (auto it = expertOps.find(op); it != expertOps.end()) {
+    c.expert = true;
+    if (isFusedMoe(op))
+      return c; // costed as routed already
+    // Routed: each token visits topK of the experts. Under tp the experts
+    // split inside (Megatron's expert tensor parallelism, `--etp`) and the
+    // combined output is all-reduced once: 1/E of it per expert.
+    double e = (double)it->second.first;
+    double f = (double)it->second.second / e;
+    c.flops *= f;
+    c.actElems *= f;
+    c.commElems /= e;
+  }
+  return c;
+}
+
+OpCost Profiler::finishMoe(Operation *op, OpCost c) {
+  int64_t k = expertOps.lookup(op).second;
+  c.expert = true;
+  c.dispatchElems = elems(op->getOperand(0));
+  c.topK = k;
+  int64_t f = cast<RankedTensorType>(op->getOperand(2).getType()).getDimSize(2);
+  profile.tpConstraints.push_back({f, "expert features of node '" + c.node + "'"});
+  return c;
+}
+
+FailureOr<ModelProfile> Profiler::run() {
+  if (main.getNumArguments() == 0)
+    return main.emitError("planning needs a model with at least one input"), failure();
+  for (Operation &op : main.getBody().front())
+    if (!isa<arith::ConstantOp, nn::ExternalWeightOp>(op))
+      ops.push_back(&op);
+
+  // Attention shapes; grouped-query key/value projections split into
+  // min(tp, kv_heads) parts.
+  for (Operation *op : ops) {
+    auto a = dyn_cast<nn::AttentionOp>(op);
+    if (!a)
+      continue;
+    auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
+    auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
+    profile.heads = q[1];
+    profile.kvHeads = k[1];
+    profile.headDim = k[3];
+    // Causal decoders mask with constants only; encoders take a mask input.
+    bool constantMasks = llvm::all_of(a.getMasks(), [](Value m) {
+      SmallVector<Value> work{m};
+      llvm::DenseSet<Value> seen;
+      while (!work.empty()) {
+        Value v = work.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        if (isa<BlockArgument>(v))
+          return false;
+        for (Value o : v.getDefiningOp()->getOperands())
+          work.push_back(o);
+      }
+      return true;
+    });
+    // A modifier fed only by constants (a causal mask, possibly folded into
+    // the region) marks a decoder; a mask input or no modifier an encoder.
+    profile.decoder = !a.hasIdentityScoreMod() && constantMasks;
+    for (Value kv : {a.getKey(), a.getValue()}) {
+      SmallVector<Value> work{kv};
+      while (!work.empty()) {
+        Operation *d = work.pop_back_val().getDefiningOp();
+        if (!d || isWeight(d->getResult(0)))
+          continue;
+        if (isa<nn::LinearOp>(d)) {
+          if (k[1] != q[1])
+            kvColumns.insert(d);
+          continue;
+        }
+        if (passesSplit(d))
+          for (Value o : activationOperands(d))
+            work.push_back(o);
+      }
+    }
+    if (profile.heads)
+      profile.tpConstraints.push_back({profile.heads, "attention heads"});
+    if (profile.kvHeads != profile.heads)
+      profile.tpConstraints.push_back({profile.kvHeads, "key/value heads", true});
+  }
+  findExperts();
+  classify();
+  // The router is replicated in classify(); experts were found before it.
+  for (auto &[router, ek] : routers) {
+    profile.experts = ek.first;
+    profile.topK = ek.second;
+  }
+
+  auto firstIn = cast<RankedTensorType>(main.getArgument(0).getType());
+  profile.batch = firstIn.getRank() ? firstIn.getShape()[0] : 1;
+  profile.seq = firstIn.getRank() > 1 ? firstIn.getShape()[1] : 1;
+
+  // Units by block key, in program order. Unnamed ops between blocks join
+  // the block they sit in; those before the first block are "pre", those
+  // after the last "post".
+  SmallVector<std::string> keys;
+  int lastKeyed = -1;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    keys.push_back(blockKey(nodeName(op)));
+    if (!keys.back().empty())
+      lastKeyed = (int)i;
+  }
+  std::vector<Unit> units;
+  std::vector<std::string> signatures;
+  llvm::DenseSet<Value> countedWeights; // a tied table counts once
+  llvm::DenseMap<Operation *, std::pair<size_t, int>> where;
+  std::string current;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    if (isa<func::ReturnOp>(op))
+      continue;
+    std::string key = keys[i];
+    if (key.empty())
+      key = (int)i > lastKeyed ? "post" : current.empty() ? "pre" : current;
+    if (units.empty() || key != current) {
+      units.push_back(Unit{key, 1, key != "pre" && key != "post"});
+      signatures.emplace_back();
+      current = key;
+    }
+    Unit &u = units.back();
+    OpCost c = cost(op);
+    if (c.op == "linear" && c.split == Split::Tp && !c.comm) {
+      // A column linear: tp must divide its output features.
+      int64_t n = cast<RankedTensorType>(op->getResult(0).getType()).getShape().back();
+      profile.tpConstraints.push_back({n, "output features of node '" + c.node + "'"});
+    }
+    where[op] = {units.size() - 1, (int)u.ops.size()};
+    std::string &sig = signatures.back();
+    sig += c.op + ":";
+    for (Value r : op->getResults())
+      if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+        for (int64_t d : t.getShape())
+          sig += std::to_string(d) + "x";
+    sig += ";";
+    // Parameters: the model's initializers (blobs or external data), not
+    // constants folded from the graph (positions, masks); a tied table once.
+    for (Value v : op->getOperands()) {
+      Operation *d = v.getDefiningOp();
+      auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
+      bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||
+                         (cst && isa<DenseResourceElementsAttr>(cst.getValue()));
+      if (initializer && countedWeights.insert(v).second)
+        profile.parameters += elems(v);
+    }
+    u.ops.push_back(std::move(c));
+  }
+  // Lifetimes and boundaries per unit.
+  for (auto [ui, u] : llvm::enumerate(units)) {
+    llvm::DenseMap<Value, size_t> index;
+    for (Operation *op : ops) {
+      auto it = where.find(op);
+      if (it == where.end() || it->second.first != ui)
+        continue;
+      int at = it->second.second;
+      for (Value v : op->getOperands()) {
+        auto vi = index.find(v);
+        if (vi != index.end())
+          u.values[vi->second].lastUse = at;
+      }
+      for (Value r : op->getResults()) {
+        LiveValue lv;
+        lv.elems = elems(r);
+        lv.split = split.lookup(r);
+        lv.def = lv.lastUse = at;
+        // Values read by a later unit stay live to the unit's end.
+        for (Operation *user : r.getUsers()) {
+          auto w = where.find(user);
+          if (w == where.end() || w->second.first != ui) {
+            lv.lastUse = (int)u.ops.size();
+            u.boundaryElems = std::max(u.boundaryElems, lv.elems);
+          }
+        }
+        index[r] = u.values.size();
+        u.values.push_back(lv);
+      }
+    }
+  }
+  // Consecutive blocks with one signature become one unit with a count.
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (!profile.units.empty() && units[i].block && profile.units.back().block &&
+        signatures[i] == signatures[i - 1]) {
+      profile.units.back().count += 1;
+      continue;
+    }
+    profile.units.push_back(std::move(units[i]));
+  }
+  for (const Unit &u : profile.units)
+    if (u.block) {
+      profile.blocks += u.count;
+      if (profile.hidden == 0 && profile.batch * profile.seq > 0)
+        profile.hidden = (int64_t)(u.boundaryElems / (double)(profile.batch * profile.seq));
+    }
+  // Deduplicate constraints by (dim, kv).
+  std::vector<TpConstraint> unique;
+  for (const TpConstraint &c : profile.tpConstraints)
+    if (llvm::none_of(unique, [&](const TpConstraint &u) {
+          return u.dim == c.dim && u.kv == c.kv;
+        }))
+      unique.push_back(c);
+  profile.tpConstraints = std::move(unique);
+  return profile;
+}
+
+} // namespace
+
+FailureOr<ModelProfile> parc::plan::profileModel(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return module.emitError("planning needs a module with func.func @main"), failure();
+  return Profiler(main).run();
+}

@@ -1,0 +1,615 @@
+//===- Pipeline.cpp - dist-pipeline and dist-extract-stage ------*- C++ -*-===//
+//
+// Pipeline parallelism on the fused graph. Layers are found, not declared:
+// one per attention, cut where the fewest computed bytes are live between
+// two attentions (the residual stream). Stages take consecutive layers,
+// balanced by FLOPs unless a layout is given. The stage programs are written
+// one after another into @main, each op tagged with its stage, so the
+// function stays a valid sequential program and dist-extract-stage only has
+// to drop the other stages' ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/DistDialect.h"
+#include "nn/NNOps.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-pipeline"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTPIPELINE
+#define GEN_PASS_DEF_DISTEXTRACTSTAGE
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace dist = parc::dist;
+
+namespace {
+
+constexpr StringLiteral kStage = "dist.stage";
+constexpr StringLiteral kLayout = "dist.pp_layout";
+constexpr StringLiteral kMicroBatches = "dist.micro_batches";
+constexpr StringLiteral kVirtual = "dist.pp_virtual";
+
+/// Values every stage can materialise itself: weights and their rank parts.
+bool isStageFree(Operation *op) {
+  if (isa<arith::ConstantOp, nn::ExternalWeightOp>(op))
+    return true;
+  if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
+    Operation *def = part.getInput().getDefiningOp();
+    return def && isStageFree(def);
+  }
+  return false;
+}
+
+int64_t bytesOf(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t)
+    return 0;
+  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
+}
+
+int64_t numElements(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t ? t.getNumElements() : 0;
+}
+
+/// The cost model: FLOPs of one op (matrix products and attention by their
+/// multiply-adds, everything else one per output element).
+int64_t flops(Operation *op) {
+  auto dim = [](Value v, int64_t i) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getDimSize(i < 0 ? t.getRank() + i : i);
+  };
+  if (auto lin = dyn_cast<nn::LinearOp>(op))
+    return 2 * numElements(lin.getResult()) * dim(lin.getInput(), -1);
+  if (isa<nn::MatMulOp, nn::GemmOp>(op)) {
+    Value lhs = op->getOperand(0);
+    auto t = cast<RankedTensorType>(lhs.getType());
+    int64_t k =
+        t.getRank() == 1 ? t.getDimSize(0) : t.getDimSize(t.getRank() - 1);
+    if (auto gemm = dyn_cast<nn::GemmOp>(op); gemm && gemm.getTransA())
+      k = t.getDimSize(0);
+    return 2 * numElements(op->getResult(0)) * k;
+  }
+  if (auto att = dyn_cast<nn::AttentionOp>(op)) {
+    auto q = cast<RankedTensorType>(att.getQuery().getType());
+    int64_t t = dim(att.getKey(), 2);
+    return 4 * q.getNumElements() * t;
+  }
+  if (auto conv = dyn_cast<nn::ConvOp>(op)) {
+    auto w = cast<RankedTensorType>(conv->getOperand(1).getType());
+    return 2 * numElements(conv->getResult(0)) *
+           (w.getNumElements() / w.getDimSize(0));
+  }
+  int64_t n = 0;
+  for (Value r : op->getResults())
+    n += numElements(r);
+  return std::max<int64_t>(n, 1);
+}
+
+/// Splits `costs` into `parts` consecutive groups minimising the largest
+/// group sum (exact dynamic programme; layer counts are small).
+SmallVector<int64_t> balance(ArrayRef<int64_t> costs, int64_t parts) {
+  int64_t n = costs.size();
+  SmallVector<int64_t> prefix(n + 1, 0);
+  for (int64_t i = 0; i < n; ++i)
+    prefix[i + 1] = prefix[i] + costs[i];
+  constexpr int64_t inf = std::numeric_limits<int64_t>::max();
+  // best[p][i]: the smallest maximum over the first i layers in p groups.
+  std::vector<std::vector<int64_t>> best(parts + 1,
+                                         std::vector<int64_t>(n + 1, inf));
+  std::vector<std::vector<int64_t>> from(parts + 1,
+                                         std::vector<int64_t>(n + 1, 0));
+  best[0][0] = 0;
+  for (int64_t p = 1; p <= parts; ++p)
+    for (int64_t i = p; i <= n; ++i)
+      for (int64_t j = p - 1; j < i; ++j) {
+        if (best[p - 1][j] == inf)
+          continue;
+        int64_t v = std::max(best[p - 1][j], prefix[i] - prefix[j]);
+        // Ties go to the later split: earlier stages, which also wait
+        // least, take more layers.
+        if (v <= best[p][i]) {
+          best[p][i] = v;
+          from[p][i] = j;
+        }
+      }
+  SmallVector<int64_t> counts(parts);
+  for (int64_t p = parts, i = n; p > 0; --p) {
+    counts[p - 1] = i - from[p][i];
+    i = from[p][i];
+  }
+  return counts;
+}
+
+struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+void DistPipelinePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal()) {
+    module.emitError("expected a func.func @main with a body");
+    return signalPassFailure();
+  }
+  // About the whole model: its location (the file), not a dump of @main.
+  auto error = [&]() { return mlir::emitError(main.getLoc()); };
+  if (pp < 1 || microBatches < 1) {
+    error() << "--pp and --micro-batches must be at least 1, got "
+            << int64_t(pp) << " and " << int64_t(microBatches);
+    return signalPassFailure();
+  }
+  Block &body = main.getBody().front();
+
+  // Program order of the ops that belong to a stage.
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, int64_t> index;
+  SmallVector<int64_t> attentions;
+  for (Operation &op : body.without_terminator()) {
+    if (isStageFree(&op))
+      continue;
+    index[&op] = ops.size();
+    if (isa<nn::AttentionOp>(op))
+      attentions.push_back(ops.size());
+    ops.push_back(&op);
+  }
+  const int64_t n = ops.size(), layers = attentions.size();
+  if (layers == 0) {
+    error() << "found no repeated block to cut into pipeline stages: the "
+               "model has no attention layer";
+    return signalPassFailure();
+  }
+  if (virtualStages < 1) {
+    error() << "--pp-virtual must be at least 1, got "
+            << int64_t(virtualStages);
+    return signalPassFailure();
+  }
+  // Chunks of consecutive layers: chunk c runs on stage c mod pp, so with
+  // virtual stages each stage holds several chunks, pp apart.
+  const int64_t chunks = pp * virtualStages;
+  if (chunks > layers) {
+    if (virtualStages == 1)
+      error() << "--pp " << int64_t(pp) << " needs at least one layer per "
+              << "stage, but the model has " << layers
+              << " layer(s) (one per attention block)";
+    else
+      error() << "--pp " << int64_t(pp) << " with --pp-virtual "
+              << int64_t(virtualStages) << " needs at least one layer per "
+              << "virtual stage (" << chunks << "), but the model has "
+              << layers << " layer(s) (one per attention block)";
+    return signalPassFailure();
+  }
+
+  // The position in program order of an op's top-level ancestor; the
+  // return counts as after every op.
+  auto positionOf = [&](Operation *user) -> int64_t {
+    Operation *top = body.findAncestorOpInBlock(*user);
+    if (!top || top == body.getTerminator())
+      return n;
+    auto it = index.find(top);
+    return it == index.end() ? -1 : it->second;
+  };
+
+  // live[p]: bytes of computed values crossing a cut before op p.
+  SmallVector<int64_t> live(n + 2, 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (Value r : ops[i]->getResults()) {
+      int64_t last = i;
+      for (Operation *user : r.getUsers())
+        last = std::max(last, positionOf(user));
+      if (last > i) {
+        live[i + 1] += bytesOf(r.getType());
+        live[last + 1] -= bytesOf(r.getType());
+      }
+    }
+  for (int64_t p = 1; p <= n + 1; ++p)
+    live[p] += live[p - 1];
+
+  // Layer k starts at start[k]: the latest least-live point after the
+  // previous attention, at the latest just before its own.
+  SmallVector<int64_t> start{0};
+  for (int64_t k = 1; k < layers; ++k) {
+    int64_t best = attentions[k];
+    for (int64_t p = attentions[k - 1] + 1; p <= attentions[k]; ++p)
+      if (live[p] <= live[best])
+        best = p;
+    start.push_back(best);
+  }
+  start.push_back(n);
+  SmallVector<int64_t> layerCost(layers, 0);
+  for (int64_t k = 0; k < layers; ++k)
+    for (int64_t i = start[k]; i < start[k + 1]; ++i)
+      layerCost[k] += flops(ops[i]);
+
+  SmallVector<int64_t> counts(layout.begin(), layout.end());
+  if (!counts.empty()) {
+    int64_t sum = 0;
+    for (int64_t c : counts)
+      sum += c;
+    if ((int64_t)counts.size() != chunks) {
+      if (virtualStages == 1)
+        error() << "--pp-layout gives " << counts.size()
+                << " stage(s), but --pp is " << int64_t(pp);
+      else
+        error() << "--pp-layout gives " << counts.size()
+                << " stage(s), but --pp " << int64_t(pp)
+                << " with --pp-virtual " << int64_t(virtualStages) << " has "
+                << chunks << " virtual stages";
+      return signalPassFailure();
+    }
+    if (llvm::any_of(counts, [](int64_t c) { return c < 1; })) {
+      error() << "--pp-layout needs at least one layer per stage";
+      return signalPassFailure();
+    }
+    if (sum != layers) {
+      error() << "--pp-layout sums to " << sum << " layer(s), but the "
+              << "model has " << layers << " (one per attention block)";
+      return signalPassFailure();
+    }
+  } else {
+    counts = balance(layerCost, chunks);
+  }
+  LLVM_DEBUG({
+    llvm::dbgs() << "dist-pipeline: layer costs";
+    for (int64_t c : layerCost)
+      llvm::dbgs() << " " << c;
+    llvm::dbgs() << "\n";
+  });
+
+  if (explain)
+    for (int64_t c = 0, k = 0; c < chunks; k += counts[c++]) {
+      int64_t cost = 0;
+      for (int64_t l = k; l < k + counts[c]; ++l)
+        cost += layerCost[l];
+      InFlightDiagnostic remark = mlir::emitRemark(main.getLoc());
+      remark << "pipeline stage " << c % pp;
+      if (virtualStages > 1)
+        remark << " (virtual stage " << c << ")";
+      remark << ": layers " << k << ".." << k + counts[c] - 1 << ", " << cost
+             << " FLOPs";
+      if (c == 0)
+        remark << " with the embedding";
+      if (c == chunks - 1)
+        remark << (c == 0 ? " and" : " with") << " the head";
+      if (c > 0)
+        remark << "; " << live[start[k]] << " B live at its cut";
+    }
+
+  // The chunk of every op, by layer; a chunk runs on stage chunk mod pp.
+  llvm::DenseMap<Operation *, int64_t> chunkOf;
+  SmallVector<SmallVector<Operation *>> chunkOps(chunks);
+  for (int64_t c = 0, k = 0; c < chunks; ++c)
+    for (int64_t end = k + counts[c]; k < end; ++k)
+      for (int64_t i = start[k]; i < start[k + 1]; ++i) {
+        chunkOf[ops[i]] = c;
+        chunkOps[c].push_back(ops[i]);
+      }
+  auto stageOfChunk = [&](int64_t c) -> int64_t { return c % pp; };
+  auto chunkOfUser = [&](Operation *user) -> int64_t {
+    Operation *top = body.findAncestorOpInBlock(*user);
+    if (!top || top == body.getTerminator())
+      return chunks - 1;
+    auto it = chunkOf.find(top);
+    return it == chunkOf.end() ? -1 : it->second;
+  };
+  // Values used on other stages: value → those stages, in order. (A value
+  // read by a later chunk of its own stage stays where it is.)
+  llvm::MapVector<Value, SmallVector<int64_t>> crossing;
+  for (Operation *op : ops)
+    for (Value r : op->getResults()) {
+      SmallVector<int64_t> to;
+      for (Operation *user : r.getUsers()) {
+        int64_t c = chunkOfUser(user);
+        int64_t s = stageOfChunk(c);
+        if (c > chunkOf[op] && s != stageOfChunk(chunkOf[op]) &&
+            !llvm::is_contained(to, s))
+          to.push_back(s);
+      }
+      llvm::sort(to);
+      if (!to.empty())
+        crossing[r] = to;
+    }
+  // The order a stage runs (micro-batch, chunk) pairs in: GPipe runs its
+  // one chunk for micro-batch 0, 1, …; interleaved stages take micro-
+  // batches in groups of pp and run each of their chunks over the group
+  // before the next (Megatron's forward order). Every dependency points
+  // to an earlier key, and sends leave in key order, so receives posted in
+  // the same order match them.
+  auto key = [&](int64_t microBatch, int64_t chunk) {
+    return std::make_tuple(microBatch / pp, chunk / pp, microBatch);
+  };
+
+  // The new @main: micro-batches stacked on dim 0 of inputs and outputs.
+  auto stacked = [&](Type type) -> FailureOr<Type> {
+    auto t = cast<RankedTensorType>(type);
+    if (microBatches == 1)
+      return type;
+    if (t.getRank() == 0)
+      return failure();
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] *= microBatches;
+    return RankedTensorType::get(shape, t.getElementType());
+  };
+  SmallVector<Type> argTypes, resultTypes;
+  for (BlockArgument arg : body.getArguments()) {
+    auto t = stacked(arg.getType());
+    if (failed(t)) {
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+      error() << "input "
+              << (name ? "'" + name.str() + "'"
+                       : std::to_string(arg.getArgNumber()))
+              << " is a scalar: --micro-batches splits dim 0 of every input";
+      return signalPassFailure();
+    }
+    argTypes.push_back(*t);
+  }
+  for (Type r : main.getResultTypes()) {
+    auto t = stacked(r);
+    if (failed(t)) {
+      error() << "an output is a scalar: --micro-batches stacks "
+                 "micro-batches on dim 0 of every output";
+      return signalPassFailure();
+    }
+    resultTypes.push_back(*t);
+  }
+  // The mesh: a leading pp axis on the tensor-parallel one (or a new one).
+  OpBuilder b(ctx);
+  dist::MeshOp mesh;
+  for (auto m : module.getOps<dist::MeshOp>()) {
+    if (mesh) {
+      m.emitError("dist-pipeline expects at most one mesh");
+      return signalPassFailure();
+    }
+    mesh = m;
+  }
+  if (mesh) {
+    if (mesh.getAxisIndex("pp")) {
+      mesh.emitError("the mesh already has a 'pp' axis");
+      return signalPassFailure();
+    }
+    SmallVector<Attribute> axes{b.getStringAttr("pp")};
+    llvm::append_range(axes, mesh.getAxes());
+    SmallVector<int64_t> shape{pp};
+    llvm::append_range(shape, mesh.getShape());
+    mesh.setAxesAttr(b.getArrayAttr(axes));
+    mesh.setShape(shape);
+  } else {
+    b.setInsertionPointToStart(module.getBody());
+    mesh = dist::MeshOp::create(b, module.getLoc(), "mesh",
+                                b.getStrArrayAttr({"pp", "tp"}),
+                                b.getDenseI64ArrayAttr({pp, 1}));
+  }
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  ArrayAttr ppAxis = b.getStrArrayAttr({"pp"});
+
+  b.setInsertionPoint(main);
+  auto fn = func::FuncOp::create(b, main.getLoc(), "pipelined",
+                                 b.getFunctionType(argTypes, resultTypes));
+  if (ArrayAttr a = main.getAllArgAttrs())
+    fn.setAllArgAttrs(a);
+  if (ArrayAttr a = main.getAllResultAttrs())
+    fn.setAllResultAttrs(a);
+  for (NamedAttribute attr : main->getDiscardableAttrs())
+    fn->setAttr(attr.getName(), attr.getValue());
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+
+  // Weights first, shared by every stage and micro-batch.
+  IRMapping shared;
+  for (Operation &op : body.without_terminator())
+    if (isStageFree(&op))
+      b.clone(op, shared);
+
+  auto tag = [&](Operation *op, int64_t s) {
+    op->setAttr(kStage, b.getI64IntegerAttr(s));
+    return op;
+  };
+  auto asyncOf = [&](Type t) { return dist::AsyncType::get(ctx, t); };
+  const int64_t m = microBatches;
+  for (int64_t s = 0; s < pp; ++s) {
+    std::vector<IRMapping> maps(m, shared);
+    // Receives: posted for every micro-batch up front in the order the
+    // senders send, each waited for where first used.
+    SmallVector<std::tuple<std::tuple<int64_t, int64_t, int64_t>, int64_t,
+                           int64_t, Value>>
+        incoming; // (sender's key, position, micro-batch, value)
+    for (int64_t i = 0; i < m; ++i)
+      for (auto [pos, entry] : llvm::enumerate(crossing))
+        if (llvm::is_contained(entry.second, s))
+          incoming.push_back({key(i, chunkOf[entry.first.getDefiningOp()]),
+                              (int64_t)pos, i, entry.first});
+    llvm::stable_sort(incoming, [](auto &a, auto &b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) <
+             std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    llvm::DenseMap<std::pair<int64_t, Value>, Value> pending;
+    llvm::DenseMap<std::pair<int64_t, Value>, int64_t> source;
+    for (auto &[k, pos, i, v] : incoming) {
+      int64_t from = stageOfChunk(chunkOf[v.getDefiningOp()]);
+      source[{i, v}] = from;
+      if (!async)
+        continue;
+      auto recv = dist::RecvStartOp::create(
+          b, v.getLoc(), asyncOf(v.getType()), meshRef, ppAxis,
+          b.getI64IntegerAttr(from), IntegerAttr());
+      pending[{i, v}] = tag(recv, s)->getResult(0);
+    }
+    // Micro-batch i's part of an input.
+    auto resolve = [&](int64_t i, Value v) -> Value {
+      if (Value mapped = maps[i].lookupOrNull(v))
+        return mapped;
+      Value got;
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        Value full = entry->getArgument(arg.getArgNumber());
+        if (m == 1) {
+          got = full;
+        } else {
+          auto t = cast<RankedTensorType>(v.getType());
+          SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
+          starts[0] = i * t.getDimSize(0);
+          got = tag(nn::SliceOp::create(b, v.getLoc(), t, full,
+                                        b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(steps)),
+                    s)
+                    ->getResult(0);
+        }
+      } else if (async) {
+        got =
+            tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})), s)
+                ->getResult(0);
+      } else {
+        got =
+            tag(dist::RecvOp::create(
+                    b, v.getLoc(), v.getType(), meshRef, ppAxis,
+                    b.getI64IntegerAttr(source.lookup({i, v})), IntegerAttr()),
+                s)
+                ->getResult(0);
+      }
+      maps[i].map(v, got);
+      return got;
+    };
+    SmallVector<std::pair<int64_t, int64_t>> order; // (micro-batch, chunk)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t c = s; c < chunks; c += pp)
+        order.push_back({i, c});
+    llvm::stable_sort(order, [&](auto a, auto b) {
+      return key(a.first, a.second) < key(b.first, b.second);
+    });
+    SmallVector<Value> sends;
+    for (auto [i, c] : order) {
+      if (!async) // blocking receives: this step's, in the senders' order
+        for (auto &[k, pos, mb, v] : incoming)
+          if (mb == i && chunkOf[v.getDefiningOp()] < c &&
+              llvm::any_of(v.getUsers(), [&](Operation *user) {
+                return chunkOfUser(user) == c;
+              }))
+            resolve(i, v);
+      for (Operation *op : chunkOps[c]) {
+        op->walk([&](Operation *inner) {
+          for (Value operand : inner->getOperands()) {
+            // Values defined inside `op` (its regions' own) map on cloning.
+            if (op->isAncestor(operand.getParentBlock()->getParentOp()))
+              continue;
+            resolve(i, operand);
+          }
+        });
+        Operation *clone = tag(b.clone(*op, maps[i]), s);
+        for (Value r : op->getResults()) {
+          auto it = crossing.find(r);
+          if (it == crossing.end())
+            continue;
+          Value local = maps[i].lookup(r);
+          for (int64_t to : it->second) {
+            if (async)
+              sends.push_back(
+                  tag(dist::SendStartOp::create(
+                          b, clone->getLoc(), dist::AsyncType::get(ctx),
+                          meshRef, ppAxis, local, b.getI64IntegerAttr(to),
+                          IntegerAttr()),
+                      s)
+                      ->getResult(0));
+            else
+              tag(dist::SendOp::create(b, clone->getLoc(), meshRef, ppAxis,
+                                       local, b.getI64IntegerAttr(to),
+                                       IntegerAttr()),
+                  s);
+          }
+        }
+      }
+    }
+    for (Value token : sends)
+      tag(dist::WaitOp::create(b, token.getLoc(), token), s);
+    if (s != pp - 1)
+      continue;
+    // Outputs: each micro-batch's, stacked.
+    SmallVector<Value> results;
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+      SmallVector<Value> parts;
+      for (int64_t i = 0; i < m; ++i)
+        parts.push_back(resolve(i, v));
+      if (m == 1) {
+        results.push_back(parts.front());
+        continue;
+      }
+      results.push_back(
+          tag(nn::ConcatOp::create(b, ret.getLoc(), resultTypes[k], parts,
+                                   b.getI64IntegerAttr(0)),
+              s)
+              ->getResult(0));
+    }
+    func::ReturnOp::create(b, ret.getLoc(), results);
+  }
+  fn->setAttr(kLayout, b.getDenseI64ArrayAttr(counts));
+  fn->setAttr(kMicroBatches, b.getI64IntegerAttr(m));
+  fn->setAttr(kVirtual, b.getI64IntegerAttr(virtualStages));
+  main.erase();
+  fn.setName("main");
+}
+
+struct DistExtractStagePass
+    : parc::dist::impl::DistExtractStageBase<DistExtractStagePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    auto layout = main ? main->getAttrOfType<DenseI64ArrayAttr>(kLayout)
+                       : DenseI64ArrayAttr();
+    if (!layout) {
+      module.emitError(
+          "expected a @main from dist-pipeline (with dist.pp_layout)");
+      return signalPassFailure();
+    }
+    auto virt = main->getAttrOfType<IntegerAttr>(kVirtual);
+    int64_t virtualStages = virt ? virt.getInt() : 1;
+    int64_t stages = layout.size() / virtualStages;
+    if (stage < 0 || stage >= stages) {
+      emitError(main.getLoc())
+          << "stage " << int64_t(stage) << " is out of range for " << stages
+          << " stage(s)";
+      return signalPassFailure();
+    }
+    Block &body = main.getBody().front();
+    if (stage != stages - 1) {
+      body.getTerminator()->setOperands({});
+      main.setType(
+          FunctionType::get(&getContext(), main.getArgumentTypes(), {}));
+      main.removeResAttrsAttr();
+    }
+    // Users before what they use: every other stage's ops, then the
+    // constants no kept op reads.
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops)) {
+      auto s = op->getAttrOfType<IntegerAttr>(kStage);
+      if (s ? s.getInt() != stage : op->use_empty())
+        op->erase();
+    }
+    auto micro = main->getAttrOfType<IntegerAttr>(kMicroBatches);
+    OpBuilder b(&getContext());
+    module->setAttr("dist.pipeline",
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("stage", b.getI64IntegerAttr(stage)),
+                         b.getNamedAttr("stages", b.getI64IntegerAttr(stages)),
+                         b.getNamedAttr("micro_batches",
+                                        micro ? micro : b.getI64IntegerAttr(1)),
+                         b.getNamedAttr("virtual_stages",
+                                        b.getI64IntegerAttr(virtualStages))}));
+  }
+};
+
+} // namespace

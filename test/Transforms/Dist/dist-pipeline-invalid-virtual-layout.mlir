@@ -1,0 +1,17 @@
+// RUN: parc-opt %s --verify-diagnostics --dist-pipeline="pp=1 virtual=2 layout=2"
+
+// With virtual stages the layout lists one count per virtual stage.
+// expected-error @+1 {{--pp-layout gives 1 stage(s), but --pp 1 with --pp-virtual 2 has 2 virtual stages}}
+func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  ^bb0(%s: tensor<1x2x4x4xf32>):
+    nn.yield %s : tensor<1x2x4x4xf32>
+  }
+  %h0 = nn.add %x, %a0 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %a1 = nn.attention %h0, %h0, %h0 {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  ^bb0(%s: tensor<1x2x4x4xf32>):
+    nn.yield %s : tensor<1x2x4x4xf32>
+  }
+  %h1 = nn.add %h0, %a1 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %h1 : tensor<1x2x4x8xf32>
+}

@@ -1,0 +1,29 @@
+//===- Commands.h - parc subcommands defined outside parc.cpp ---*- C++ -*-===//
+
+#ifndef PARC_TOOLS_PARC_COMMANDS_H
+#define PARC_TOOLS_PARC_COMMANDS_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace parc::driver {
+
+/// `parc plan`: true when it was the subcommand given, and its entry point.
+bool planSelected();
+int plan(const char *argv0);
+
+/// `parc calibrate`.
+bool calibrateSelected();
+int calibrate(const char *argv0);
+
+/// `parc compile --auto`: the tensor-parallel degree the planner picks for
+/// the fused `module` among the plans compile supports, on `devices`
+/// devices of `cluster` (a preset name or file). Prints why.
+mlir::FailureOr<int64_t> autoTensorParallel(mlir::ModuleOp module, int64_t devices,
+                                            const std::string &cluster,
+                                            const std::string &dtype, bool quiet);
+
+} // namespace parc::driver
+
+#endif // PARC_TOOLS_PARC_COMMANDS_H

@@ -1,0 +1,311 @@
+//===- plan.cpp - `parc plan` and `parc compile --auto` -------------------===//
+//
+// `parc plan model.onnx --devices N --cluster h100x8`: import (weights may
+// be absent), fuse, profile, price every parallel configuration and print
+// the ranked table, the chosen plan and why; `--json` for scripts, `--svg`
+// for the predicted per-rank timeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "nn/NNOps.h"
+#include "parc/Import/Onnx/OnnxImporter.h"
+#include "parc/Pipelines/Pipelines.h"
+#include "parc/Plan/Planner.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace plan = parc::plan;
+
+namespace {
+
+/// The parallelism axes `parc compile` can build today. `--auto` picks only
+/// among plans that use no other axis; extend this list as compile learns
+/// `--pp`, `--sp`, `--ep` and data parallelism.
+const std::vector<std::string> kCompileSupportedAxes = {"tp"};
+
+cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a cluster");
+
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
+                               cl::sub(planCmd));
+cl::opt<int64_t> devices("devices", cl::desc("Devices to plan for"), cl::Required,
+                         cl::sub(planCmd));
+cl::opt<std::string> clusterName("cluster",
+                                 cl::desc("Cluster preset (h100x8, h200x8, a100x8, "
+                                          "h100-pcie-x8, cpu) or a cluster JSON file"),
+                                 cl::Required, cl::sub(planCmd));
+cl::opt<int64_t> batch("batch", cl::desc("Batch: binds input dims named 'batch' or "
+                                         "'batch_size'"),
+                       cl::init(1), cl::sub(planCmd));
+cl::opt<int64_t> seq("seq", cl::desc("Sequence length: binds input dims named 'seq', "
+                                     "'sequence', 'seq_len', 'seqlen' or "
+                                     "'sequence_length'"),
+                     cl::init(2048), cl::sub(planCmd));
+cl::opt<int64_t> context("context",
+                         cl::desc("Tokens the KV cache holds (default: --seq)"),
+                         cl::init(0), cl::sub(planCmd));
+cl::list<std::string> inputShapes(
+    "input-shape", cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
+    cl::value_desc("name=shape"), cl::sub(planCmd));
+cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype: bf16, f16 or f32"),
+                           cl::init("bf16"), cl::sub(planCmd));
+cl::opt<std::string> objective("objective",
+                               cl::desc("latency (time per forward) or throughput "
+                                        "(tokens per second in steady state)"),
+                               cl::init("latency"), cl::sub(planCmd));
+cl::opt<int64_t> maxMicroBatches("max-micro-batches",
+                                 cl::desc("Largest micro-batch count to consider"),
+                                 cl::init(64), cl::sub(planCmd));
+cl::opt<int64_t> overlapChunks(
+    "overlap-chunks",
+    cl::desc("Pieces each row-parallel product and its all-reduce are cut into "
+             "to overlap, as parc compile's dist-overlap does (1: no overlap, "
+             "as with --no-overlap)"),
+    cl::init(2), cl::sub(planCmd));
+cl::opt<bool> json("json", cl::desc("Print the ranked table and the chosen plan as JSON"),
+                   cl::sub(planCmd));
+cl::opt<std::string> svg("svg", cl::desc("Write the chosen plan's predicted per-rank "
+                                         "timeline as SVG"),
+                         cl::value_desc("file"), cl::sub(planCmd));
+cl::opt<int64_t> top("top", cl::desc("Rows of the table to print (0: all)"), cl::init(20),
+                     cl::sub(planCmd));
+
+int fail(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "parc") << message << "\n";
+  return 1;
+}
+
+/// Presets ship in share/clusters of the source tree and install beside the
+/// binary in share/parc/clusters.
+std::vector<std::string> presetDirs(const char *argv0) {
+  std::vector<std::string> dirs;
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+  if (!exe.empty()) {
+    llvm::SmallString<256> d(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(d, "share", "parc", "clusters");
+    dirs.push_back(d.str().str());
+  }
+  dirs.push_back(PARC_SOURCE_DIR "/share/clusters");
+  return dirs;
+}
+
+std::string gib(double b) { return llvm::formatv("{0:f1}", b / (1 << 30)).str(); }
+
+void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, int64_t rows) {
+  os << llvm::formatv("{0,-4} {1,-34} {2,12} {3,12} {4,9} {5,10} {6,12}  {7}\n", "#",
+                      "configuration", "ms/forward", "tokens/s", "mem GiB",
+                      "comm MiB", "layout", "");
+  int64_t shown = 0;
+  for (auto [i, e] : llvm::enumerate(r.ranked)) {
+    if (rows && shown++ >= rows) {
+      os << "  ... " << r.ranked.size() - (size_t)rows << " more (--top 0 shows all)\n";
+      break;
+    }
+    os << llvm::formatv("{0,-4} {1,-34} {2,12:f3} {3,12:f0} {4,9} {5,10:f1} {6,12}  {7}\n",
+                        i + 1, e.config.str(), e.time * 1e3, e.tokensPerSecond,
+                        gib(e.memoryBytes), e.commBytes / (1 << 20), e.config.layout(),
+                        !e.fits ? "does not fit" : (r.chosen && *r.chosen == i) ? "<- chosen"
+                                                                               : "");
+  }
+}
+
+/// Writes `text` to `path` through a temporary file and a rename.
+bool writeAtomic(llvm::StringRef path, llvm::StringRef text) {
+  std::string tmp = (path + ".tmp").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (ec) {
+      fail("cannot write '" + tmp + "': " + ec.message());
+      return false;
+    }
+    os << text;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    fail("cannot write '" + path + "': " + ec.message());
+    return false;
+  }
+  return true;
+}
+
+/// Imports and fuses `path` in `ctx`; diagnostics go to stderr.
+OwningOpRef<ModuleOp> importAndFuse(MLIRContext &ctx, llvm::StringRef path,
+                                    const parc::OnnxImportOptions &options) {
+  OwningOpRef<ModuleOp> module = parc::importOnnxFile(path, &ctx, options);
+  if (!module)
+    return nullptr;
+  PassManager pm(&ctx);
+  parc::buildNNOptimizePipeline(pm);
+  if (failed(pm.run(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+bool parc::driver::planSelected() { return static_cast<bool>(planCmd); }
+
+int parc::driver::plan(const char *argv0) {
+  using Clock = std::chrono::steady_clock;
+  if (objective != "latency" && objective != "throughput")
+    return fail("--objective must be latency or throughput, not '" + objective + "'");
+  if (dtype != "bf16" && dtype != "f16" && dtype != "f32")
+    return fail("--dtype must be bf16, f16 or f32, not '" + dtype + "'");
+  if (top < 0)
+    return fail("--top must be 0 (all rows) or more");
+  if (batch < 1 || seq < 1 || devices < 1 || context < 0 || overlapChunks < 1 ||
+      maxMicroBatches < 1)
+    return fail("--batch, --seq, --devices, --overlap-chunks and --max-micro-batches "
+                "must be at least 1");
+  auto cluster = plan::loadCluster(clusterName, presetDirs(argv0));
+  if (!cluster)
+    return fail(llvm::toString(cluster.takeError()));
+
+  DialectRegistry registry;
+  registry.insert<parc::nn::NNDialect, arith::ArithDialect, func::FuncDialect>();
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+  parc::OnnxImportOptions options;
+  if (auto err = parc::parseInputShapes(inputShapes, options))
+    return fail(llvm::toString(std::move(err)));
+  // The names exporters give these dims (torch.onnx dynamic_axes, HF).
+  for (const char *name : {"batch", "batch_size"})
+    options.dimParams[name] = batch;
+  for (const char *name : {"seq", "sequence", "seq_len", "seqlen", "sequence_length"})
+    options.dimParams[name] = seq;
+  auto t0 = Clock::now();
+  OwningOpRef<ModuleOp> module = importAndFuse(ctx, modelPath, options);
+  if (!module)
+    return 1;
+  auto t1 = Clock::now();
+  FailureOr<plan::ModelProfile> profile = plan::profileModel(*module);
+  if (failed(profile))
+    return 1;
+  plan::PlanOptions planOptions;
+  planOptions.dtype = dtype;
+  planOptions.devices = devices;
+  planOptions.throughput = objective == "throughput";
+  planOptions.context = context;
+  planOptions.maxMicroBatches = maxMicroBatches;
+  planOptions.overlapChunks = overlapChunks;
+  auto result = plan::planParallelism(*profile, *cluster, planOptions);
+  if (!result)
+    return fail(llvm::toString(result.takeError()));
+  auto t2 = Clock::now();
+  double importS = std::chrono::duration<double>(t1 - t0).count();
+  double planS = std::chrono::duration<double>(t2 - t1).count();
+
+  if (json) {
+    llvm::json::Value v = plan::planToJSON(*result, *profile, *cluster, planOptions);
+    v.getAsObject()->try_emplace("model_path", modelPath);
+    v.getAsObject()->try_emplace("import_seconds", importS);
+    v.getAsObject()->try_emplace("planning_seconds", planS);
+    llvm::outs() << llvm::formatv("{0:2}", v) << "\n";
+  } else {
+    auto &os = llvm::outs();
+    size_t units = profile->units.size();
+    os << llvm::formatv("{0}: {1} blocks ({2} distinct units costed), {3:f2}B "
+                        "parameters, batch {4}, seq {5}, {6}{7}\n",
+                        modelPath, profile->blocks, units, profile->parameters / 1e9,
+                        profile->batch, profile->seq,
+                        profile->decoder ? "decoder (KV cache counted)" : "encoder",
+                        profile->experts ? llvm::formatv(", MoE {0} experts top-{1}",
+                                                         profile->experts, profile->topK)
+                                               .str()
+                                         : "");
+    os << llvm::formatv("cluster {0}: {1} devices of {2} GiB per node, {3}\n",
+                        cluster->name, cluster->devicesPerNode,
+                        gib(cluster->memoryBytes), cluster->device);
+    printTable(os, *result, top);
+    if (!result->skipped.empty())
+      os << result->skipped.size() << " split(s) skipped: " << result->skipped.front()
+         << (result->skipped.size() > 1 ? "; ..." : "") << "\n";
+    os << result->explanation;
+    os << llvm::formatv("planned {0} configurations in {1:f3} s (import and fusion "
+                        "{2:f3} s)\n",
+                        result->considered, planS, importS);
+  }
+  if (!svg.empty() && result->chosen) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    plan::writeTimelineSVG(os, result->ranked[*result->chosen], *profile, *cluster);
+    if (!writeAtomic(svg, text))
+      return 1;
+  }
+  if (!result->chosen)
+    return fail("no configuration of " + llvm::Twine(devices) +
+                " device(s) fits: " + result->explanation);
+  return 0;
+}
+
+FailureOr<int64_t> parc::driver::autoTensorParallel(ModuleOp module, int64_t devices,
+                                                    const std::string &clusterName,
+                                                    const std::string &dtype, bool quiet) {
+  auto cluster = plan::loadCluster(clusterName, presetDirs("parc"));
+  if (!cluster)
+    return fail(llvm::toString(cluster.takeError())), failure();
+  FailureOr<plan::ModelProfile> profile = plan::profileModel(module);
+  if (failed(profile))
+    return failure();
+  plan::PlanOptions options;
+  options.dtype = dtype;
+  // compile runs one SPMD program over all its ranks: try each degree that
+  // divides the devices, leaving the rest idle, among supported axes only.
+  options.allowedAxes = kCompileSupportedAxes;
+  std::optional<plan::Estimate> best;
+  for (int64_t d = 1; d <= devices; ++d) {
+    if (devices % d)
+      continue;
+    options.devices = d;
+    auto result = plan::planParallelism(*profile, *cluster, options);
+    if (!result)
+      return fail(llvm::toString(result.takeError())), failure();
+    if (result->chosen &&
+        (!best || result->ranked[*result->chosen].time < best->time))
+      best = result->ranked[*result->chosen];
+  }
+  if (!best)
+    return fail(llvm::formatv("--auto: no plan that compile supports ({0}) fits "
+                              "{1} device(s) of cluster '{2}'",
+                              llvm::join(kCompileSupportedAxes, ", "), devices,
+                              cluster->name)
+                    .str()),
+           failure();
+  options.allowedAxes.clear();
+  options.devices = devices;
+  auto unrestricted = plan::planParallelism(*profile, *cluster, options);
+  if (!quiet) {
+    llvm::errs() << llvm::formatv(
+        "parc: --auto chose {0} ({1:f3} ms predicted per forward on {2}) among the "
+        "plans compile supports (axes: {3})\n",
+        best->config.str(), best->time * 1e3, cluster->name,
+        llvm::join(kCompileSupportedAxes, ", "));
+    if (unrestricted && unrestricted->chosen) {
+      const plan::Estimate &u = unrestricted->ranked[*unrestricted->chosen];
+      if (u.config.str() != best->config.str())
+        llvm::errs() << llvm::formatv("parc: with every axis the planner would choose "
+                                      "{0} ({1:f3} ms); compile cannot build it yet\n",
+                                      u.config.str(), u.time * 1e3);
+    }
+  }
+  return best->config.tp;
+}
