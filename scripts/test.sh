@@ -7,6 +7,7 @@
 #   differential — every model through parc (cpu) and onnxruntime, at
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
+#   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   conformance  — ONNX backend node tests with their own expected outputs
 # Ends with the line `N passed, N failed` and exits non-zero on any failure.
 set -uo pipefail
@@ -77,6 +78,8 @@ counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools buil
   --generated build/models --work build/e2e --tp 1 2 --sp --dtype bf16
 counted overlap /usr/bin/python3 test/e2e/overlap.py --tools build/bin \
   --generated build/models --work build/e2e/overlap
+counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \
+  --generated build/models --work build/e2e-moe
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 # Deeper models (4-6 layers) for 4 stages and uneven layouts.

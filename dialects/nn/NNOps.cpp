@@ -567,6 +567,45 @@ LogicalResult RotaryOp::verify() {
   return success();
 }
 
+LogicalResult MoeOp::verify() {
+  auto x = tensorType(getInput()), logits = tensorType(getRouterLogits()),
+       fc1 = tensorType(getFc1()), fc2 = tensorType(getFc2());
+  if (fc1.getRank() != 3 || fc2.getRank() != 3)
+    return emitOpError("expert weights must be stacked [experts, in, out]");
+  int64_t shards = getExpertShards().value_or(1);
+  int64_t experts = fc1.getDimSize(0) * shards, hidden = fc1.getDimSize(1),
+          ffn = fc1.getDimSize(2);
+  if (shards > 1 && !getEpAxis())
+    return emitOpError("expert_shards needs the ep_axis it is split over");
+  if (x.getRank() < 1 || x.getShape().back() != hidden)
+    return emitOpError() << "input's last dim must be the experts' input width "
+                         << hidden << ", got " << shapeStr(x.getShape());
+  SmallVector<int64_t> wantLogits(x.getShape().drop_back());
+  wantLogits.push_back(experts);
+  if (logits.getShape() != ArrayRef(wantLogits))
+    return emitOpError() << "router logits must be " << shapeStr(wantLogits)
+                         << " (tokens x " << experts << " experts), got "
+                         << shapeStr(logits.getShape());
+  SmallVector<int64_t> wantFc2{fc1.getDimSize(0), ffn, hidden};
+  if (fc2.getShape() != ArrayRef(wantFc2))
+    return emitOpError() << "fc2 must be " << shapeStr(wantFc2) << ", got "
+                         << shapeStr(fc2.getShape());
+  if (Value fc3 = getFc3(); fc3 && tensorType(fc3).getShape() != fc1.getShape())
+    return emitOpError() << "fc3 must have fc1's shape " << shapeStr(fc1.getShape())
+                         << ", got " << shapeStr(tensorType(fc3).getShape());
+  Type et = x.getElementType();
+  for (Value v : getOperands())
+    if (tensorType(v).getElementType() != et)
+      return emitOpError("operands must share one element type");
+  int64_t k = getTopKAttr().getInt(); // the getter is unsigned
+  if (k < 1 || k > experts)
+    return emitOpError() << "top_k " << k << " must be in [1, "
+                         << experts << "]";
+  if (getType() != x)
+    return emitOpError("result type must equal the input type");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Weights
 //===----------------------------------------------------------------------===//

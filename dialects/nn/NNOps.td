@@ -72,6 +72,19 @@ def NN_ScatterReduction : I32EnumAttr<"ScatterReduction",
 def NN_ScatterReductionAttr
     : EnumAttr<NN_Dialect, NN_ScatterReduction, "scatter_reduction">;
 
+def NN_MoeActivation : I32EnumAttr<"MoeActivation",
+    "the activation inside each expert of an `nn.moe`", [
+      I32EnumAttrCase<"silu", 0>,
+      I32EnumAttrCase<"gelu", 1>,
+      I32EnumAttrCase<"relu", 2>,
+      I32EnumAttrCase<"identity", 3>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::parc::nn";
+}
+def NN_MoeActivationAttr
+    : EnumAttr<NN_Dialect, NN_MoeActivation, "moe_activation">;
+
 //===----------------------------------------------------------------------===//
 // Base classes
 //===----------------------------------------------------------------------===//
@@ -630,6 +643,65 @@ def NN_RotaryOp : NN_Op<"rotary", [Pure]> {
   let assemblyFormat =
     "$input `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+def NN_MoeOp : NN_Op<"moe", [Pure]> {
+  let summary = "sparse mixture of experts: top-k routing over stacked experts";
+  let description = [{
+    Routes every token (a row of `input`, `[T..., H]`) to the `top_k`
+    experts with the largest `softmax(router_logits)` (`[T..., E]`; ties go
+    to the lower expert index, as ONNX TopK) and sums the chosen experts'
+    outputs weighted by their probabilities, renormalised to sum to one per
+    token when `normalize` is set. Only the chosen experts are computed.
+
+    Expert `e` is `act(x · fc1[e]) · fc2[e]` with `fc1` `[E, H, F]` and
+    `fc2` `[E, F, H]`; with `fc3` (`[E, H, F]`) it is the gated form
+    `(act(x · fc1[e]) ⊙ (x · fc3[e])) · fc2[e]` (SwiGLU when `act` is silu:
+    `fc1` is Mixtral's w1/gate, `fc3` its w3/up, `fc2` its w2/down).
+    Recognised by `nn-fuse-moe` from the dense forms exporters emit, or
+    imported from `com.microsoft.MoE`. The expert count, widths and top-k
+    are what a cost model reads: `getNumExperts()`, `getHiddenSize()`,
+    `getFfnSize()`, `top_k`.
+
+    `capacity` (set by `dist-expert-parallel` from a capacity factor) keeps
+    at most that many (token, expert) pairs per expert, the first in token
+    order; the others are dropped and add nothing. With `expert_shards` = P
+    the experts are split into P contiguous blocks over the ranks of mesh
+    axis `ep_axis`, and `fc1`/`fc2`/`fc3` hold this rank's block of
+    experts / P (the router still scores all of them).
+
+    ```mlir
+    %y = nn.moe %x, %logits, %w1, %w2, %w3 {top_k = 2 : i64, normalize = true, activation = #nn<moe_activation silu>}
+        : (tensor<16x32xf32>, tensor<16x4xf32>, tensor<4x32x64xf32>, tensor<4x64x32xf32>, tensor<4x32x64xf32>) -> tensor<16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$input, NN_Tensor:$router_logits,
+    NN_Tensor:$fc1, NN_Tensor:$fc2, Optional<NN_Tensor>:$fc3,
+    I64Attr:$top_k, DefaultValuedAttr<BoolAttr, "true">:$normalize,
+    DefaultValuedAttr<NN_MoeActivationAttr, "MoeActivation::silu">:$activation,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$capacity,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expert_shards,
+    OptionalAttr<StrAttr>:$ep_axis);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $router_logits `,` $fc1 `,` $fc2 (`,` $fc3^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// All experts, also when each rank holds only a block of them.
+    int64_t getNumExperts() {
+      return getRouterLogits().getType().getShape().back();
+    }
+    /// The experts whose weights this op holds.
+    int64_t getNumLocalExperts() { return getFc1().getType().getDimSize(0); }
+    int64_t getHiddenSize() { return getFc1().getType().getDimSize(1); }
+    int64_t getFfnSize() { return getFc1().getType().getDimSize(2); }
+    /// Rows routed independently: the product of the input's leading dims.
+    int64_t getNumTokens() {
+      return getInput().getType().getNumElements() / getHiddenSize();
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

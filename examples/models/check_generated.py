@@ -84,6 +84,7 @@ def _axes(axes):
 # 13-17 forms of the ops generate.py emits are needed.
 OPS = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
+    "Equal": np.equal,
     "Pow": np.power, "MatMul": np.matmul, "Neg": np.negative,
     "Sqrt": np.sqrt, "Reciprocal": np.reciprocal, "Tanh": np.tanh,
     "Erf": np.vectorize(math.erf, otypes=[np.float32]),
@@ -107,6 +108,10 @@ OPS = {
     "ReduceSum": lambda x, axes, keepdims=1: x.sum(
         axis=_axes(axes), keepdims=bool(keepdims)),
     "TopK": _topk, "ScatterElements": _scatter_elements,
+    "OneHot": lambda i, depth, values, axis=-1: np.where(
+        np.expand_dims(i % depth, axis) == np.arange(depth).reshape(
+            (-1,) + (1,) * (-axis - 1 if axis < 0 else i.ndim - axis)),
+        values[1], values[0]),
 }
 
 

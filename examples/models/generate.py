@@ -58,6 +58,10 @@ class ModelConfig:
     type_vocab: int = 0  # BERT token types
     eps: float = 1e-5
     rms_reciprocal: bool = False  # rsqrt as Reciprocal(Sqrt), not Div(1, Sqrt)
+    # MoE routing forms (see Emitter.moe); the defaults are Mixtral's.
+    routing: str = "scatter"  # dense routing: "scatter", "onehot", or per-expert "where"
+    router: str = "softmax_topk"  # or "topk_softmax": softmax of the k logits
+    renormalize: bool = True  # top-k probabilities divided by their sum
 
     @property
     def head_dim(self):
@@ -76,6 +80,21 @@ MODELS = {
     "mixtral": ModelConfig("mixtral", seed=1005, experts=4, top_k=2,
                            **_TINY_MIXTRAL),
     "mixtral_top1_e8": ModelConfig("mixtral", seed=1006, experts=8, top_k=1,
+                                   **_TINY_MIXTRAL),
+    # The other routing forms: per-expert Equal/Where masks, raw top-1
+    # probabilities (Switch-style), a OneHot-built routing tensor and a
+    # softmax over the top-k logits.
+    # Routing is discontinuous: where two experts' scores are within bf16
+    # rounding of each other, a bf16 run picks another expert than the f32
+    # reference and that token's output jumps. Half of the seeds tried for
+    # these two (1008-1013, 1020-1023) have such a near-tie among their
+    # 2 x 16 routings; the seeds below have none, so the bf16 differential
+    # measures arithmetic, not a coin flip.
+    "mixtral_top1_e4": ModelConfig("mixtral", seed=1010, experts=4, top_k=1,
+                                   routing="where", renormalize=False,
+                                   **_TINY_MIXTRAL),
+    "mixtral_top2_e8": ModelConfig("mixtral", seed=1020, experts=8, top_k=2,
+                                   routing="onehot", router="topk_softmax",
                                    **_TINY_MIXTRAL),
 }
 
@@ -456,29 +475,58 @@ class Emitter(Graph):
     def moe(self, x):
         """Mixtral sparse MoE as a static trace emits it.
 
-        Softmax router, top-k, top-k weights renormalised and scattered into
-        a dense [tokens, experts] tensor; every expert then runs on all
-        tokens and is weighted by its column of that tensor.
+        Softmax router, top-k, top-k weights renormalised (or not), and
+        every expert run on all tokens and weighted by its routing column:
+        with routing "scatter" the weights are scattered into a dense
+        [tokens, experts] tensor whose column e is gathered ("onehot" builds
+        that tensor as sum_k(one_hot(indices) * weights)); with "where"
+        column e is sum_k(where(indices == e, weights, 0)). Router
+        "topk_softmax" takes the top-k of the logits and a softmax of those
+        k values (equal to the renormalised form).
         """
         self.blocks["moe"] += 1
         c = self.cfg
         b, s = self.dim(x, 0), self.dim(x, 1)
         tokens = self.op("Reshape", x, self.const([-1, c.hidden]))
         logits = self.linear(tokens, c.hidden, c.experts, "gate", bias=False)
-        probs = self.op("Softmax", logits, axis=1)
-        top_w, top_i = self.op("TopK", probs, self.const([c.top_k]), axis=-1,
-                               outputs=2)
-        top_w = self.op("Div", top_w, self.op("ReduceSum", top_w,
-                                              self.const([-1]), keepdims=1))
-        zeros = self.op("ConstantOfShape", self.op("Shape", probs),
-                        value=numpy_helper.from_array(np.zeros(1, np.float32)))
-        routing = self.op("ScatterElements", zeros, top_i, top_w, axis=1)
+        probs = logits  # what the dense routing tensor takes its shape from
+        if c.router == "topk_softmax":
+            top_w, top_i = self.op("TopK", logits, self.const([c.top_k]),
+                                   axis=-1, outputs=2)
+            top_w = self.op("Softmax", top_w, axis=-1)
+        else:
+            probs = self.op("Softmax", logits, axis=1)
+            top_w, top_i = self.op("TopK", probs, self.const([c.top_k]),
+                                   axis=-1, outputs=2)
+            if c.renormalize:
+                top_w = self.op("Div", top_w, self.op(
+                    "ReduceSum", top_w, self.const([-1]), keepdims=1))
+        if c.routing == "scatter":
+            zeros = self.op("ConstantOfShape", self.op("Shape", probs),
+                            value=numpy_helper.from_array(
+                                np.zeros(1, np.float32)))
+            routing = self.op("ScatterElements", zeros, top_i, top_w, axis=1)
+        elif c.routing == "onehot":
+            # (F.one_hot(idx, E).to(w.dtype) * w.unsqueeze(-1)).sum(1)
+            hot = self.op("OneHot", top_i, self.const(c.experts),
+                          self.const([0, 1]), axis=-1)
+            hot = self.op("Cast", hot, to=TensorProto.FLOAT)
+            routing = self.op("ReduceSum", self.op(
+                "Mul", hot, self.unsqueeze(top_w, [-1])), self.const([1]),
+                keepdims=0)
         total = None
         for e in range(c.experts):
             with self.module(f"experts.{e}"):
                 y = self.swiglu(tokens, "w1", "w3", "w2")
-            column = self.unsqueeze(self.op("Gather", routing, self.const(e),
-                                            axis=1), [1])
+            if c.routing in ("scatter", "onehot"):
+                column = self.unsqueeze(self.op(
+                    "Gather", routing, self.const(e), axis=1), [1])
+            else:
+                mask = self.op("Equal", top_i, self.const(e))
+                picked = self.op("Where", mask, top_w,
+                                 self.const(0.0, np.float32))
+                column = self.op("ReduceSum", picked, self.const([-1]),
+                                 keepdims=1)
             y = self.op("Mul", y, column)
             total = y if total is None else self.op("Add", total, y)
         return self.reshape(total, [b, s, c.hidden])
@@ -694,8 +742,11 @@ def describe(name, cfg, opset, model, expected):
     """The <name>.json contents. Inputs and outputs use the symbolic dims
     'batch' and 'seq'; config.batch and config.seq are the values to bind
     for a static compile."""
+    skip = {"family", "seed", "rms_reciprocal"}
+    if not cfg.experts:
+        skip |= {"routing", "router", "renormalize"}
     config = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)
-              if f.name not in ("family", "seed", "rms_reciprocal")}
+              if f.name not in skip}
     config["head_dim"] = cfg.head_dim
 
     def io(values):

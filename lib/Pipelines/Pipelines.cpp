@@ -17,6 +17,8 @@ void parc::buildNNOptimizePipeline(OpPassManager &pm) {
   pm.addPass(nn::createNNCanonicalize());
   pm.addPass(createCSEPass());
   pm.addPass(nn::createNNFuse());
+  // MoE blocks are found through the linears and SiLUs nn-fuse produced.
+  pm.addPass(nn::createNNFuseMoE());
   pm.addPass(nn::createNNCanonicalize());
   pm.addPass(createCSEPass());
 }

@@ -744,6 +744,45 @@ void movement(Check &c) {
             });
 }
 
+void moe(Check &c) {
+  // Sparse MoE: SwiGLU top-2 of 4 and plain ReLU top-1 of 8 per float
+  // dtype, and a capacity that drops pairs (f32); compared across
+  // backends by compare.py, against a dense reference by the unit tests.
+  for (parc_rt_dtype_t t : kFloats) {
+    const std::string d = dtypeTag(t);
+    c.run("moe_swiglu_top2_" + d, [&](std::vector<Tensor> &o) {
+      Tensor x = c.random(t, {24, 32}), l = c.random(t, {24, 4}, -3, 3);
+      Tensor w1 = c.random(t, {4, 32, 48}, -0.3, 0.3),
+             w2 = c.random(t, {4, 48, 32}, -0.3, 0.3),
+             w3 = c.random(t, {4, 32, 48}, -0.3, 0.3);
+      o.push_back(c.output(t, {24, 32}));
+      return parc_rt_moe(t, x.device, l.device, w1.device, w2.device,
+                         w3.device, o[0].device, 24, 32, 48, 4, 2, 1,
+                         PARC_RT_MOE_SILU, 0, "check");
+    });
+    c.run("moe_relu_top1_" + d, [&](std::vector<Tensor> &o) {
+      Tensor x = c.random(t, {16, 16}), l = c.random(t, {16, 8}, -3, 3);
+      Tensor w1 = c.random(t, {8, 16, 24}, -0.3, 0.3),
+             w2 = c.random(t, {8, 24, 16}, -0.3, 0.3);
+      o.push_back(c.output(t, {16, 16}));
+      return parc_rt_moe(t, x.device, l.device, w1.device, w2.device, nullptr,
+                         o[0].device, 16, 16, 24, 8, 1, 0, PARC_RT_MOE_RELU, 0,
+                         "check");
+    });
+  }
+  c.run("moe_capacity_f32", [&](std::vector<Tensor> &o) {
+    Tensor x = c.random(PARC_RT_F32, {32, 8}),
+           l = c.random(PARC_RT_F32, {32, 4}, -3, 3);
+    Tensor w1 = c.random(PARC_RT_F32, {4, 8, 16}, -0.3, 0.3),
+           w2 = c.random(PARC_RT_F32, {4, 16, 8}, -0.3, 0.3),
+           w3 = c.random(PARC_RT_F32, {4, 8, 16}, -0.3, 0.3);
+    o.push_back(c.output(PARC_RT_F32, {32, 8}));
+    return parc_rt_moe(PARC_RT_F32, x.device, l.device, w1.device, w2.device,
+                       w3.device, o[0].device, 32, 8, 16, 4, 2, 1,
+                       PARC_RT_MOE_SILU, 6, "check");
+  });
+}
+
 void collectives(Check &c, parc_rt_context_t *ctx) {
   parc_rt_comm_t *world = parc_rt_context_world(ctx);
   const int size = parc_rt_context_size(ctx);
@@ -937,6 +976,7 @@ int main(int argc, char **argv) {
     linalg(c);
     norms(c);
     movement(c);
+    moe(c);
     collectives(c, ctx);
     cases = c.cases();
   }

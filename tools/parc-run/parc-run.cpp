@@ -153,6 +153,57 @@ llvm::Error pbToNpy(StringRef pb, StringRef npy) {
   return llvm::Error::success();
 }
 
+/// One line per MoE layer from the ranks' routing reports (written by the
+/// rank programs next to the outputs): the load balance over experts and
+/// ranks, the dropped pairs and each rank's all-to-all bytes.
+void summarizeMoeReports(llvm::StringRef dir, size_t ranks) {
+  std::vector<llvm::json::Value> reports;
+  for (size_t r = 0; r < ranks; ++r) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, "moe_report.rank" + std::to_string(r) + ".json");
+    auto buf = llvm::MemoryBuffer::getFile(path);
+    if (!buf)
+      return; // not an MoE model
+    auto v = llvm::json::parse((*buf)->getBuffer());
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      return;
+    }
+    reports.push_back(std::move(*v));
+  }
+  if (reports.empty())
+    return;
+  auto layersOf = [](llvm::json::Value &v) {
+    auto *o = v.getAsObject();
+    return o ? o->getArray("layers") : nullptr;
+  };
+  auto *layers = layersOf(reports[0]);
+  if (!layers)
+    return;
+  auto list = [](const llvm::json::Array *a) {
+    std::string s;
+    for (const auto &x : a ? *a : llvm::json::Array())
+      s += (s.empty() ? "" : " ") + std::to_string(x.getAsInteger().value_or(0));
+    return "[" + s + "]";
+  };
+  for (size_t i = 0; i < layers->size(); ++i) {
+    auto *l = (*layers)[i].getAsObject();
+    if (!l)
+      continue;
+    std::string bytes;
+    for (auto &rep : reports)
+      if (auto *ls = layersOf(rep); ls && i < ls->size())
+        if (auto *o = (*ls)[i].getAsObject())
+          bytes += (bytes.empty() ? "" : " ") +
+                   std::to_string(o->getInteger("all_to_all_bytes").value_or(0));
+    llvm::errs() << "parc-run: moe " << l->getString("layer").value_or("?")
+                 << ": tokens per expert " << list(l->getArray("tokens_per_expert"))
+                 << ", per rank " << list(l->getArray("tokens_per_rank"))
+                 << ", dropped " << l->getInteger("dropped").value_or(0)
+                 << ", all-to-all bytes per rank [" << bytes << "]\n";
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -269,9 +320,16 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::join(args, " ") << "\n";
     return 0;
   }
-  if (!outputDir.empty())
+  if (!outputDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
       return fail("cannot create '" + outputDir + "': " + ec.message());
+    // A report left by an earlier run must not pass for this run's.
+    for (size_t r = 0; r < ranks->size(); ++r) {
+      llvm::SmallString<256> old(outputDir);
+      llvm::sys::path::append(old, "moe_report.rank" + std::to_string(r) + ".json");
+      llvm::sys::fs::remove(old);
+    }
+  }
   llvm::SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(*launcher, argRefs, std::nullopt, {}, 0, 0, &error);
@@ -286,5 +344,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "parc-run: wrote the timeline of " << ranks->size()
                  << " rank(s) to " << tracePath << " (open it in Perfetto)\n";
   }
+  if (!outputDir.empty())
+    summarizeMoeReports(outputDir, ranks->size());
   return 0;
 }

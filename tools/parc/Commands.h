@@ -3,6 +3,8 @@
 #ifndef PARC_TOOLS_PARC_COMMANDS_H
 #define PARC_TOOLS_PARC_COMMANDS_H
 
+#include "parc/Plan/Planner.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -17,12 +19,12 @@ int plan(const char *argv0);
 bool calibrateSelected();
 int calibrate(const char *argv0);
 
-/// `parc compile --auto`: the tensor-parallel degree the planner picks for
-/// the fused `module` among the plans compile supports, on `devices`
-/// devices of `cluster` (a preset name or file). Prints why.
-mlir::FailureOr<int64_t> autoTensorParallel(mlir::ModuleOp module, int64_t devices,
-                                            const std::string &cluster,
-                                            const std::string &dtype, bool quiet);
+/// `parc compile --auto`: the plan the planner picks for the fused `module`
+/// among those compile can build, on `devices` devices of `cluster` (a
+/// preset name or file). Prints why.
+mlir::FailureOr<parc::plan::Config> autoPlan(mlir::ModuleOp module, int64_t devices,
+                                             const std::string &cluster,
+                                             const std::string &dtype, bool quiet);
 
 } // namespace parc::driver
 

@@ -10,6 +10,7 @@
 
 #include "Commands.h"
 #include "nn/NNOps.h"
+#include "MoeManifest.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "parc/Pipelines/Pipelines.h"
@@ -67,6 +68,20 @@ cl::opt<int64_t> overlapChunks(
     cl::desc("Pieces a product and its collective are cut into so that "
              "they overlap (collective matmul; 1 = no cutting)"),
     cl::init(2), cl::sub(compileCmd));
+cl::opt<int64_t> ep("ep",
+                    cl::desc("Expert-parallel degree: each MoE layer's experts "
+                             "split over this many ranks (the --tp ranks when "
+                             "both are given)"),
+                    cl::init(1), cl::sub(compileCmd));
+cl::opt<double> capacityFactor(
+    "capacity-factor",
+    cl::desc("Expert capacity as a multiple of tokens*top_k/experts; pairs "
+             "beyond it are dropped and counted (default 0: no drop)"),
+    cl::init(0.0), cl::sub(compileCmd));
+cl::opt<bool> etp("etp",
+                  cl::desc("Expert tensor parallelism: split every expert's "
+                           "ffn over the --tp ranks (instead of --ep)"),
+                  cl::sub(compileCmd));
 cl::opt<bool> sp("sp",
                  cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
                           "norms and residuals split along the sequence"),
@@ -141,11 +156,13 @@ private:
   /// One distinct rank program: what the manifest says about it.
   struct ProgramInfo {
     llvm::json::Object json;
-    llvm::json::Array inputs, outputs;
+    llvm::json::Array inputs, outputs, moeLayers;
     int64_t commBytes = 0, sendBytes = 0;
     /// Per collective kind: how many, and the bytes each rank sends.
     llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
   };
+  /// Ranks that run one stage: the tensor- or expert-parallel group.
+  int64_t ranksPerStage() const { return std::max<int64_t>(tp, ep); }
   /// Lowers, writes the weights of the ranks that run it (stage `stage`),
   /// emits and builds one program.
   FailureOr<ProgramInfo> emitProgram(ModuleOp module, StringRef name,
@@ -266,13 +283,26 @@ LogicalResult Compilation::run() {
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
     return failure();
   if (autoPlan) {
-    if (tp.getNumOccurrences() || autoDevices < 1 || autoCluster.empty())
-      return fail("--auto needs --devices N and --cluster, and replaces --tp");
-    FailureOr<int64_t> chosen = parc::driver::autoTensorParallel(
-        *module, autoDevices, autoCluster, dtype, quiet);
+    if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
+        microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
+        ppLayout.getNumOccurrences() || autoDevices < 1 || autoCluster.empty())
+      return fail("--auto needs --devices N and --cluster, and replaces --tp, --pp, "
+                  "--pp-layout, --pp-virtual, --micro-batches and --ep");
+    FailureOr<parc::plan::Config> chosen =
+        parc::driver::autoPlan(*module, autoDevices, autoCluster, dtype, quiet);
     if (failed(chosen))
       return failure();
-    tp = *chosen;
+    // The stage layout is left to dist-pipeline's own balance.
+    tp = chosen->tp;
+    pp = chosen->pp;
+    ep = chosen->ep;
+    ppVirtual = chosen->virtualStages;
+    autoPlan = false;
+    if (chosen->microBatches > 1) {
+      // Micro-batches change the shape the model is imported at: again.
+      microBatches = chosen->microBatches;
+      return run();
+    }
   }
   if (dtype != "f32") {
     progress("converting compute to " + dtype);
@@ -319,6 +349,32 @@ LogicalResult Compilation::run() {
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
   }
+  if (ep < 1)
+    return fail("--ep must be at least 1");
+  if (ep > 1 && tp > 1 && ep != tp)
+    return fail(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
+                              "over the tensor-parallel ranks",
+                              ep.getValue(), tp.getValue()));
+  if (etp && (tp < 2 || ep > 1))
+    return fail("--etp splits experts over the tensor-parallel ranks: it "
+                "needs --tp > 1 and no --ep");
+  if (ep > 1 || capacityFactor != 0 || etp) {
+    progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
+                 : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
+    if (failed(runPasses(*module, "dist-ep", [](OpPassManager &pm) {
+          parc::dist::DistExpertParallelOptions options;
+          options.ep = ep;
+          options.capacityFactor = capacityFactor;
+          options.etp = etp;
+          pm.addPass(parc::dist::createDistExpertParallel(options));
+        })))
+      return failure();
+    auto layers = (*module)->getAttrOfType<IntegerAttr>("dist.moe_layers");
+    if (!layers || layers.getInt() == 0)
+      llvm::WithColor::warning(llvm::errs(), "parc")
+          << "no mixture-of-experts layer found: --ep and --capacity-factor "
+             "change nothing\n";
+  }
   if (pp > 1) {
     progress(llvm::formatv("cutting into {0} pipeline stages ({1} virtual each), "
                            "{2} micro-batch(es)",
@@ -351,7 +407,7 @@ LogicalResult Compilation::run() {
   for (StringRef dir : {"bin", "src", "weights"})
     if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
       return fail("cannot create '" + path(dir) + "': " + ec.message());
-  llvm::json::Array programs, ranks, inputs, outputs;
+  llvm::json::Array programs, ranks, inputs, outputs, moeLayers;
   int64_t commBytes = 0, sendBytes = 0, totalWeightBytes = 0;
   llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
   for (int64_t stage = 0; stage < pp; ++stage) {
@@ -393,17 +449,21 @@ LogicalResult Compilation::run() {
       inputs = std::move(info->inputs);
     if (stage == pp - 1)
       outputs = std::move(info->outputs);
+    for (llvm::json::Value &layer : info->moeLayers)
+      moeLayers.push_back(std::move(layer));
     programs.push_back(std::move(info->json));
   }
 
-  const int64_t world = pp * tp;
+  const int64_t width = ranksPerStage(), world = pp * width;
+  // The group inside a stage is "tp" (experts, if split, share it) or "ep".
+  const char *inner = tp > 1 ? "tp" : "ep";
   llvm::json::Object mesh{{"axes", llvm::json::Array{}}, {"shape", llvm::json::Array{}}};
   if (pp > 1)
-    mesh = llvm::json::Object{{"axes", llvm::json::Array{"pp", "tp"}},
-                              {"shape", llvm::json::Array{pp.getValue(), tp.getValue()}}};
-  else if (tp > 1)
-    mesh = llvm::json::Object{{"axes", llvm::json::Array{"tp"}},
-                              {"shape", llvm::json::Array{tp.getValue()}}};
+    mesh = llvm::json::Object{{"axes", llvm::json::Array{"pp", inner}},
+                              {"shape", llvm::json::Array{pp.getValue(), width}}};
+  else if (width > 1)
+    mesh = llvm::json::Object{{"axes", llvm::json::Array{inner}},
+                              {"shape", llvm::json::Array{width}}};
   llvm::json::Object manifest{
       {"format", 1},
       {"model", modelPath},
@@ -415,9 +475,10 @@ LogicalResult Compilation::run() {
       {"ranks", std::move(ranks)},
       {"inputs", std::move(inputs)},
       {"outputs", std::move(outputs)},
-      {"output_rank", (pp - 1) * tp},
+      {"output_rank", (pp - 1) * width},
       {"sequence_parallel", bool(sp)},
-      {"comm_bytes_per_forward", commBytes}};
+      {"comm_bytes_per_forward", commBytes},
+      {"moe_layers", std::move(moeLayers)}};
   llvm::json::Object commJson;
   for (auto &entry : perCollective)
     commJson[entry.getKey()] = llvm::json::Object{
@@ -499,9 +560,10 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     rankWeightBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
   });
   progress("writing weights of " + name);
-  // Rank = stage·tp + tp index (mesh ["pp", "tp"], row-major).
-  for (int64_t t = 0; t < tp; ++t) {
-    int64_t rank = stage * tp + t;
+  // Rank = stage·width + index in the stage (mesh ["pp", "tp"|"ep"]).
+  const int64_t width = ranksPerStage();
+  for (int64_t t = 0; t < width; ++t) {
+    int64_t rank = stage * width + t;
     std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
     auto bytes = parc::writeWeights(
         program, llvm::sys::path::parent_path(modelPath), path(file),
@@ -516,12 +578,12 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
                                        {"weight_file_bytes", *bytes}});
   }
   // Bytes each rank sends in one forward pass: to other stages, and in
-  // tensor-parallel collectives under ring algorithms, S the whole tensor's
-  // bytes and n the group: all-reduce 2(n-1)/n·S, all-gather and
-  // reduce-scatter (n-1)/n·S each, so sequence parallelism's all-gather +
-  // reduce-scatter pair costs what the all-reduce does. Blocking (rt.kernel)
-  // or started (rt.start) alike; the first operand is this rank's input.
-  int64_t n = tp;
+  // collectives under ring algorithms, S the whole tensor's bytes and n the
+  // group: all-reduce 2(n-1)/n·S, all-gather and reduce-scatter (n-1)/n·S
+  // each, so sequence parallelism's all-gather + reduce-scatter pair costs
+  // what the all-reduce does. Blocking (rt.kernel) or started (rt.start)
+  // alike; the first operand is this rank's input.
+  int64_t n = ranksPerStage();
   program.walk([&](Operation *op) {
     auto callee = op->getAttrOfType<StringAttr>("callee");
     if (!isa<parc::rt::KernelOp, parc::rt::StartOp>(op) || !callee)
@@ -546,6 +608,8 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     entry.first += 1;
     entry.second += sent;
   });
+
+  info.moeLayers = parc::describeMoeLayers(program);
 
   module->setAttr("rt.program", StringAttr::get(&ctx, name));
   if (failed(runPasses(module, name == "main" ? "emitc" : ("emitc-" + name).str(),

@@ -36,9 +36,9 @@ namespace plan = parc::plan;
 namespace {
 
 /// The parallelism axes `parc compile` can build today. `--auto` picks only
-/// among plans that use no other axis; extend this list as compile learns
-/// `--pp`, `--sp`, `--ep` and data parallelism.
-const std::vector<std::string> kCompileSupportedAxes = {"tp"};
+/// among plans that use no other axis (not yet: data parallelism, which is
+/// running the same program twice).
+const std::vector<std::string> kCompileSupportedAxes = {"tp", "pp", "ep"};
 
 cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a cluster");
 
@@ -257,9 +257,9 @@ int parc::driver::plan(const char *argv0) {
   return 0;
 }
 
-FailureOr<int64_t> parc::driver::autoTensorParallel(ModuleOp module, int64_t devices,
-                                                    const std::string &clusterName,
-                                                    const std::string &dtype, bool quiet) {
+FailureOr<plan::Config> parc::driver::autoPlan(ModuleOp module, int64_t devices,
+                                                const std::string &clusterName,
+                                                const std::string &dtype, bool quiet) {
   auto cluster = plan::loadCluster(clusterName, presetDirs("parc"));
   if (!cluster)
     return fail(llvm::toString(cluster.takeError())), failure();
@@ -307,5 +307,5 @@ FailureOr<int64_t> parc::driver::autoTensorParallel(ModuleOp module, int64_t dev
                                       u.config.str(), u.time * 1e3);
     }
   }
-  return best->config.tp;
+  return best->config;
 }

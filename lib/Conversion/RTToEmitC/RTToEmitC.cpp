@@ -117,6 +117,7 @@ private:
   /// collective only inside MPI calls, so compute between start and wait
   /// hides communication only if something drives it.
   void emitProgress(Location loc);
+  LogicalResult emitMoe(rt::KernelOp op);
   Value pointer(Value buffer) { return pointers.lookup(buffer); }
   Call &shape(Call &call, Value buffer) {
     auto t = memrefOf(buffer);
@@ -188,6 +189,9 @@ Value Emitter::meshComm(Operation *op) {
   int64_t mask = 0;
   auto mesh = module->getAttrOfType<DictionaryAttr>("rt.mesh");
   auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  // An nn.moe with split experts names its one axis.
+  if (auto epAxis = op->getAttrOfType<StringAttr>("ep_axis"))
+    axes = b.getArrayAttr({epAxis});
   if (mesh && axes)
     if (auto names = mesh.getAs<ArrayAttr>("axes"))
       for (auto [j, name] : llvm::enumerate(names))
@@ -466,6 +470,8 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     emitCall(loc, ("parc_rt_" + name).str(), call, name);
     return success();
   }
+  if (name == "moe")
+    return emitMoe(op);
   if (name == "attention_scores" || name == "attention_values") {
     // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
     // key/value head h / (H / Hkv).
@@ -542,6 +548,53 @@ void Emitter::emitProgress(Location loc) {
         .text("nullptr");
     emitCall(loc, "parc_rt_test", call);
   }
+}
+
+/// nn.moe: parc_rt_moe, or parc_rt_moe_ep over the group of mesh axis
+/// `ep_axis` when the experts are split (inside a pipeline stage under pp). The expert count is
+/// the router's: under expert parallelism fc1 holds only the local ones.
+LogicalResult Emitter::emitMoe(rt::KernelOp op) {
+  Location loc = op.getLoc();
+  ValueRange ins = op.getIns(), outs = op.getOuts();
+  if (ins.size() < 4 || ins.size() > 5 || outs.size() != 1)
+    return op.emitOpError("moe takes x, logits, fc1, fc2 (, fc3) and one output");
+  auto fc1 = memrefOf(ins[2]);
+  int64_t hidden = fc1.getDimSize(1), ffn = fc1.getDimSize(2);
+  int64_t experts = memrefOf(ins[1]).getShape().back();
+  int64_t tokens = memrefOf(ins[0]).getNumElements() / hidden;
+  auto topK = op->getAttrOfType<IntegerAttr>("top_k");
+  auto normalize = op->getAttrOfType<BoolAttr>("normalize");
+  auto act = op->getAttrOfType<nn::MoeActivationAttr>("activation");
+  auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
+  bool ep = op->hasAttr("ep_axis");
+  if (!topK)
+    return op.emitOpError("moe needs a top_k");
+  std::string node = "?";
+  loc->walk([&](Location inner) {
+    if (auto n = dyn_cast<NameLoc>(inner)) {
+      node = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  Call call(b.getContext());
+  if (ep)
+    call.value(meshComm(op));
+  call.text(dtype(ins[0]));
+  for (size_t i = 0; i < 4; ++i)
+    call.value(pointer(ins[i]));
+  (ins.size() == 5 ? call.value(pointer(ins[4])) : call.text("nullptr"));
+  call.value(pointer(outs[0]))
+      .lit(tokens).lit(hidden).lit(ffn).lit(experts).lit(topK.getInt())
+      .lit(!normalize || normalize.getValue())
+      .text("PARC_RT_MOE_" +
+            StringRef(nn::stringifyMoeActivation(
+                          act ? act.getValue() : nn::MoeActivation::silu))
+                .upper())
+      .lit(capacity ? capacity.getInt() : 0)
+      .text(quoted(node));
+  emitCall(loc, ep ? "parc_rt_moe_ep" : "parc_rt_moe", call);
+  return success();
 }
 
 LogicalResult Emitter::run(func::FuncOp program) {

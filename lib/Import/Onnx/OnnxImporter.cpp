@@ -32,9 +32,11 @@
 
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
+#include "onnx/defs/shape_inference.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
 
+#include <cstring>
 #include <functional>
 #include <queue>
 
@@ -303,6 +305,33 @@ LogicalResult GraphImporter::sortNodes() {
   return success();
 }
 
+/// Schemas of the contrib ops the importer admits, so that ONNX shape
+/// inference types their outputs (libonnx knows only the standard domains).
+void registerContribSchemas() {
+  static bool once = [] {
+    auto &domains = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+    if (!domains.Map().count("com.microsoft"))
+      domains.AddDomainToVersion("com.microsoft", 1, 1);
+    onnx::OpSchema moe;
+    moe.SetName("MoE").SetDomain("com.microsoft").SinceVersion(1)
+        .Input(0, "input", "", "T")
+        .Input(1, "router_probs", "", "T")
+        .Input(2, "fc1_experts_weights", "", "T")
+        .Input(3, "fc1_experts_bias", "", "T", onnx::OpSchema::Optional)
+        .Input(4, "fc2_experts_weights", "", "T")
+        .Input(5, "fc2_experts_bias", "", "T", onnx::OpSchema::Optional)
+        .Input(6, "fc3_experts_weights", "", "T", onnx::OpSchema::Optional)
+        .Input(7, "fc3_experts_bias", "", "T", onnx::OpSchema::Optional)
+        .Output(0, "output", "", "T")
+        .TypeConstraint("T", {"tensor(float)", "tensor(float16)", "tensor(bfloat16)"}, "")
+        .AllowUncheckedAttributes()
+        .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+    onnx::OpSchemaRegistry::OpSchemaRegisterOnce registered(moe);
+    return true;
+  }();
+  (void)once;
+}
+
 LogicalResult GraphImporter::inferShapes() {
   // Declared intermediate and output shapes are sometimes stale (exporters'
   // symbolic names, edited models); with the inputs bound, inference
@@ -312,6 +341,7 @@ LogicalResult GraphImporter::inferShapes() {
   for (auto &out : *graph->mutable_output())
     if (out.type().has_tensor_type())
       out.mutable_type()->mutable_tensor_type()->clear_shape();
+  registerContribSchemas();
   try {
     onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*error_mode=*/1,
                                      /*data_prop=*/true);
@@ -644,6 +674,9 @@ private:
   LogicalResult split();
   LogicalResult conv();
   LogicalResult maxPool();
+  LogicalResult contribMoE();
+  LogicalResult oneHot();
+  FailureOr<Value> expertWeights(int i, bool outIn);
 
   GraphImporter &g;
   const onnx::NodeProto &node;
@@ -1107,9 +1140,192 @@ LogicalResult NodeImporter::maxPool() {
                                       b.getDenseI64ArrayAttr(dilations)));
 }
 
+/// com.microsoft.MoE (onnxruntime's contrib op): input [rows, H] (or
+/// [..., H]), router_probs [rows, E] (logits: the op applies the softmax),
+/// fc1/fc3 [E, I, H] and fc2 [E, H, I] as onnxruntime stores them ([out,
+/// in] per expert; the older [E, H, I] / [E, I, H] layout is told apart by
+/// shape when H != I), attributes k, normalize_routing_weights,
+/// activation_type. Biases, the sparse mixer and the fused SwiGLU layout
+/// have no nn.moe form and are refused.
+LogicalResult NodeImporter::contribMoE() {
+  if (node.op_type() != "MoE")
+    return g.nodeError(node) << "unsupported com.microsoft op", failure();
+  for (int i : {3, 5, 7})
+    if (has(i))
+      return g.nodeError(node) << "MoE expert biases are not supported (input "
+                               << i << ")",
+             failure();
+  for (int i = 8; i < node.input_size(); ++i)
+    if (has(i))
+      return g.nodeError(node) << "MoE input " << i
+                               << " (quantisation or router weights) is not supported",
+             failure();
+  if (intAttr("use_sparse_mixer", 0))
+    return g.nodeError(node) << "MoE use_sparse_mixer is not supported", failure();
+  std::string act = strAttr("activation_type", "relu");
+  std::optional<nn::MoeActivation> activation = nn::symbolizeMoeActivation(act);
+  if (!activation)
+    return g.nodeError(node) << "MoE activation_type '" << act
+                             << "' is not supported (relu, gelu, silu, identity)",
+           failure();
+  auto x = in(0), logits = in(1);
+  if (failed(x) || failed(logits))
+    return failure();
+  auto fc1Raw = in(2);
+  if (failed(fc1Raw))
+    return failure();
+  auto fc1Type = typeOf(*fc1Raw);
+  int64_t hidden = typeOf(*x).getShape().back();
+  // [E, I, H] (onnxruntime today) unless only [E, H, I] fits the input.
+  bool outIn = fc1Type.getRank() != 3 || fc1Type.getDimSize(2) == hidden;
+  auto fc1 = expertWeights(2, outIn), fc2 = expertWeights(4, outIn);
+  if (failed(fc1) || failed(fc2))
+    return failure();
+  Value fc3;
+  if (has(6)) {
+    auto w = expertWeights(6, outIn);
+    if (failed(w))
+      return failure();
+    fc3 = *w;
+  }
+  int64_t experts = typeOf(*fc1).getDimSize(0), k = intAttr("k", 1);
+  if (k < 1 || k > experts)
+    return g.nodeError(node) << "MoE k " << k << " must be in [1, " << experts
+                             << "]",
+           failure();
+  auto t = outType(0, typeOf(*x));
+  if (failed(t))
+    return failure();
+  auto moe = nn::MoeOp::create(
+      b, loc, *t, *x, *logits, *fc1, *fc2, fc3, b.getI64IntegerAttr(k),
+      b.getBoolAttr(intAttr("normalize_routing_weights", 0) != 0),
+      nn::MoeActivationAttr::get(b.getContext(), *activation), IntegerAttr(),
+      IntegerAttr(), StringAttr());
+  if (failed(mlir::verify(moe)))
+    return failure();
+  return set(0, moe);
+}
+
+/// Expert weights as nn.moe stacks them, [E, in, out]: a constant
+/// initializer, transposed per expert at import when stored [E, out, in].
+FailureOr<Value> NodeImporter::expertWeights(int i, bool outIn) {
+  auto v = in(i);
+  if (failed(v))
+    return failure();
+  auto type = typeOf(*v);
+  if (type.getRank() != 3)
+    return g.nodeError(node) << "MoE input " << i << " must be [experts, out, in], got "
+                             << type,
+           failure();
+  if (!outIn)
+    return *v;
+  auto cst = v->getDefiningOp<arith::ConstantOp>();
+  size_t width = type.getElementTypeBitWidth() / 8;
+  int64_t e = type.getDimSize(0), rows = type.getDimSize(1),
+          cols = type.getDimSize(2);
+  std::vector<char> bytes;
+  std::string key = node.input(i);
+  if (auto res = cst ? dyn_cast<DenseResourceElementsAttr>(cst.getValue())
+                     : DenseResourceElementsAttr()) {
+    if (AsmResourceBlob *blob = res.getRawHandle().getBlob())
+      bytes.assign(blob->getData().begin(), blob->getData().end());
+    key = res.getRawHandle().getKey().str();
+  } else if (auto dense = cst ? dyn_cast<DenseElementsAttr>(cst.getValue())
+                              : DenseElementsAttr();
+             dense && width) {
+    ArrayRef<char> raw = dense.getRawData();
+    for (int64_t n = 0; n < e * rows * cols; ++n)
+      bytes.insert(bytes.end(), raw.begin() + (dense.isSplat() ? 0 : n * width),
+                   raw.begin() + (dense.isSplat() ? 0 : n * width) + width);
+  }
+  if (width == 0 || bytes.size() != e * rows * cols * width)
+    return g.nodeError(node) << "MoE input " << i
+                             << " must be an initializer (its experts are "
+                                "transposed at compile time)",
+           failure();
+  ArrayRef<char> in(bytes.data(), bytes.size());
+  std::vector<char> out(in.size());
+  for (int64_t x = 0; x < e; ++x)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(out.data() + ((x * cols + c) * rows + r) * width,
+                    in.data() + ((x * rows + r) * cols + c) * width, width);
+  auto outType = RankedTensorType::get({e, cols, rows}, type.getElementType());
+  auto newBlob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(out.data(), out.size()), alignof(uint64_t));
+  return arith::ConstantOp::create(
+             b, loc, outType,
+             DenseResourceElementsAttr::get(
+                 outType, key + ".in_out",
+                 std::move(newBlob)))
+      .getResult();
+}
+
+/// OneHot(indices, depth, values = [off, on]) along `axis`: the indices,
+/// given a unit dim at `axis`, are compared with 0..depth-1 (and with
+/// -depth..-1, since negative indices count from the end), and the match
+/// selects `on`. depth and values must be constants.
+LogicalResult NodeImporter::oneHot() {
+  auto idx = in(0), vals = in(2);
+  auto depthV = constInts(1, "depth");
+  if (failed(idx) || failed(depthV) || failed(vals))
+    return failure();
+  DenseElementsAttr values;
+  if (!matchPattern(*vals, m_Constant(&values)) || values.getNumElements() != 2)
+    return g.nodeError(node) << "values must be a constant [off, on] pair",
+           failure();
+  int64_t depth = depthV->front();
+  if (depth < 1)
+    return g.nodeError(node) << "depth " << depth << " must be positive",
+           failure();
+  auto it = typeOf(*idx);
+  int64_t rank = it.getRank() + 1;
+  int64_t axis = normAxis(intAttr("axis", -1), rank);
+  if (failed(checkAxis(axis, rank)))
+    return failure();
+  Value indices = *idx;
+  if (!it.getElementType().isInteger(64))
+    indices = nn::CastOp::create(b, loc, shaped(it.getShape(), b.getI64Type()),
+                                 indices);
+  SmallVector<int64_t> unit(it.getShape()), out(it.getShape()), iotaShape;
+  unit.insert(unit.begin() + axis, 1);
+  out.insert(out.begin() + axis, depth);
+  iotaShape.push_back(depth);
+  iotaShape.append(rank - axis - 1, 1);
+  Value r = b.createOrFold<nn::ReshapeOp>(loc, shaped(unit, b.getI64Type()),
+                                          indices);
+  SmallVector<int64_t> pos, neg;
+  for (int64_t i = 0; i < depth; ++i) {
+    pos.push_back(i);
+    neg.push_back(i - depth);
+  }
+  auto iotaType = shaped(iotaShape, b.getI64Type());
+  Value iota = arith::ConstantOp::create(
+      b, loc, iotaType, DenseElementsAttr::get(iotaType, ArrayRef(pos)));
+  Value iotaNeg = arith::ConstantOp::create(
+      b, loc, iotaType, DenseElementsAttr::get(iotaType, ArrayRef(neg)));
+  auto boolType = shaped(out, b.getI1Type());
+  Value hit = nn::OrOp::create(
+      b, loc, boolType, nn::EqualOp::create(b, loc, boolType, r, iota),
+      nn::EqualOp::create(b, loc, boolType, r, iotaNeg));
+  Type et = values.getElementType();
+  auto scalar = shaped({}, et);
+  auto pick = [&](int64_t i) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, scalar,
+        DenseElementsAttr::get(scalar, values.getValues<Attribute>()[i]));
+  };
+  auto t = outType(0, shaped(out, et));
+  if (failed(t))
+    return failure();
+  return set(0, nn::WhereOp::create(b, loc, *t, hit, pick(1), pick(0)));
+}
+
 LogicalResult NodeImporter::import() {
   StringRef op = node.op_type();
   // Elementwise.
+  if (node.domain() == "com.microsoft")
+    return contribMoE(); // the only contrib op checkSupported admits
   if (op == "Neg") return unary<nn::NegOp>();
   if (op == "Exp") return unary<nn::ExpOp>();
   if (op == "Log") return unary<nn::LogOp>();
@@ -1159,6 +1375,7 @@ LogicalResult NodeImporter::import() {
       return failure();
     return set(0, b.createOrFold<nn::WhereOp>(loc, *t, *c, *l, *r));
   }
+  if (op == "OneHot") return oneHot();
   if (op == "Cast") {
     auto x = in(0);
     if (failed(x))
@@ -1489,7 +1706,7 @@ const llvm::StringSet<> &supportedOps() {
       "ReduceMin", "ReduceProd", "Reshape", "Flatten", "Squeeze",
       "Unsqueeze", "Transpose", "Expand", "Concat", "Split", "Slice",
       "Gather", "ScatterElements", "Trilu", "TopK", "Conv", "MaxPool",
-      "Constant", "Shape", "Size", "ConstantOfShape", "Range"};
+      "Constant", "Shape", "Size", "ConstantOfShape", "Range", "OneHot"};
   return ops;
 }
 
@@ -1497,7 +1714,8 @@ LogicalResult GraphImporter::checkSupported() {
   std::vector<const onnx::NodeProto *> unsupported;
   for (const auto &node : model.graph().node()) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (!defaultDomain || !supportedOps().contains(node.op_type()))
+    bool contrib = node.domain() == "com.microsoft" && node.op_type() == "MoE";
+    if (!contrib && (!defaultDomain || !supportedOps().contains(node.op_type())))
       unsupported.push_back(&node);
   }
   if (unsupported.empty())

@@ -594,6 +594,55 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
                                 int64_t seq_axis, int64_t rotary_dim,
                                 const void *cos, const void *sin, void *y);
 
+/*===----------------------------------------------------------------------===
+ * Mixture of experts
+ *===----------------------------------------------------------------------===*/
+
+typedef enum parc_rt_moe_activation_t {
+  PARC_RT_MOE_SILU = 0,
+  PARC_RT_MOE_GELU,
+  PARC_RT_MOE_RELU,
+  PARC_RT_MOE_IDENTITY,
+} parc_rt_moe_activation_t;
+
+/* Sparse MoE on `tokens` rows x [tokens, hidden] with router logits
+ * [tokens, experts]: per token softmax, the top_k largest probabilities
+ * (ties: lower expert first), renormalised to sum 1 if `normalize`; y is
+ * the weighted sum of the chosen experts' outputs, computed for those
+ * experts only. Expert e: act(x fc1[e]) [* (x fc3[e])] fc2[e], fc1 and fc3
+ * (may be NULL: ungated) [experts, hidden, ffn], fc2 [experts, ffn, hidden].
+ * capacity > 0 keeps at most that many (token, expert) pairs per expert, in
+ * token order; the rest are dropped (they add nothing). `layer` names the
+ * call in the routing report. f32, f16, bf16 (computed in f32). */
+parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
+                             const void *logits, const void *fc1,
+                             const void *fc2, const void *fc3, void *y,
+                             int64_t tokens, int64_t hidden, int64_t ffn,
+                             int64_t experts, int64_t top_k, int normalize,
+                             parc_rt_moe_activation_t activation,
+                             int64_t capacity, const char *layer);
+
+/* Expert-parallel parc_rt_moe over `comm` (size P): x, logits and y are
+ * replicated over comm; fc1/fc2/fc3 hold this rank's experts/P experts
+ * (rank r: experts [r*experts/P, (r+1)*experts/P)). Rank r routes tokens
+ * [r*tokens/P, (r+1)*tokens/P); per-expert counts are all-gathered first,
+ * then rows are dispatched to the experts' ranks and combined back with
+ * all_to_all_v; y is all-gathered. Capacity keeps each expert's first pairs
+ * in token order, as parc_rt_moe does, so the result equals parc_rt_moe's.
+ * experts and tokens must divide by P. */
+parc_rt_status_t
+parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
+               const void *logits, const void *fc1, const void *fc2,
+               const void *fc3, void *y, int64_t tokens, int64_t hidden,
+               int64_t ffn, int64_t experts, int64_t top_k, int normalize,
+               parc_rt_moe_activation_t activation, int64_t capacity,
+               const char *layer);
+
+/* Writes the routing statistics of the last call of every MoE layer as
+ * JSON: pairs per expert and per expert-parallel rank, capacity, dropped
+ * pairs and this rank's all-to-all bytes. Writes nothing if no MoE ran. */
+parc_rt_status_t parc_rt_moe_report_write(const char *path);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -499,6 +499,13 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                     "<outputs>");
     }
   }
+  if (!o.outputDir.empty()) {
+    // Every rank's routing statistics of the last forward (MoE models).
+    ::mkdir(o.outputDir.c_str(), 0777);
+    std::string report =
+        o.outputDir + "/moe_report.rank" + std::to_string(rank) + ".json";
+    parc_rt_check(ctx, parc_rt_moe_report_write(report.c_str()), "<moe report>");
+  }
   parc_rt_arena_release(arena);
   if (weights)
     parc_rt_weights_release(weights);

@@ -246,4 +246,42 @@ def DistExtractStage : Pass<"dist-extract-stage", "::mlir::ModuleOp"> {
   ];
 }
 
+def DistExpertParallel : Pass<"dist-expert-parallel", "::mlir::ModuleOp"> {
+  let summary = "Split every nn.moe's experts over the ranks (expert parallelism)";
+  let description = [{
+    Input: fused nn IR with `nn.moe` ops (after parc-nn-optimize, and after
+    dist-tensor-parallel when both are used). With `ep` > 1 each nn.moe's
+    stacked expert weights become `dist.local_part`s split on the expert
+    dim into `ep` contiguous blocks, and the op is marked `expert_shards` =
+    ep over mesh axis `ep_axis`: at run time each rank routes a contiguous
+    share of the tokens (which every rank holds), dispatches each chosen
+    (token, expert) pair to the expert's rank and combines the results back
+    with all-to-all of data-dependent counts (counts first, then payloads),
+    and the shares are all-gathered. The experts are split over a new 1-D
+    mesh `ep`, or, when tensor parallelism already made a mesh, over its
+    ranks: `ep` must then equal its size (attention and dense layers keep
+    their tensor-parallel split, MoE layers are expert-parallel over the
+    same ranks).
+
+    With `etp` (expert tensor parallelism; needs the tensor-parallel mesh
+    and `ep` = 1) every expert is split Megatron-style over the mesh's
+    ranks instead: fc1 and fc3 by columns (the ffn dim), fc2 by rows, and
+    the layer's output, a partial sum on each rank, is all-reduced. Every
+    rank routes every token and computes its slice of every chosen expert.
+
+    With `capacity-factor` F > 0 every nn.moe gets `capacity` =
+    ceil(F · tokens · top_k / experts) pairs per expert; later pairs are
+    dropped (the runtime counts them). An `ep` that does not divide the
+    experts or the tokens is an error naming the node.
+  }];
+  let options = [
+    Option<"ep", "ep", "int64_t", "2", "expert-parallel degree">,
+    Option<"capacityFactor", "capacity-factor", "double", "0.0",
+           "expert capacity as a multiple of tokens·top_k/experts (0: none)">,
+    Option<"etp", "etp", "bool", "false",
+           "split each expert's ffn over the tensor-parallel ranks instead">
+  ];
+  let dependentDialects = ["::parc::dist::DistDialect"];
+}
+
 #endif // PARC_TRANSFORMS_DIST_PASSES

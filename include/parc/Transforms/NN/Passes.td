@@ -31,6 +31,28 @@ def NNFuse : Pass<"nn-fuse"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def NNFuseMoE : Pass<"nn-fuse-moe"> {
+  let summary = "Recognise mixture-of-experts blocks as nn.moe";
+  let description = [{
+    Finds the dense form a static trace of a sparse MoE block produces: a
+    TopK over the router's softmax (weights renormalised by their sum, or
+    not; or TopK over the logits followed by a softmax of the k values), a
+    dense [tokens, experts] routing tensor built with ScatterElements or
+    with OneHot (torch's `F.one_hot`: sum over k of the one-hot indices
+    times the weights), or a per-expert Equal/Where mask reduced over k,
+    every expert run on every
+    token and multiplied by its routing column, and the products summed.
+    Experts are SwiGLU-style gated MLPs (`act(x·w1) ⊙ (x·w3)` then `·w2`) or
+    plain two-layer MLPs (`act(x·w1)·w2`, act silu, gelu or relu), bias-free,
+    with constant weights. The sum becomes one `nn.moe` on the router
+    logits with the expert weights stacked into [experts, in, out]
+    constants; the dense ops it replaced die. Input: nn IR after nn-fuse
+    (linears and activations fused). Output: the same computation with
+    `nn.moe` wherever the whole form was found; anything else is untouched.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def NNConvertDType : Pass<"nn-convert-dtype", "::mlir::func::FuncOp"> {
   let summary = "Compute in bf16 or f16 instead of f32";
   let description = [{

@@ -8,6 +8,11 @@ With --expected (a <name>.json written by examples/models/generate.py) it
 also checks that the IR's inputs were bound to config.batch / config.seq, and
 compares every block count with the json's `expected`. Kinds named with
 --not-fused have no fused op yet: they report NOT FUSED while none appears.
+
+An nn.moe absorbs its experts: the generator counts each expert's linears
+(fc1, fc2 and the gated form's fc3) and activations as blocks of their own,
+so each nn.moe adds them back, E read from its stacked fc1 type. Its router
+stays an nn.linear and is counted as one.
 """
 
 import argparse
@@ -23,6 +28,8 @@ LEFTOVER_KINDS = ("matmul", "gemm", "softmax", "reduce_mean", "erf", "tanh",
                   "sigmoid")
 
 OP_RE = re.compile(r"=\s*nn\.(\w+)\b")
+MOE_RE = re.compile(r"=\s*nn\.moe\s+(%[^:]*?)(\{[^}]*\})?\s*:\s*\("
+                    r"[^,]*,\s*[^,]*,\s*tensor<(\d+)x")
 ARG_RE = re.compile(r"%arg\d+: tensor<([^>]*)>\s*\{onnx\.name = \"([^\"]+)\"")
 
 
@@ -30,6 +37,14 @@ def count_ops(text):
     counts = {}
     for name in OP_RE.findall(text):
         counts[name] = counts.get(name, 0) + 1
+    for operands, attrs, experts in MOE_RE.findall(text):
+        experts = int(experts)
+        gated = operands.count("%") == 5
+        counts["linear"] = counts.get("linear", 0) + (3 if gated else 2) * experts
+        act = re.search(r"moe_activation (\w+)", attrs or "")
+        act = act.group(1) if act else "silu"
+        if act in ("silu", "gelu"):
+            counts[act] = counts.get(act, 0) + experts
     return counts
 
 

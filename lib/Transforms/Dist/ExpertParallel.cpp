@@ -1,0 +1,212 @@
+//===- ExpertParallel.cpp - dist-expert-parallel: experts over ranks ------===//
+//
+// An nn.moe computes on whole tokens, so splitting it over ranks needs no
+// propagation: the experts' stacked weights are cut on their expert dim,
+// and the op is told over which mesh axis it runs. The dispatch and combine
+// traffic depends on the routing, so it is left to the runtime's
+// parc_rt_moe_ep (counts first, then all_to_all_v payloads); everything the
+// compiler can fix statically (which experts a rank holds, the capacity)
+// is fixed here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dist/DistDialect.h"
+#include "nn/NNOps.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "dist-expert-parallel"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTEXPERTPARALLEL
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace dist = parc::dist;
+namespace nn = parc::nn;
+
+namespace {
+
+std::string nodeOf(Operation *op) {
+  std::string name;
+  op->getLoc()->walk([&](Location l) {
+    if (auto n = dyn_cast<NameLoc>(l)) {
+      name = n.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (name.empty())
+    return "'" + op->getName().getStringRef().str() + "'";
+  return "node '" + name + "' (" + op->getName().getStringRef().str() + ")";
+}
+
+struct DistExpertParallelPass
+    : dist::impl::DistExpertParallelBase<DistExpertParallelPass> {
+  using Base::Base;
+
+  /// This rank's part of constant `v` along `dim`, over `parts` ranks.
+  static Value part(OpBuilder &b, Value v, int64_t dim, int64_t parts,
+                    StringRef axis) {
+    auto t = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[dim] /= parts;
+    return dist::LocalPartOp::create(
+        b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()), v,
+        b.getI64IntegerAttr(dim), b.getI64IntegerAttr(parts),
+        b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr());
+  }
+
+  /// --etp: Megatron inside each expert over the tensor-parallel mesh.
+  void splitInsideExperts(ModuleOp module, ArrayRef<nn::MoeOp> moes) {
+    auto meshes = module.getOps<dist::MeshOp>();
+    if (meshes.empty() || ep != 1) {
+      module.emitError("expert tensor parallelism (etp) splits experts over "
+                       "the tensor-parallel ranks: it needs --tp > 1 and no "
+                       "--ep");
+      return signalPassFailure();
+    }
+    dist::MeshOp mesh = *meshes.begin();
+    int64_t n = mesh.getNumRanks();
+    StringRef axis = mesh.getAxisNames().front();
+    for (nn::MoeOp moe : moes) {
+      if (moe.getFfnSize() % n) {
+        moe.emitError() << nodeOf(moe) << ": --tp " << n
+                        << " does not fit this model: the experts' ffn of "
+                        << moe.getFfnSize() << " does not divide";
+        return signalPassFailure();
+      }
+      for (unsigned i = 2; i < moe->getNumOperands(); ++i)
+        if (!moe->getOperand(i).getDefiningOp<arith::ConstantOp>()) {
+          moe.emitError() << nodeOf(moe)
+                          << ": expert weights must be constants to be split "
+                             "over ranks";
+          return signalPassFailure();
+        }
+      OpBuilder b(moe);
+      // fc1 / fc3 [E, H, F] by columns, fc2 [E, F, H] by rows.
+      for (unsigned i = 2; i < moe->getNumOperands(); ++i)
+        moe->setOperand(i, part(b, moe->getOperand(i), i == 3 ? 1 : 2, n, axis));
+      b.setInsertionPointAfter(moe);
+      auto sum = dist::AllReduceOp::create(
+          b, moe.getLoc(), moe.getType(),
+          FlatSymbolRefAttr::get(b.getContext(), mesh.getSymName()),
+          b.getStrArrayAttr({axis}), moe.getResult(), dist::ReductionKind::sum);
+      moe.getResult().replaceAllUsesExcept(sum, sum);
+      // For the manifest: the weights this op holds are 1/n of the experts'.
+      moe->setAttr("dist.ffn_shards", b.getI64IntegerAttr(n));
+    }
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (ep < 1 || capacityFactor < 0 || !std::isfinite(capacityFactor)) {
+      module.emitError() << "--ep must be at least 1 and --capacity-factor "
+                            "non-negative, got "
+                         << int64_t(ep) << " and "
+                         << llvm::formatv("{0}", double(capacityFactor)).str();
+      return signalPassFailure();
+    }
+    SmallVector<nn::MoeOp> moes;
+    module.walk([&](nn::MoeOp op) { moes.push_back(op); });
+    module->setAttr(
+        "dist.moe_layers",
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), moes.size()));
+    if (moes.empty())
+      return;
+
+    // The capacity depends only on the layer: the same for every split.
+    if (capacityFactor > 0)
+      for (nn::MoeOp moe : moes) {
+        int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens(),
+                k = moe.getTopKAttr().getInt();
+        int64_t capacity = std::max<int64_t>(
+            1, (int64_t)std::ceil(capacityFactor * double(tokens * k) /
+                                  double(experts)));
+        moe.setCapacityAttr(
+            IntegerAttr::get(IntegerType::get(&getContext(), 64), capacity));
+      }
+    if (etp)
+      return splitInsideExperts(module, moes);
+
+    // The axis the experts are split over: a new `ep` mesh, or the one
+    // tensor parallelism made (the same ranks).
+    std::string axis = "ep";
+    if (ep > 1) {
+      auto meshes = module.getOps<dist::MeshOp>();
+      if (!meshes.empty()) {
+        dist::MeshOp mesh = *meshes.begin();
+        if (mesh.getAxisNames().size() != 1 || mesh.getNumRanks() != ep) {
+          mesh.emitError() << "--ep " << int64_t(ep)
+                           << " must equal the tensor-parallel degree "
+                           << mesh.getNumRanks()
+                           << ": experts are split over the same ranks";
+          return signalPassFailure();
+        }
+        axis = mesh.getAxisNames().front().str();
+      } else {
+        OpBuilder b(module.getBodyRegion());
+        dist::MeshOp::create(b, module.getLoc(), "mesh",
+                             b.getStrArrayAttr({"ep"}),
+                             b.getDenseI64ArrayAttr({ep}));
+      }
+    }
+
+    bool failed = false;
+    for (nn::MoeOp moe : moes) {
+      int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens();
+      if (moe.getExpertShards().value_or(1) != 1) {
+        moe.emitError() << nodeOf(moe) << " is already expert-parallel";
+        failed = true;
+        continue;
+      }
+      if (ep > 1 && (experts % ep || tokens % ep)) {
+        moe.emitError() << nodeOf(moe) << ": --ep " << int64_t(ep)
+                        << " does not fit this model: " << experts
+                        << " experts and " << tokens
+                        << " tokens must both divide over the ranks";
+        failed = true;
+        continue;
+      }
+      OpBuilder b(moe);
+      if (ep == 1)
+        continue;
+      SmallVector<OpOperand *> weights{&moe->getOpOperand(2),
+                                       &moe->getOpOperand(3)};
+      if (moe.getFc3())
+        weights.push_back(&moe->getOpOperand(4));
+      for (OpOperand *w : weights) {
+        Value v = w->get();
+        if (!v.getDefiningOp<arith::ConstantOp>()) {
+          moe.emitError() << nodeOf(moe)
+                          << ": expert weights must be constants to be split "
+                             "over ranks";
+          failed = true;
+          break;
+        }
+        auto t = cast<RankedTensorType>(v.getType());
+        SmallVector<int64_t> shape(t.getShape());
+        shape[0] /= ep;
+        w->set(dist::LocalPartOp::create(
+            b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()), v,
+            b.getI64IntegerAttr(0), b.getI64IntegerAttr(ep),
+            b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr()));
+      }
+      moe.setExpertShardsAttr(b.getI64IntegerAttr(ep));
+      moe.setEpAxisAttr(b.getStringAttr(axis));
+      LLVM_DEBUG(llvm::dbgs() << "dist-expert-parallel: " << nodeOf(moe)
+                              << " split over " << axis << "\n");
+    }
+    if (failed)
+      signalPassFailure();
+  }
+};
+
+} // namespace
