@@ -67,7 +67,7 @@ print(f"ranks: {manifest['world_size']} (mesh {manifest['mesh']['axes']} = "
       f"{manifest['mesh']['shape']}), {len(manifest['programs'])} distinct program, arena "
       f"{prog['arena_bytes']} B per rank (unplanned {prog['unplanned_bytes']} B)")
 print(f"weights per rank: {[r['weight_file_bytes'] for r in manifest['ranks']]} B; "
-      f"all-reduced per forward: {manifest['comm_bytes_per_forward']} B")
+      f"sent per rank in collectives per forward: {manifest['comm_bytes_per_forward']} B")
 worst = 0.0
 for out in manifest["outputs"]:
     got = np.load(f"{demo}/{model}-res/{out['name']}.npy")

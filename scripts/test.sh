@@ -4,7 +4,8 @@
 #   ctest    — gtest unit tests of non-IR code (unittests/)
 #   ort      — self-test of the onnxruntime reference runner
 #   examples — the example-model generator's own checks
-#   differential — every model through parc (cpu) and onnxruntime
+#   differential — every model through parc (cpu) and onnxruntime, at
+#                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   conformance  — ONNX backend node tests with their own expected outputs
@@ -72,9 +73,9 @@ counted() {
   line=${line#*passed, }; failed=$((failed + ${line%% failed*}))
 }
 counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin \
-  --generated build/models --work build/e2e --tp 1 2 4
+  --generated build/models --work build/e2e --tp 1 2 4 --sp
 counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
-  --generated build/models --work build/e2e --tp 1 2 --dtype bf16
+  --generated build/models --work build/e2e --tp 1 2 --sp --dtype bf16
 counted overlap /usr/bin/python3 test/e2e/overlap.py --tools build/bin \
   --generated build/models --work build/e2e/overlap
 counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \

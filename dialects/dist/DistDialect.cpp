@@ -45,6 +45,17 @@ LogicalResult DistDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << "'" << attr.getName().getValue()
                            << "' belongs on function arguments and results; "
                               "annotate values with dist.shard";
+  // The layouts dist-annotate/dist-propagate leave for dist-partition.
+  if (attr.getName() == "dist.result_shardings") {
+    auto list = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!list || !llvm::all_of(list, llvm::IsaPred<ShardingAttr>) ||
+        list.size() != op->getNumResults())
+      return op->emitError() << "'dist.result_shardings' must list one "
+                                "#dist.sharding per result ("
+                             << op->getNumResults() << "), got "
+                             << attr.getValue();
+    return success();
+  }
   // Other `dist.*` attributes are markers passes leave for the driver
   // (e.g. `dist.tp_regions`); they carry no IR semantics.
   return success();

@@ -321,6 +321,19 @@ LogicalResult ShardOp::verifySymbolUses(SymbolTableCollection &tables) {
 // dist.local_part
 //===----------------------------------------------------------------------===//
 
+LogicalResult ReshardOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getResult().getType();
+  if (input.getRank() != result.getRank() ||
+      input.getElementType() != result.getElementType())
+    return emitOpError() << "must keep the rank and element type, got "
+                         << input << " -> " << result;
+  if (getFrom().getMesh() != getTo().getMesh())
+    return emitOpError() << "reshards between meshes " << getFrom().getMesh()
+                         << " and " << getTo().getMesh();
+  return success();
+}
+
 LogicalResult LocalPartOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType result = getResult().getType();

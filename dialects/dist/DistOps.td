@@ -142,7 +142,8 @@ def Dist_LocalPartOp : Dist_Op<"local_part", [Pure]> {
     each chunk is kept by that many consecutive ranks (chunk `c / replicas`):
     grouped-query attention with fewer key/value heads than ranks. No data
     moves: on constants the weight writer cuts each rank's part at compile
-    time.
+    time; on a computed value (sequence parallelism slicing a replicated
+    activation, evenly) each rank copies its chunk at run time.
 
     ```mlir
     %w1 = dist.local_part %w dim = 1 parts = 4 axis = "tp" : tensor<64x256xf32> -> tensor<64x64xf32>
@@ -158,6 +159,29 @@ def Dist_LocalPartOp : Dist_Op<"local_part", [Pure]> {
     $input `dim` `=` $dim `parts` `=` $parts `axis` `=` $axis
     (`blocks` `=` $blocks^)? (`replicas` `=` $replicas^)? attr-dict `:`
     type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Dist_ReshardOp : Dist_Op<"reshard", [Dist_CommEffects]> {
+  let summary = "a pending layout change of a rank-local value";
+  let description = [{
+    The rank-local `input` holds its part of a global value laid out as
+    `from`; the result holds its part of the same value laid out as `to`.
+    `dist-partition` leaves one wherever a consumer wants another layout
+    than its producer's, and `dist-comm` replaces each by the collective
+    that performs it (or by a local slice, or by nothing). Both shardings
+    are on the same mesh; the element type and rank do not change.
+
+    ```mlir
+    %y = dist.reshard %x from <@mesh, [], partial = ["tp"]> to <@mesh, [[], ["tp"]]> : tensor<2x8x64xf32> -> tensor<2x4x64xf32>
+    ```
+  }];
+  let arguments = (ins Dist_Tensor:$input, Dist_ShardingAttr:$from,
+                   Dist_ShardingAttr:$to);
+  let results = (outs Dist_Tensor:$result);
+  let assemblyFormat = [{
+    $input `from` $from `to` $to attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }

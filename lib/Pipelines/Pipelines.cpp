@@ -2,6 +2,7 @@
 
 #include "parc/Pipelines/Pipelines.h"
 #include "parc/Conversion/Passes.h"
+#include "parc/Transforms/Dist/Passes.h"
 #include "parc/Transforms/NN/Passes.h"
 #include "parc/Transforms/RT/Passes.h"
 
@@ -27,7 +28,29 @@ void parc::buildLowerToRTPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(rt::createRTPlanMemory());
 }
 
+void parc::buildTensorParallelPipeline(OpPassManager &pm,
+                                       const TensorParallelOptions &options) {
+  dist::DistAnnotateOptions annotate;
+  annotate.tp = options.tp;
+  annotate.sp = options.sp;
+  annotate.explain = options.explain;
+  pm.addPass(dist::createDistAnnotate(annotate));
+  dist::DistPropagateOptions propagate;
+  propagate.explain = options.explain;
+  pm.addPass(dist::createDistPropagate(propagate));
+  pm.addPass(dist::createDistPartition());
+  // A table read by a vocabulary-parallel embedding and a tied LM head is
+  // cut alike for both: one part per rank, not two.
+  pm.addPass(createCSEPass());
+  pm.addPass(dist::createDistComm());
+}
+
 void parc::registerPipelines() {
+  PassPipelineRegistration<TensorParallelOptions>(
+      "dist-tensor-parallel",
+      "Megatron tensor (and with sp=true sequence) parallelism: "
+      "dist-annotate, dist-propagate, dist-partition, dist-comm",
+      buildTensorParallelPipeline);
   PassPipelineRegistration<>(
       "parc-nn-optimize",
       "Fold, deduplicate and fuse imported nn IR (what `parc` runs after import)",

@@ -9,10 +9,24 @@ divisors where the model divides by an input), `parc compile --tp N` +
 
     error = max|parc - ort| / max|ort|     must be <= --rtol (1e-4 for f32)
 
+and, for tp > 1 after a tp 1 run of the same model, the same bound against
+the single-rank parc outputs.
+
+With --sp every tp > 1 also runs with sequence parallelism (`--sp`).
+
 For the dense generated models with tp > 1 the manifest's communication
-bytes must also equal Megatron's analytic count, computed here from the
-model's configuration: two all-reduces of batch·seq·hidden elements per
-layer, plus the LM head's all-gather of batch·seq·vocab/tp for decoders.
+bytes (what each rank sends under ring algorithms: all-reduce 2(n-1)/n·S,
+all-gather and reduce-scatter (n-1)/n·S, S the whole tensor) must equal
+Megatron's analytic count, computed here from the model's configuration:
+per layer two all-reduces of batch·seq·hidden elements (SP: two all-gathers
+and two reduce-scatters in their place, the same bytes, plus one all-gather
+of the final batch·seq·hidden activation), one all-reduce (SP:
+reduce-scatter) of the vocabulary-parallel token embedding's batch·seq·hidden
+lookups, plus the vocabulary-parallel LM head's all-gather of
+batch·seq·vocab for decoders. Their per-rank weight
+bytes must equal shardable/N + replicated, with the shardable bytes summed
+here from the ONNX initializers of the model's linears and the replicated
+bytes those of the single-rank compile less the shardable ones.
 
 Prints one table row per model and `N passed, N failed`; exits 1 on any
 failure. Expected values come from onnxruntime, never from parc.
@@ -34,7 +48,9 @@ SHARED = os.path.join(ROOT, "test", "Inputs", "models")
 
 # The third-party models: bound shapes and value ranges of their inputs.
 SHARED_MODELS = {
+    # "seq": the length --sp splits over tp (it must divide).
     "gpt2_megatron": {
+        "seq": 8,
         "shapes": {"input_ids": [2, 8], "position_ids": [2, 8],
                    "attention_mask": [2, 1, 64, 64], "past_0": [2, 2, 2, 4, 4]},
         "ints": {"input_ids": 10, "position_ids": 64},
@@ -44,32 +60,47 @@ SHARED_MODELS = {
         "divisor": None,
     },
     "bert_toy_optimized": {
+        "seq": 8,
         "shapes": {"input_ids": [2, 8], "token_type_ids": [2, 8], "input_mask": [2, 8]},
         "ints": {"input_ids": 99, "token_type_ids": 2, "input_mask": 2},
         "divisor": math.gcd(4, 37),  # 4 heads, FFN of 37
     },
     "self_attention_megatron_basic_test": {
+        "seq": 3,
         "shapes": {"input": [2, 3, 4], "mask": [2, 1, 3, 3]},
         "positive": ["mask"],  # the model divides by its mask
         "divisor": 2,  # 2 heads
     },
     "deeploy_small_conv_transformer_convit_network_infer": {
-        "shapes": {}, "divisor": math.gcd(6, 48)},  # 6 heads, FFN of 48
+        "shapes": {}, "divisor": math.gcd(6, 48), "seq": 95},  # 6 heads, FFN of 48
 }
 
 
 def generated_spec(config_path):
     cfg = json.load(open(config_path))
     c = cfg["config"]
-    analytic = None
+    analytic = weights = None
     if not c.get("experts"):
-        # Per layer: one all-reduce after attention, one after the MLP, of
-        # batch·seq·hidden elements of the compute dtype each; decoders add
-        # the vocabulary-parallel LM head's all-gather of batch·seq·vocab/tp.
+        # Ring algorithms: what each of the n ranks sends per collective on
+        # a tensor of S bytes. The token embedding's lookups are reduced
+        # once; per layer one all-reduce after attention and one after the
+        # MLP (SP: all-gather + reduce-scatter each); decoders all-gather
+        # the LM head's batch·seq·vocab; SP gathers the final
+        # batch·seq·hidden activation (before the LM head or the output).
         lm_head = cfg["family"] != "bert"
-        analytic = lambda tp, elem_bytes: (
-            2 * c["layers"] * c["batch"] * c["seq"] * c["hidden"] +
-            lm_head * c["batch"] * c["seq"] * c["vocab"] // tp) * elem_bytes
+        def analytic(tp, elem_bytes, sp):
+            act = c["batch"] * c["seq"] * c["hidden"] * elem_bytes
+            logits = c["batch"] * c["seq"] * c["vocab"] * elem_bytes
+            all_reduce = lambda s: 2 * (tp - 1) * s // tp
+            gather = scatter = lambda s: (tp - 1) * s // tp
+            per_layer = (2 * (gather(act) + scatter(act)) if sp
+                         else 2 * all_reduce(act))
+            # The vocabulary-parallel token embedding's partial lookups are
+            # all-reduced (SP: reduce-scattered along the sequence).
+            embedding = scatter(act) if sp else all_reduce(act)
+            return (embedding + c["layers"] * per_layer +
+                    lm_head * gather(logits) + sp * gather(act))
+        weights = lambda model, tp: shardable_weight_bytes(model, cfg, tp)
     shapes, ints, binary = {}, {}, []
     for name in cfg["inputs"]:
         shapes[name] = [c["batch"], c["seq"]]
@@ -84,7 +115,55 @@ def generated_spec(config_path):
     fits = lambda tp: (c["heads"] % tp == 0 and c["ffn"] % tp == 0 and
                        (c["kv_heads"] % tp == 0 or tp % c["kv_heads"] == 0))
     return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
+            "weights": weights, "seq": c["seq"],
             "fits": fits, "why": f"{c['heads']} heads, {c['kv_heads']} kv heads, ffn {c['ffn']}"}
+
+
+# The linears of each generated family by their module names: which are
+# row-parallel (their bias is added once, after the reduction: replicated)
+# and which one is the LM head (tied to the embedding table for GPT-2).
+ROW_LINEARS = {
+    "gpt2": ("attn.c_proj", "mlp.c_proj"),
+    "bert": ("attention.output.dense", "output.dense"),
+    "llama": ("o_proj", "down_proj"),
+    "neox": ("attention.dense", "dense_4h_to_h"),
+}
+LM_HEADS = {"gpt2": "transformer.wte.weight", "llama": "lm_head.weight",
+            "neox": "embed_out.weight"}
+# The token embeddings (vocabulary-parallel: each rank keeps vocab/N rows;
+# GPT-2's is its LM head too, and is kept once).
+EMBEDDINGS = {"gpt2": "transformer.wte.weight",
+              "bert": "bert.embeddings.word_embeddings.weight",
+              "llama": "model.embed_tokens.weight", "neox": "gpt_neox.embed_in.weight"}
+
+
+def shardable_weight_bytes(model_path, cfg, tp):
+    """(bytes of the sharded weights, bytes each rank keeps of them), from
+    the ONNX initializers: every linear inside a layer (weight, and bias of
+    a column-parallel one), the LM head and the token embedding. Grouped-query key/value
+    projections with fewer heads than ranks keep 1/kv_heads each."""
+    from onnx import numpy_helper
+    c, family = cfg["config"], cfg["family"]
+    model = onnx.load(model_path)
+    total = kept = 0
+    for init in model.graph.initializer:
+        name, nbytes = init.name, numpy_helper.to_array(init).nbytes
+        layer = any(k in name for k in (".h.", ".layer.", "layers."))
+        module = name.rsplit(".", 1)[0]
+        linear = layer and len(init.dims) in (1, 2) and not any(
+            k in module for k in ("ln_", "layernorm", "LayerNorm", "norm"))
+        if name.endswith(".bias") and module.endswith(ROW_LINEARS[family]):
+            linear = False  # a row-parallel bias: replicated
+        if name.endswith(".attn.bias"):
+            linear = False  # GPT-2's causal mask buffer
+        if not linear and name not in (LM_HEADS.get(family), EMBEDDINGS[family]):
+            continue
+        parts = tp
+        if family == "llama" and module.endswith(("k_proj", "v_proj")):
+            parts = min(tp, c["kv_heads"])
+        total += nbytes
+        kept += nbytes // parts
+    return total, kept
 
 
 def make_inputs(model_path, spec, rng, out_dir):
@@ -119,19 +198,23 @@ def run(cmd, log):
                            f"exit {r.returncode}")
 
 
-def spec_fits(spec, tp):
+def spec_fits(spec, tp, sp=False):
     """Whether tp fits the model's dims (computed from its shapes, not parc)."""
+    if sp and spec.get("seq") and spec["seq"] % tp:
+        return False
     if "fits" in spec:
         return spec["fits"](tp)
     return spec["divisor"] is None or spec["divisor"] % tp == 0
 
 
-def spec_why(spec):
+def spec_why(spec, tp=1, sp=False):
+    if sp and spec.get("seq") and spec["seq"] % tp:
+        return f"sequence of {spec['seq']}"
     return spec.get("why") or f"dims divide by {spec['divisor']}"
 
 
-def check(name, model_path, spec, args, log, tp):
-    work = os.path.join(args.work, f"{name}-tp{tp}")
+def check(name, model_path, spec, args, log, tp, sp=False):
+    work = os.path.join(args.work, f"{name}-tp{tp}{'-sp' if sp else ''}")
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(args.seed)
     inputs = make_inputs(model_path, spec, rng, work)
@@ -140,21 +223,23 @@ def check(name, model_path, spec, args, log, tp):
         shape_flags += ["--input-shape", f"{n}={'x'.join(map(str, s))}"]
     compiled = os.path.join(work, "out")
     start = time.time()
-    if not spec_fits(spec, tp):
+    sp_flags = ["--sp"] if sp else []
+    if not spec_fits(spec, tp, sp):
         # The spec does not fit the model: parc must refuse it, naming why,
         # and leave no output behind.
         shutil.rmtree(compiled, ignore_errors=True)
         r = subprocess.run([os.path.join(args.tools, "parc"), "compile", model_path, "-o",
-                            compiled, f"--tp={tp}"] + shape_flags,
+                            compiled, f"--tp={tp}"] + sp_flags + shape_flags,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         log.write(r.stdout)
         if r.returncode == 0 or "does not fit this model" not in r.stdout:
-            raise RuntimeError(f"--tp {tp} was not refused ({spec_why(spec)})")
+            raise RuntimeError(f"--tp {tp} {' '.join(sp_flags)} was not refused "
+                               f"({spec_why(spec, tp, sp)})")
         if os.path.exists(compiled):
             raise RuntimeError("a refused compile left its output directory behind")
         return None
     run([os.path.join(args.tools, "parc"), "compile", model_path, "-o", compiled,
-         "--quiet", f"--tp={tp}", f"--dtype={args.dtype}"] + shape_flags, log)
+         "--quiet", f"--tp={tp}", f"--dtype={args.dtype}"] + sp_flags + shape_flags, log)
     run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
          os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()], log)
     seconds = time.time() - start
@@ -164,10 +249,24 @@ def check(name, model_path, spec, args, log, tp):
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
     if tp > 1 and spec.get("comm_bytes") is not None:
         elem_bytes = 4 if args.dtype == "f32" else 2
-        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp, elem_bytes)
+        got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp, elem_bytes, sp)
         if got != want:
-            raise RuntimeError(f"{got} B per rank in collectives per forward, Megatron's "
-                               f"count is {want} B")
+            raise RuntimeError(f"{got} B sent per rank in collectives per forward, "
+                               f"Megatron's count is {want} B")
+    if tp > 1 and spec.get("weights") is not None and args.dtype == "f32":
+        # Replicated bytes: the single-rank compile's weights less the
+        # shardable ones.
+        single = os.path.join(args.work, f"{name}-tp1", "out", "manifest.json")
+        if not os.path.exists(single):
+            raise RuntimeError("the weight check needs the tp 1 run (--tp 1 ...)")
+        one = json.load(open(single))["ranks"][0]["weight_bytes"]
+        total, kept = spec["weights"](model_path, tp)
+        # Each rank also keeps its 3 int64 bounds of the embedding's rows.
+        want = one - total + kept + 3 * 8
+        for r in manifest["ranks"]:
+            if r["weight_bytes"] != want:
+                raise RuntimeError(f"rank {r['rank']} holds {r['weight_bytes']} B of "
+                                   f"weights; shardable/N + replicated is {want} B")
     worst_abs, worst_rel = 0.0, 0.0
     for out in manifest["outputs"]:
         fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in out["name"]) + ".npy"
@@ -179,6 +278,14 @@ def check(name, model_path, spec, args, log, tp):
         scale = np.abs(want).max() if want.size else 0.0
         worst_abs = max(worst_abs, err)
         worst_rel = max(worst_rel, err / scale if scale else err)
+        # The ranks together must also compute what one rank does.
+        single = os.path.join(args.work, f"{name}-tp1", "parc", fname)
+        if tp > 1 and os.path.exists(single):
+            one = np.load(single).astype(np.float64)
+            diff = np.abs(got - one).max() if got.size else 0.0
+            if diff > args.rtol * (np.abs(one).max() if one.size else 0.0):
+                raise RuntimeError(f"output {out['name']}: {diff:.3e} from the "
+                                   f"single-rank run")
     return len(manifest["outputs"]), worst_abs, worst_rel, seconds
 
 
@@ -194,6 +301,8 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", nargs="*")
     p.add_argument("--tp", type=int, nargs="+", default=[1], help="tensor-parallel degrees")
+    p.add_argument("--sp", action="store_true",
+                   help="also run every tp > 1 with sequence parallelism (--sp)")
     args = p.parse_args()
     if args.rtol is None:
         args.rtol = {"f32": 1e-4, "bf16": 3e-2, "f16": 4e-3}[args.dtype]
@@ -210,22 +319,25 @@ def main():
         models = [m for m in models if m[0] in args.only]
 
     passed = failed = 0
-    print(f"{'model':<52} {'tp':>2} {'outs':>4} {'max abs err':>12} {'max rel err':>12} {'time s':>7}  result")
+    print(f"{'model':<52} {'tp':>5} {'outs':>4} {'max abs err':>12} {'max rel err':>12} {'time s':>7}  result")
     with open(os.path.join(args.work, "log.txt"), "w") as log:
-        for (name, path, spec), tp in [(m, t) for m in models for t in args.tp]:
+        runs = [(m, t, False) for m in models for t in args.tp]
+        if args.sp:
+            runs += [(m, t, True) for m in models for t in args.tp if t > 1]
+        for (name, path, spec), tp, sp in runs:
             try:
-                result = check(name, path, spec, args, log, tp)
+                result = check(name, path, spec, args, log, tp, sp)
                 if result is None:
                     ok = True
                     row = (f"{'':>4} {'':>12} {'':>12} {'':>7}  PASS (refused: "
-                           f"{spec_why(spec)})")
+                           f"{spec_why(spec, tp, sp)})")
                 else:
                     n, err_abs, err_rel, secs = result
                     ok = err_rel <= args.rtol
                     row = f"{n:>4} {err_abs:>12.3e} {err_rel:>12.3e} {secs:>7.1f}  {'PASS' if ok else 'FAIL'}"
             except Exception as e:  # noqa: BLE001 — report and continue
                 ok, row = False, f"{'':>4} {'':>12} {'':>12} {'':>7}  FAIL: {e}"
-            print(f"{name:<52} {tp:>2} {row}", flush=True)
+            print(f"{name:<52} {str(tp) + ('+sp' if sp else ''):>5} {row}", flush=True)
             passed += ok
             failed += not ok
     print(f"differential (parc cpu {args.dtype} vs onnxruntime f32, rtol {args.rtol}): "

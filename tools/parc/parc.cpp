@@ -27,6 +27,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -81,6 +82,10 @@ cl::opt<bool> etp("etp",
                   cl::desc("Expert tensor parallelism: split every expert's "
                            "ffn over the --tp ranks (instead of --ep)"),
                   cl::sub(compileCmd));
+cl::opt<bool> sp("sp",
+                 cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
+                          "norms and residuals split along the sequence"),
+                 cl::sub(compileCmd));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
                                "kept replicated, with its ONNX node, and each "
@@ -153,6 +158,8 @@ private:
     llvm::json::Object json;
     llvm::json::Array inputs, outputs, moeLayers;
     int64_t commBytes = 0, sendBytes = 0;
+    /// Per collective kind: how many, and the bytes each rank sends.
+    llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
   };
   /// Ranks that run one stage: the tensor- or expert-parallel group.
   int64_t ranksPerStage() const { return std::max<int64_t>(tp, ep); }
@@ -306,13 +313,31 @@ LogicalResult Compilation::run() {
         })))
       return failure();
   }
+  if (sp && tp == 1)
+    return fail("--sp splits the sequence over the --tp ranks: give --tp > 1");
   if (tp > 1) {
-    progress(llvm::formatv("partitioning for tensor parallelism over {0} ranks", tp).str());
-    if (failed(runPasses(*module, "dist-tp", [](OpPassManager &pm) {
-          parc::dist::DistTensorParallelOptions options;
-          options.tp = tp;
-          options.explain = explain;
-          pm.addPass(parc::dist::createDistTensorParallel(options));
+    progress(llvm::formatv("partitioning for tensor{0} parallelism over {1} ranks",
+                           sp ? " and sequence" : "", tp)
+                 .str());
+    // The four steps of parc::buildTensorParallelPipeline, dumped apart.
+    parc::dist::DistAnnotateOptions annotate;
+    annotate.tp = tp;
+    annotate.sp = sp;
+    annotate.explain = explain;
+    parc::dist::DistPropagateOptions propagate;
+    propagate.explain = explain;
+    if (failed(runPasses(*module, "dist-annotate", [&](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistAnnotate(annotate));
+        })) ||
+        failed(runPasses(*module, "dist-propagate", [&](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistPropagate(propagate));
+        })) ||
+        failed(runPasses(*module, "dist-partition", [](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistPartition());
+          pm.addPass(createCSEPass());
+        })) ||
+        failed(runPasses(*module, "dist-comm", [](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistComm());
         })))
       return failure();
     auto main = module->lookupSymbol<func::FuncOp>("main");
@@ -384,6 +409,7 @@ LogicalResult Compilation::run() {
       return fail("cannot create '" + path(dir) + "': " + ec.message());
   llvm::json::Array programs, ranks, inputs, outputs, moeLayers;
   int64_t commBytes = 0, sendBytes = 0, totalWeightBytes = 0;
+  llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
   for (int64_t stage = 0; stage < pp; ++stage) {
     std::string name = pp > 1 ? "stage" + std::to_string(stage) : "main";
     OwningOpRef<ModuleOp> program = pp > 1 ? module->clone() : module.release();
@@ -415,6 +441,10 @@ LogicalResult Compilation::run() {
       return failure();
     commBytes += info->commBytes;
     sendBytes += info->sendBytes;
+    for (auto &entry : info->perCollective) {
+      perCollective[entry.getKey()].first += entry.getValue().first;
+      perCollective[entry.getKey()].second += entry.getValue().second;
+    }
     if (stage == 0)
       inputs = std::move(info->inputs);
     if (stage == pp - 1)
@@ -446,8 +476,14 @@ LogicalResult Compilation::run() {
       {"inputs", std::move(inputs)},
       {"outputs", std::move(outputs)},
       {"output_rank", (pp - 1) * width},
+      {"sequence_parallel", bool(sp)},
       {"comm_bytes_per_forward", commBytes},
       {"moe_layers", std::move(moeLayers)}};
+  llvm::json::Object commJson;
+  for (auto &entry : perCollective)
+    commJson[entry.getKey()] = llvm::json::Object{
+        {"count", entry.getValue().first}, {"bytes", entry.getValue().second}};
+  manifest["comm_per_collective"] = std::move(commJson);
   if (pp > 1)
     manifest["pipeline"] = llvm::json::Object{
         {"stages", pp.getValue()},
@@ -464,7 +500,7 @@ LogicalResult Compilation::run() {
     return fail("cannot write the manifest: " + ec.message());
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   progress(llvm::formatv("{0} rank program(s) for {1} rank(s), weights {2} B in all, "
-                         "{3} B per tensor-parallel rank in collectives per forward",
+                         "{3} B sent per tensor-parallel rank in collectives per forward",
                          pp.getValue(), world, totalWeightBytes, commBytes)
                .str());
   return success();
@@ -516,6 +552,13 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   if (auto u = program->getAttrOfType<IntegerAttr>("rt.unplanned_size"))
     unplanned = u.getInt();
 
+  // Weight bytes each rank of this program holds (its parts of sharded
+  // weights included).
+  int64_t rankWeightBytes = 0;
+  program.walk([&](parc::rt::WeightOp w) {
+    auto t = cast<MemRefType>(w.getType());
+    rankWeightBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
+  });
   progress("writing weights of " + name);
   // Rank = stage·width + index in the stage (mesh ["pp", "tp"|"ep"]).
   const int64_t width = ranksPerStage();
@@ -531,20 +574,39 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     ranks.push_back(llvm::json::Object{{"rank", rank},
                                        {"program", name.str()},
                                        {"weights", file},
+                                       {"weight_bytes", rankWeightBytes},
                                        {"weight_file_bytes", *bytes}});
   }
-  // Bytes each rank contributes to collectives in one forward pass (an
-  // all-reduce's whole tensor, an all-gather's local part), and sends to
-  // other stages; blocking (rt.kernel) or started (rt.start) alike.
+  // Bytes each rank sends in one forward pass: to other stages, and in
+  // collectives under ring algorithms, S the whole tensor's bytes and n the
+  // group: all-reduce 2(n-1)/n·S, all-gather and reduce-scatter (n-1)/n·S
+  // each, so sequence parallelism's all-gather + reduce-scatter pair costs
+  // what the all-reduce does. Blocking (rt.kernel) or started (rt.start)
+  // alike; the first operand is this rank's input.
+  int64_t n = ranksPerStage();
   program.walk([&](Operation *op) {
     auto callee = op->getAttrOfType<StringAttr>("callee");
     if (!isa<parc::rt::KernelOp, parc::rt::StartOp>(op) || !callee)
       return;
-    if (callee == "all_reduce" || callee == "all_gather" || callee == "send") {
-      auto t = cast<MemRefType>(op->getOperand(0).getType());
-      int64_t bytes = t.getNumElements() * t.getElementTypeBitWidth() / 8;
-      (callee == "send" ? info.sendBytes : info.commBytes) += bytes;
+    auto t = cast<MemRefType>(op->getOperand(0).getType());
+    int64_t in = t.getNumElements() * t.getElementTypeBitWidth() / 8;
+    int64_t sent;
+    if (callee == "send") {
+      info.sendBytes += in;
+      return;
     }
+    if (callee == "all_reduce")
+      sent = 2 * (n - 1) * in / n;
+    else if (callee == "all_gather")
+      sent = (n - 1) * in;
+    else if (callee == "reduce_scatter")
+      sent = (n - 1) * in / n;
+    else
+      return;
+    info.commBytes += sent;
+    auto &entry = info.perCollective[callee.getValue()];
+    entry.first += 1;
+    entry.second += sent;
   });
 
   info.moeLayers = parc::describeMoeLayers(program);

@@ -135,6 +135,26 @@ TEST(Comm, ReduceScatterSums) {
     EXPECT_EQ(y[i], 100.0 * p * (p - 1) / 2 + p * (r * n + i));
 }
 
+TEST(Comm, LocalChunkIsTheRanksBlock) {
+  const int n = 3, p = size(), r = rank();
+  std::vector<float> x(size_t(n * p)), y(n, -1.0f);
+  for (int j = 0; j < n * p; ++j)
+    x[size_t(j)] = 0.5f * j;
+  ASSERT_RT_OK(parc_rt_local_chunk(world(), x.data(), y.data(), n, PARC_RT_F32));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(y[i], 0.5f * (r * n + i));
+  // Reduce-scatter of the chunks' all-gather is p times the chunk.
+  std::vector<float> all(size_t(n * p)), back(n);
+  ASSERT_RT_OK(parc_rt_all_gather(world(), y.data(), all.data(), n, PARC_RT_F32));
+  EXPECT_EQ(all, x);
+  ASSERT_RT_OK(parc_rt_reduce_scatter(world(), all.data(), back.data(), n,
+                                      PARC_RT_F32, PARC_RT_REDUCE_SUM));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(back[i], p * y[i]);
+  EXPECT_NE(parc_rt_local_chunk(nullptr, x.data(), y.data(), n, PARC_RT_F32),
+            PARC_RT_OK);
+}
+
 TEST(Comm, AllToAll) {
   const int n = 2, p = size(), r = rank();
   std::vector<int64_t> x(size_t(n * p)), y(size_t(n * p), -1);

@@ -56,6 +56,13 @@ private:
   /// the two.
   Value assembleGather(Location loc, Value stacked, int64_t axis,
                        RankedTensorType result);
+  /// An op on `axis` of `in` that the runtime runs on the leading dim:
+  /// `axis` is moved to the front around `kernel` (a local chunk).
+  Value lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+                          RankedTensorType result, int64_t axis);
+  /// A transposed copy of `buf` (out[i] = in[perm[i]]), or a view when only
+  /// dims of size 1 move.
+  Value permuted(Location loc, Value buf, ArrayRef<int64_t> perm);
   Value alloc(Location loc, Type tensor) {
     return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
   }
@@ -140,12 +147,11 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(ext.getResult(), w);
     return success();
   }
-  if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
+  if (auto part = dyn_cast<dist::LocalPartOp>(op);
+      part && part.getInput().getDefiningOp<arith::ConstantOp>()) {
     // A rank's part of a constant is a sharded weight: the weight writer
     // cuts it per rank at compile time.
     auto cst = part.getInput().getDefiningOp<arith::ConstantOp>();
-    if (!cst)
-      return op->emitOpError("needs a constant operand to become a weight");
     auto value = cast<ElementsAttr>(cst.getValue());
     std::string base = "const";
     if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
@@ -164,8 +170,27 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(part.getResult(), w);
     return success();
   }
-  if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::AllReduceStartOp,
-          dist::AllGatherStartOp, dist::SendOp, dist::RecvOp,
+  if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
+    // This rank's slice of a computed value every rank holds whole.
+    if (part.getBlocksAttr() || part.getReplicasAttr())
+      return op->emitOpError("a computed value is sliced only evenly");
+    map.map(part.getResult(), lowerOnLeadingDim(op, "local_chunk", part.getInput(),
+                                                part.getType(), part.getDim()));
+    return success();
+  }
+  if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op);
+      scatter && (scatter.getSizesAttr() ||
+                  scatter.getReduction() != dist::ReductionKind::sum))
+    return op->emitOpError("only even sum reduce-scatters have a runtime "
+                           "kernel");
+  if (auto scatter = dyn_cast<dist::ReduceScatterStartOp>(op);
+      scatter && (scatter.getSizesAttr() ||
+                  scatter.getReduction() != dist::ReductionKind::sum))
+    return op->emitOpError("only even sum reduce-scatters have a runtime "
+                           "kernel");
+  if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
+          dist::AllReduceStartOp, dist::AllGatherStartOp,
+          dist::ReduceScatterStartOp, dist::SendOp, dist::RecvOp,
           dist::SendStartOp, dist::RecvStartOp>(op))
     return lowerComm(op);
   if (auto wait = dyn_cast<dist::WaitOp>(op)) {
@@ -203,23 +228,74 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   return success();
 }
 
+/// The permutation that moves `axis` to the front, and its inverse.
+static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+leadingPerms(int64_t rank, int64_t axis) {
+  SmallVector<int64_t> toFront{axis}, back;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      toFront.push_back(d);
+  for (int64_t d = 1; d <= axis; ++d)
+    back.push_back(d);
+  back.push_back(0);
+  for (int64_t d = axis + 1; d < rank; ++d)
+    back.push_back(d);
+  return {toFront, back};
+}
+
+Value Lowering::permuted(Location loc, Value buf, ArrayRef<int64_t> perm) {
+  auto t = cast<MemRefType>(buf.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(t.getDimSize(d));
+  // Moving only dims of size 1 (a batch of one before the sequence) keeps
+  // every element in place: a view, not a copy.
+  SmallVector<int64_t> moved;
+  for (int64_t d : perm)
+    if (t.getDimSize(d) != 1)
+      moved.push_back(d);
+  if (llvm::is_sorted(moved))
+    return rt::ViewOp::create(b, loc, MemRefType::get(shape, t.getElementType()),
+                              buf);
+  Value out = alloc(loc, RankedTensorType::get(shape, t.getElementType()));
+  auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{buf},
+                                 ValueRange{out});
+  tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
+  return out;
+}
+
+Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+                                  RankedTensorType result, int64_t axis) {
+  Location loc = op->getLoc();
+  auto [toFront, back] = leadingPerms(result.getRank(), axis);
+  // [.., a, ..] -> [a, ..]: the runtime splits the leading dim into blocks.
+  Value src = axis > 0 ? permuted(loc, buffer(in), toFront) : buffer(in);
+  SmallVector<int64_t> shape;
+  for (int64_t d : toFront)
+    shape.push_back(result.getDimSize(d));
+  Value out = alloc(loc, RankedTensorType::get(shape, result.getElementType()));
+  auto call = rt::KernelOp::create(b, loc, kernel, ValueRange{src},
+                                   ValueRange{out});
+  // The group: the mesh axes of a collective, the axis of a local part.
+  for (StringRef name : {"mesh", "mesh_axes", "axis"})
+    if (Attribute a = op->getAttr(name))
+      call->setAttr(name, a);
+  if (auto one = op->getAttrOfType<StringAttr>("axis"); one && !op->hasAttr("mesh_axes"))
+    call->setAttr("mesh_axes", b.getArrayAttr({one}));
+  return axis > 0 ? permuted(loc, out, back) : out;
+}
+
 Value Lowering::assembleGather(Location loc, Value stacked, int64_t axis,
                                RankedTensorType result) {
   auto stackedType = cast<MemRefType>(stacked.getType());
   if (axis > 0) {
-    SmallVector<int64_t> perm, moved;
+    SmallVector<int64_t> perm;
     for (int64_t d = 1; d <= axis; ++d)
       perm.push_back(d);
     perm.push_back(0);
     for (int64_t d = axis + 1; d < stackedType.getRank(); ++d)
       perm.push_back(d);
-    for (int64_t p : perm)
-      moved.push_back(stackedType.getDimSize(p));
-    Value t = alloc(loc, RankedTensorType::get(moved, stackedType.getElementType()));
-    auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{stacked},
-                                   ValueRange{t});
-    tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
-    stacked = t;
+    stacked = permuted(loc, stacked, perm);
   }
   return rt::ViewOp::create(b, loc, bufferType(result), stacked);
 }
@@ -239,6 +315,21 @@ LogicalResult Lowering::lowerComm(Operation *op) {
   std::function<Value()> finish = [] { return Value(); };
   if (callee == "send") {
     ins.push_back(buffer(op->getOperand(0)));
+  } else if (callee == "reduce_scatter") {
+    // The runtime scatters blocks of the leading dim: the scatter axis is
+    // moved there before the call and back once the result has arrived.
+    int64_t axis = op->getAttrOfType<IntegerAttr>("scatter_axis").getInt();
+    auto [toFront, back] = leadingPerms(type.getRank(), axis);
+    SmallVector<int64_t> shape;
+    for (int64_t d : toFront)
+      shape.push_back(type.getDimSize(d));
+    Value src = buffer(op->getOperand(0));
+    ins.push_back(axis > 0 ? permuted(loc, src, toFront) : src);
+    Value out = alloc(loc, RankedTensorType::get(shape, type.getElementType()));
+    outs.push_back(out);
+    finish = [=, this, back = back] {
+      return axis > 0 ? permuted(loc, out, back) : out;
+    };
   } else if (callee == "all_gather") {
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();

@@ -464,7 +464,7 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     return success();
   }
   if (name == "all_reduce" || name == "all_gather" || name == "send" ||
-      name == "recv") {
+      name == "recv" || name == "reduce_scatter" || name == "local_chunk") {
     if (failed(commCall(op, name, ins, outs, call)))
       return failure();
     emitCall(loc, ("parc_rt_" + name).str(), call, name);
@@ -501,11 +501,16 @@ LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
         .lit(peer.getInt()).lit(0);
     return success();
   }
-  if (name != "all_reduce" && name != "all_gather")
+  if (name != "all_reduce" && name != "all_gather" &&
+      name != "reduce_scatter" && name != "local_chunk")
     return op->emitOpError() << "no runtime collective named '" << name << "'";
+  // Counts per rank: the input's, except that a reduce-scatter and a local
+  // chunk name the block each rank keeps.
+  bool perBlock = name == "reduce_scatter" || name == "local_chunk";
   call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(outs[0]))
-      .lit(memrefOf(ins[0]).getNumElements()).text(dtype(ins[0]));
-  if (name == "all_reduce")
+      .lit(memrefOf(perBlock ? outs[0] : ins[0]).getNumElements())
+      .text(dtype(ins[0]));
+  if (name == "all_reduce" || name == "reduce_scatter")
     call.text("PARC_RT_REDUCE_SUM");
   return success();
 }

@@ -187,6 +187,13 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                                               parc_rt_reduce_op_t op,
                                               parc_rt_request_t **out_request);
 
+/* recv = block r (count elements) of send, r = this rank's index in comm:
+ * the rank's slice of a tensor every rank holds whole. No communication
+ * (sequence parallelism scatters a replicated activation this way). */
+parc_rt_status_t parc_rt_local_chunk(parc_rt_comm_t *comm, const void *send,
+                                     void *recv, int64_t count,
+                                     parc_rt_dtype_t dtype);
+
 /* Block j of send (count elements) goes to rank j; block i of recv comes
  * from rank i. */
 parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,

@@ -13,3 +13,27 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 module {
   func.func private @main(tensor<4xf32>) -> tensor<4xf32>
 }
+
+// -----
+
+// The runtime reduce-scatters even sums only.
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+    // expected-error @+1 {{only even sum reduce-scatters have a runtime kernel}}
+    %y = dist.reduce_scatter %x on @mesh mesh_axes = ["tp"] scatter_axis = 0 reduction = max : tensor<4x8xf32> -> tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+// A computed value is sliced evenly; replicated parts are for weights.
+module {
+  dist.mesh @mesh(shape = 4, axes = ["tp"])
+  func.func @main(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+    // expected-error @+1 {{a computed value is sliced only evenly}}
+    %y = dist.local_part %x dim = 0 parts = 2 axis = "tp" replicas = 2 : tensor<4x8xf32> -> tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}

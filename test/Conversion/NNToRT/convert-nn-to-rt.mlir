@@ -98,6 +98,40 @@ module {
 
 // -----
 
+// The runtime reduce-scatters and slices along the leading dim: on dim 1
+// of [2, 4, 8] the value is transposed to [4, 2, 8] first and the rank's
+// [2, 2, 8] block transposed back; on dim 0 it is used as is.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[X:.*]] = rt.input 0
+// CHECK: %[[T:.*]] = rt.input 1
+// CHECK: %[[XT:.*]] = rt.alloc : memref<4x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%[[X]] : memref<2x4x8xf32>) outs(%[[XT]] : memref<4x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "reduce_scatter" ins(%[[XT]] : memref<4x2x8xf32>) outs(%[[S]] : memref<2x2x8xf32>) {mesh = @mesh, mesh_axes = ["tp"], reduction = 0 : i32, scatter_axis = 1 : i64}
+// CHECK: %[[SB:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%[[S]] : memref<2x2x8xf32>) outs(%[[SB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: rt.kernel "transpose"
+// CHECK: %[[P:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "local_chunk" ins(%{{.*}} : memref<4x2x8xf32>) outs(%[[P]] : memref<2x2x8xf32>) {axis = "tp", mesh_axes = ["tp"]}
+// CHECK: %[[PB:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%[[P]] : memref<2x2x8xf32>) outs(%[[PB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: rt.kernel "reduce_scatter" ins(%[[T]] : memref<4x8xf32>) outs(%{{.*}} : memref<2x8xf32>)
+// CHECK: rt.kernel "local_chunk" ins(%[[T]] : memref<4x8xf32>) outs(%{{.*}} : memref<2x8xf32>)
+// CHECK: rt.output 0 "output_0", %[[SB]]
+// CHECK: rt.output 1 "output_1", %[[PB]]
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4x8xf32>, %t: tensor<4x8xf32>) -> (tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
+    %s = dist.reduce_scatter %x on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+    %p = dist.local_part %x dim = 1 parts = 2 axis = "tp" : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+    %s0 = dist.reduce_scatter %t on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<4x8xf32> -> tensor<2x8xf32>
+    %p0 = dist.local_part %t dim = 0 parts = 2 axis = "tp" : tensor<4x8xf32> -> tensor<2x8xf32>
+    return %s, %p, %s0, %p0 : tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
+  }
+}
+
+// -----
+
 // Started collectives: rt.start moves the same buffers as the blocking
 // kernel, rt.wait completes it, and what follows the gather (the transpose
 // and the view) happens only after the wait.
@@ -120,5 +154,46 @@ module {
     %u = dist.all_gather_start %s on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x4xf32> -> !dist.async<tensor<2x8xf32>>
     %g = dist.wait %u : !dist.async<tensor<2x8xf32>>
     return %g, %r : tensor<2x8xf32>, tensor<2x4xf32>
+  }
+}
+
+// -----
+
+// A started reduce-scatter along dim 1: the input is moved to the leading
+// dim before the start, the rank's block moved back only after the wait.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[XT:.*]] = rt.alloc : memref<4x2x8xf32>
+// CHECK: rt.kernel "transpose" ins(%{{.*}} : memref<2x4x8xf32>) outs(%[[XT]] : memref<4x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x2x8xf32>
+// CHECK: %[[R:.*]] = rt.start "reduce_scatter" ins(%[[XT]] : memref<4x2x8xf32>) outs(%[[S]] : memref<2x2x8xf32>)
+// CHECK: rt.kernel "relu"
+// CHECK: rt.wait %[[R]]
+// CHECK: rt.kernel "transpose" ins(%[[S]] : memref<2x2x8xf32>) outs(%{{.*}} : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4x8xf32>) -> (tensor<2x2x8xf32>, tensor<2x4x8xf32>) {
+    %t = dist.reduce_scatter_start %x on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<2x4x8xf32> -> !dist.async<tensor<2x2x8xf32>>
+    %r = nn.relu %x : tensor<2x4x8xf32>
+    %s = dist.wait %t : !dist.async<tensor<2x2x8xf32>>
+    return %s, %r : tensor<2x2x8xf32>, tensor<2x4x8xf32>
+  }
+}
+
+// -----
+
+// With a batch of one, moving the sequence to the leading dim moves only a
+// dim of size 1: views instead of transposes.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[X:.*]] = rt.input 0
+// CHECK: %[[V:.*]] = rt.view %[[X]] : memref<1x4x8xf32> to memref<4x1x8xf32>
+// CHECK: %[[S:.*]] = rt.alloc : memref<2x1x8xf32>
+// CHECK: rt.kernel "reduce_scatter" ins(%[[V]] : memref<4x1x8xf32>) outs(%[[S]] : memref<2x1x8xf32>)
+// CHECK: %[[B:.*]] = rt.view %[[S]] : memref<2x1x8xf32> to memref<1x2x8xf32>
+// CHECK-NOT: "transpose"
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<1x4x8xf32>) -> tensor<1x2x8xf32> {
+    %s = dist.reduce_scatter %x on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<1x4x8xf32> -> tensor<1x2x8xf32>
+    return %s : tensor<1x2x8xf32>
   }
 }

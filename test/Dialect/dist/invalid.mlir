@@ -715,3 +715,39 @@ func.func @wait_not_tensor(%a: !dist.async<i32>) {
   %0 = dist.wait %a : !dist.async<i32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.reshard
+//===----------------------------------------------------------------------===//
+
+dist.mesh @mesh(shape = 2, axes = ["tp"])
+func.func @reshard_rank(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{must keep the rank and element type, got 'tensor<4x8xf32>' -> 'tensor<32xf32>'}}
+  %y = dist.reshard %x from <@mesh, []> to <@mesh, [["tp"]]> : tensor<4x8xf32> -> tensor<32xf32>
+  return %y : tensor<32xf32>
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2, axes = ["tp"])
+dist.mesh @other(shape = 2, axes = ["tp"])
+func.func @reshard_meshes(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{reshards between meshes @mesh and @other}}
+  %y = dist.reshard %x from <@mesh, []> to <@other, [["tp"]]> : tensor<4x8xf32> -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// dist.result_shardings (between the dist passes)
+//===----------------------------------------------------------------------===//
+
+dist.mesh @mesh(shape = 2, axes = ["tp"])
+func.func @result_shardings(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'dist.result_shardings' must list one #dist.sharding per result (1), got []}}
+  %y = nn.relu %x {dist.result_shardings = []} : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

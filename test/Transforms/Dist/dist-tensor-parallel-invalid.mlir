@@ -1,10 +1,12 @@
 // RUN: parc-opt %s --split-input-file --dist-tensor-parallel=tp=4 -verify-diagnostics
 
-// 6 heads over 4 ranks: the spec does not fit the model.
+// 6 heads over 4 ranks: the spec does not fit the model. What would: a tp
+// dividing both the 6 heads and the 12 features (2, 3 or 6).
 func.func @main(%x: tensor<3x12xf32>) -> tensor<3x12xf32> {
   %wq = arith.constant dense<0.5> : tensor<12x12xf32>
   %wo = arith.constant dense<0.25> : tensor<12x12xf32>
   %q = nn.linear %x, %wq : (tensor<3x12xf32>, tensor<12x12xf32>) -> tensor<3x12xf32>
+  // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
   // expected-error @+1 {{--tp 4 does not fit this model: 6 heads do not divide by --tp 4 (use a tp that divides 6)}}
   %qh = nn.reshape %q : tensor<3x12xf32> to tensor<1x3x6x2xf32>
   %qt = nn.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x6x2xf32> -> tensor<1x6x3x2xf32>
@@ -20,10 +22,11 @@ func.func @main(%x: tensor<3x12xf32>) -> tensor<3x12xf32> {
 
 // -----
 
-// An MLP of 6 features over 4 ranks.
+// An MLP of 6 features over 4 ranks (2, 3 or 6 would fit).
 func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x6xf32>
   %w2 = arith.constant dense<0.5> : tensor<6x8xf32>
+  // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
   // expected-error @+1 {{--tp 4 does not fit this model: its 6 output features do not divide by --tp 4}}
   %h = nn.linear %x, %w1 : (tensor<2x8xf32>, tensor<8x6xf32>) -> tensor<2x6xf32>
   %g = nn.relu %h : tensor<2x6xf32>

@@ -1,43 +1,134 @@
 //===- Passes.td - distribution passes --------------------*- tablegen -*-===//
+//
+// Megatron tensor (and sequence) parallelism over the mesh axis `tp`, as four
+// passes that hand each other shardings in the IR: `dist-annotate` seeds,
+// `dist-propagate` carries, `dist-partition` makes types local and
+// `dist-comm` turns layout changes into collectives. The pipeline
+// `dist-tensor-parallel` (lib/Pipelines) runs the four.
+//
+// Between the passes a value's layout is the `#dist.sharding` its defining op
+// lists in `dist.result_shardings` (one per result; a value without one is
+// replicated), and a consumer that wants another layout reads it through a
+// `dist.shard ... annotate_for_users` (a resharding).
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PARC_TRANSFORMS_DIST_PASSES
 #define PARC_TRANSFORMS_DIST_PASSES
 
 include "mlir/Pass/PassBase.td"
 
-def DistTensorParallel : Pass<"dist-tensor-parallel", "::mlir::ModuleOp"> {
-  let summary = "Megatron tensor parallelism over a 1-D `tp` mesh";
+def DistAnnotate : Pass<"dist-annotate", "::mlir::ModuleOp"> {
+  let summary = "seed Megatron shardings on the fused nn ops";
   let description = [{
-    Input: fused nn IR (`func.func @main`, after parc-nn-optimize). Finds
-    the Megatron regions: a row-parallel `nn.linear` whose input is computed,
-    through attention (split by heads), rotary embeddings, elementwise
-    activations, gating products, reshapes, transposes and splits, from the
-    outputs of column-parallel `nn.linear`s. Each region is checked by
-    propagating the split dimension forward from the column outputs; a
-    region whose values escape it or that contains an op without a rule
-    stays replicated, and with `explain` the pass says why in a remark.
+    Input: fused nn IR (`func.func @main`, after parc-nn-optimize). Adds
+    `dist.mesh @mesh` with the one axis `tp` of size `tp` and seeds shardings
+    with Megatron's rules:
 
-    A region that would split but whose heads or features `tp` does not
-    divide is an error: the spec does not fit the model.
+    * A row-parallel candidate is an `nn.linear` whose input is computed,
+      through ops with a tensor-parallel rule (attention, rotary, reshapes,
+      transposes, splits, slices, concats, elementwise activations and
+      gating products), from the outputs of other `nn.linear`s: those are
+      its column-parallel linears. The row linear's result is seeded
+      `partial = ["tp"]`, each column linear's result split on its features
+      (`dist.region` groups them). Grouped-query key/value columns with
+      fewer heads than ranks get `dist.parts` = the number of key/value
+      heads (each part is replicated over tp / parts ranks).
+    * A linear with constant weights whose only use is a program output (an
+      LM head) is vocabulary-parallel: its result is split on its features.
+    * The token embedding (the largest `nn.gather` of rows of a constant
+      [vocab, hidden] table by a graph input) is vocabulary-parallel: its
+      result is seeded `partial = ["tp"]` and marked `dist.vocab_parallel`.
+    * With `sp` (Megatron sequence parallelism), every `nn.layer_norm` /
+      `nn.rms_norm` over the last dim is seeded split along the sequence
+      (the dim before the features), and row linears are marked
+      `dist.sequence_parallel`: their partial sums are reduce-scattered
+      along the sequence instead of all-reduced.
 
-    Output: one SPMD rank program on local shapes. Column weights (and
-    biases) become `dist.local_part`s split on their output dim (blockwise
-    for fused QKV projections that are split afterwards), row weights are
-    split on their input dim (grouped-query key/value projections with fewer
-    heads than ranks are cut per head and each part replicated over
-    tp / kv_heads ranks), every row-parallel product is followed by a
-    `dist.all_reduce` over `tp` and then its bias, a linear whose only use
-    is a program output (an LM head) is split by its output features and
-    all-gathered, and the module gets
-    `dist.mesh @mesh` with axis `tp`. The annotate, propagate, partition
-    and communication steps of the design are one pass here; they separate
-    when sequence parallelism needs them to.
+    Errors (the spec does not fit the model): column features or key/value
+    heads that `tp` does not divide, a sequence that `tp` does not divide
+    under `sp`. Each names the ONNX node, the dim and what would work.
+    With `explain`, a remark names each candidate that stays replicated.
   }];
   let options = [
     Option<"tp", "tp", "int64_t", "2", "tensor-parallel degree">,
+    Option<"sp", "sp", "bool", "false",
+           "sequence parallelism: norms and residuals split along the sequence">,
     Option<"explain", "explain", "bool", "false",
-           "remark on every region that stays replicated, and why">
+           "remark on every candidate region that stays replicated, and why">
   ];
+  let dependentDialects = ["::parc::dist::DistDialect"];
+}
+
+def DistPropagate : Pass<"dist-propagate", "::mlir::ModuleOp"> {
+  let summary = "carry seeded shardings through every op by per-op rules";
+  let description = [{
+    Input: the output of `dist-annotate`. For each seeded region the split
+    of the column outputs is carried forward in program order by each op's
+    rule (elementwise and broadcasting ops align dims from the right;
+    reshapes follow the split where the prefix product is kept, which is a
+    head split or merge; transposes permute it; attention needs query, key
+    and value split on heads; rotary must not split the rotated dim; softmax
+    and reductions keep it when they run along other dims; splits and
+    slices keep it, or cut a column output blockwise for fused QKV; concats
+    must join along another dim). A region an op cannot carry stays
+    replicated (its seeds are removed; with `explain` a remark says which
+    node and why); heads that `tp` does not divide are an error.
+
+    With sequence parallelism, the sequence split is carried from each
+    seeded norm and each row linear's reduce-scatter through elementwise
+    ops and norms in program order; an operand that is not split along the
+    sequence is sliced to this rank's part (constants and replicated
+    values: no communication). Conflicts resolve deterministically: the
+    sequence split wins over replication, and any op without a sequence
+    rule (a column linear, a reshape, the return) reads a gathered copy.
+
+    Output: `dist.result_shardings` on every op of a region or sequence
+    stretch, constant weights and side inputs annotated with the split their
+    consumer needs (`dist.blocks` for fused QKV, `dist.parts` for
+    grouped-query parts), and a `dist.shard ... annotate_for_users` at every
+    layout change (one per value and layout). With `explain`, a remark names
+    the ONNX node of every resharding and the collective it will need.
+    `dist.tp_regions` on `@main` counts the regions and heads split.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", "false",
+           "remark on every resharding and every region kept replicated">
+  ];
+  let dependentDialects = ["::parc::dist::DistDialect"];
+}
+
+def DistPartition : Pass<"dist-partition", "::mlir::ModuleOp"> {
+  let summary = "global types to per-rank local types; weights to local parts";
+  let description = [{
+    Input: the output of `dist-propagate`. Every value with a sharding gets
+    its local type (its split dim divided by the number of parts), attention
+    score modifiers are retyped from their scores, a constant annotated with
+    a split becomes a `dist.local_part` (the weight writer cuts each rank's
+    part at compile time: blockwise for fused QKV, replicated over ranks for
+    grouped-query parts), and every other resharding becomes a
+    `dist.reshard` on local types. A row-parallel linear loses its bias,
+    which is added once after the reduction. A vocabulary-parallel lookup
+    reads this rank's rows only: indices are shifted by the rank's first row
+    (its part of a [tp, 3] constant of bounds), indices outside its rows
+    read row 0 and their rows are zeroed, leaving partial sums. The sharding
+    annotations are removed: the output is one SPMD rank program with
+    pending reshards.
+  }];
+  let dependentDialects = ["::parc::dist::DistDialect"];
+}
+
+def DistComm : Pass<"dist-comm", "::mlir::ModuleOp"> {
+  let summary = "every resharding becomes its cheapest collective";
+  let description = [{
+    Input: the output of `dist-partition`. Each `dist.reshard` becomes:
+    partial → replicated: `dist.all_reduce`; partial → split:
+    `dist.reduce_scatter` along the split dim; split → replicated:
+    `dist.all_gather` along it; split on one dim → another:
+    `dist.all_to_all`; replicated → split: a `dist.local_part` of the value
+    (this rank's slice, no communication); an unchanged layout: nothing.
+    Any other change is an error naming the ONNX node.
+  }];
   let dependentDialects = ["::parc::dist::DistDialect"];
 }
 

@@ -1,0 +1,159 @@
+//===- Annotate.cpp - dist-annotate -----------------------------*- C++ -*-===//
+//
+// Seeds Megatron's shardings on the fused nn ops: the column linears of each
+// region split by features, the row linear a pending sum, output heads split
+// by vocabulary and, with sequence parallelism, norms split along the
+// sequence. dist-propagate carries them to every other op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Regions.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-annotate"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTANNOTATE
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace dist = parc::dist;
+
+namespace {
+
+/// The norm's input if it normalises only the last dim (what Megatron-SP
+/// shards along the sequence), else null.
+Value sequenceNormInput(Operation *op) {
+  auto last = [](Value x, int64_t axis) {
+    int64_t rank = dist::tensorOf(x).getRank();
+    return rank >= 2 && (axis == rank - 1 || axis == -1);
+  };
+  if (auto ln = dyn_cast<nn::LayerNormOp>(op))
+    return last(ln.getInput(), ln.getAxis()) ? ln.getInput() : Value();
+  if (auto rms = dyn_cast<nn::RmsNormOp>(op))
+    return last(rms.getInput(), rms.getAxis()) ? rms.getInput() : Value();
+  return {};
+}
+
+struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (tp < 1) {
+      module.emitError() << "--tp must be at least 1, not " << int64_t(tp);
+      return signalPassFailure();
+    }
+    if (tp == 1)
+      return;
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("expected func.func @main");
+      return signalPassFailure();
+    }
+    // Discover every region first: a linear is in at most one of them.
+    dist::Planner planner(tp, explain);
+    SmallVector<dist::Region> regions;
+    llvm::DenseSet<Operation *> taken;
+    main.walk([&](nn::LinearOp row) {
+      FailureOr<dist::Region> r = planner.discover(row);
+      if (failed(r))
+        return;
+      bool overlaps = taken.contains(row);
+      for (nn::LinearOp col : r->columns)
+        overlaps |= taken.contains(col);
+      if (overlaps)
+        return;
+      taken.insert(row);
+      for (nn::LinearOp col : r->columns)
+        taken.insert(col);
+      regions.push_back(std::move(*r));
+    });
+    if (!planner.misfits.empty()) {
+      (void)planner.reportMisfits(dist::fittingTpHint(main, sp));
+      return signalPassFailure();
+    }
+
+    // Sequence parallelism splits every norm's activation and every row
+    // output along the sequence: tp must divide it.
+    // One error names the first op that cannot split; the others would
+    // repeat it.
+    bool misfit = false;
+    auto checkSequence = [&](Operation *op, RankedTensorType t) {
+      int64_t d = dist::sequenceDim(t);
+      if (misfit || d < 0 || t.getDimSize(d) % tp == 0)
+        return;
+      InFlightDiagnostic diag = op->emitError();
+      diag << dist::nodeOf(op) << ": --tp " << int64_t(tp)
+           << " does not fit this model: "
+           << dist::sequenceMisfit(t.getDimSize(d), d, tp);
+      diag.attachNote() << dist::fittingTpHint(main, sp);
+      misfit = true;
+    };
+    SmallVector<Operation *> norms;
+    if (sp) {
+      main.walk([&](Operation *op) {
+        if (Value x = sequenceNormInput(op)) {
+          checkSequence(op, dist::tensorOf(x));
+          norms.push_back(op);
+        }
+      });
+      for (dist::Region &r : regions)
+        checkSequence(r.row, r.row.getType());
+      if (misfit)
+        return signalPassFailure();
+    }
+
+    if (!module.lookupSymbol<dist::MeshOp>(dist::kMeshName)) {
+      OpBuilder b(module.getBodyRegion());
+      dist::MeshOp::create(b, module.getLoc(), dist::kMeshName,
+                           b.getStrArrayAttr({dist::kAxis}),
+                           b.getDenseI64ArrayAttr({tp}));
+    }
+    Builder b(ctx);
+    for (auto [i, r] : llvm::enumerate(regions)) {
+      for (nn::LinearOp col : r.columns) {
+        dist::setSharding(col.getResult(),
+                          dist::splitSharding(ctx, col.getType().getRank() - 1));
+        col->setAttr(dist::kRegionAttr, b.getI64IntegerAttr(i));
+        int64_t parts = r.partsOf(col.getResult(), tp);
+        if (parts != tp)
+          col->setAttr(dist::kPartsAttr, b.getDenseI64ArrayAttr({parts}));
+      }
+      dist::setSharding(r.row.getResult(), dist::partialSharding(ctx));
+      r.row->setAttr(dist::kRegionAttr, b.getI64IntegerAttr(i));
+      if (sp)
+        r.row->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
+    }
+    // Output heads (the LM head, vocabulary-parallel in Megatron).
+    main.walk([&](nn::LinearOp lin) {
+      if (taken.contains(lin) || !dist::isOutputHead(lin, tp))
+        return;
+      dist::setSharding(lin.getResult(),
+                        dist::splitSharding(ctx, lin.getType().getRank() - 1));
+      lin->setAttr(dist::kHeadAttr, b.getUnitAttr());
+    });
+    // The token embedding (vocabulary-parallel in Megatron): each rank looks
+    // up the rows it holds, and the partial sums are reduced.
+    if (nn::GatherOp embedding = dist::vocabularyEmbedding(main, tp)) {
+      dist::setSharding(embedding.getResult(), dist::partialSharding(ctx));
+      embedding->setAttr(dist::kVocabAttr, b.getUnitAttr());
+      if (sp)
+        embedding->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
+    }
+    for (Operation *norm : norms)
+      dist::setSharding(norm->getResult(0),
+                        dist::splitSharding(ctx, dist::sequenceDim(
+                                                     dist::tensorOf(norm->getResult(0)))));
+    LLVM_DEBUG(llvm::dbgs() << "dist-annotate: " << regions.size()
+                            << " region(s), " << norms.size()
+                            << " sequence-parallel norm(s)\n");
+  }
+};
+
+} // namespace

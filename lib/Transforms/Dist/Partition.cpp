@@ -1,0 +1,203 @@
+//===- Partition.cpp - dist-partition ---------------------------*- C++ -*-===//
+//
+// Global program with shardings → one SPMD rank program on local types.
+// Constants annotated with a split become `dist.local_part`s (weights cut
+// per rank at compile time); every other layout change stays pending as a
+// `dist.reshard` for dist-comm.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Regions.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-partition"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTPARTITION
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace dist = parc::dist;
+
+namespace {
+
+/// The local type of a value laid out as `s`, its split dim cut into
+/// `parts`.
+RankedTensorType localType(RankedTensorType t, dist::ShardingAttr s,
+                           int64_t parts) {
+  std::optional<int64_t> d = dist::splitDimOf(s);
+  if (!d)
+    return t;
+  SmallVector<int64_t> shape(t.getShape());
+  shape[*d] /= parts;
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+/// An attention's score modifier is elementwise: retype it from its scores.
+void retypeScoreModifier(nn::AttentionOp att) {
+  Block &mod = att.getScoreModBlock();
+  mod.getArgument(0).setType(att.getScoreType());
+  for (Operation &inner : mod.without_terminator()) {
+    if (inner.getNumOperands() == 0)
+      continue; // constants keep their own type
+    SmallVector<int64_t> shape;
+    for (Value v : inner.getOperands())
+      shape = *nn::broadcastShapes(shape, dist::tensorOf(v).getShape());
+    auto t = dist::tensorOf(inner.getResult(0));
+    inner.getResult(0).setType(RankedTensorType::get(shape, t.getElementType()));
+  }
+}
+
+/// A vocabulary-parallel lookup on this rank's rows [r·n, (r+1)·n) of the
+/// table: indices are shifted by the rank's first row, those outside its
+/// rows look up row 0, and their rows are zeroed, so that the ranks'
+/// results sum to the whole lookup. The rank's (first row, 0, n) is its part
+/// of one [tp, 3] constant: 3 indices per rank, cut by the weight writer.
+Value partitionEmbedding(OpBuilder &b, nn::GatherOp g, int64_t tp) {
+  Location loc = g.getLoc();
+  auto ids = dist::tensorOf(g.getIndices());
+  auto index = cast<IntegerType>(ids.getElementType());
+  int64_t rows = dist::tensorOf(g.getData()).getDimSize(0); // local already
+  b.setInsertionPoint(g);
+  SmallVector<APInt> bounds;
+  for (int64_t r = 0; r < tp; ++r)
+    for (int64_t v : {r * rows, int64_t(0), rows})
+      bounds.push_back(APInt(index.getWidth(), v));
+  Value all = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(RankedTensorType::get({tp, 3}, index), bounds));
+  Value mine = dist::LocalPartOp::create(
+      b, loc, RankedTensorType::get({1, 3}, index), all, b.getI64IntegerAttr(0),
+      b.getI64IntegerAttr(tp), b.getStringAttr(dist::kAxis),
+      DenseI64ArrayAttr(), IntegerAttr());
+  auto bound = [&](int64_t k) -> Value {
+    return nn::SliceOp::create(b, loc, RankedTensorType::get({1, 1}, index),
+                               mine, b.getDenseI64ArrayAttr({0, k}),
+                               b.getDenseI64ArrayAttr({1, 1}));
+  };
+  Value first = bound(0), zero = bound(1), limit = bound(2);
+  Value local = nn::SubOp::create(b, loc, ids, g.getIndices(), first);
+  auto flags = RankedTensorType::get(ids.getShape(), b.getI1Type());
+  Value below = nn::LessOp::create(b, loc, flags, local, zero);
+  Value inside = nn::AndOp::create(
+      b, loc, flags, nn::NotOp::create(b, loc, flags, below),
+      nn::LessOp::create(b, loc, flags, local, limit));
+  g.getIndicesMutable().assign(
+      nn::WhereOp::create(b, loc, ids, inside, local, zero));
+  b.setInsertionPointAfter(g);
+  auto out = g.getType();
+  SmallVector<int64_t> maskShape(ids.getShape());
+  maskShape.push_back(1);
+  Value mask = nn::CastOp::create(
+      b, loc, RankedTensorType::get(ids.getShape(), out.getElementType()), inside);
+  mask = nn::ReshapeOp::create(
+      b, loc, RankedTensorType::get(maskShape, out.getElementType()), mask);
+  Value masked = nn::MulOp::create(b, loc, out, g.getResult(), mask);
+  g.getResult().replaceAllUsesExcept(masked, masked.getDefiningOp());
+  dist::setSharding(masked, dist::partialSharding(b.getContext()));
+  return masked;
+}
+
+struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t tp = dist::meshSize(module);
+    if (tp == 1)
+      return;
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("expected func.func @main");
+      return signalPassFailure();
+    }
+    if (failed(partition(main, tp)))
+      return signalPassFailure();
+    main.walk([](Operation *op) {
+      for (StringRef a : {dist::kResultShardings, dist::kRegionAttr,
+                          dist::kPartsAttr, dist::kBlocksAttr,
+                          dist::kSequenceParallelAttr, dist::kHeadAttr,
+                          dist::kVocabAttr})
+        op->removeAttr(a);
+    });
+  }
+
+  LogicalResult partition(func::FuncOp main, int64_t tp) {
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(ctx);
+    // Row linears whose bias waits for the reduction of their partial sums.
+    llvm::DenseMap<Value, Value> pendingBias;
+    SmallVector<Operation *> ops;
+    for (Operation &op : main.getBody().front())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (auto shard = dyn_cast<dist::ShardOp>(op)) {
+        if (!shard.getAnnotateForUsers())
+          return shard.emitOpError("dist-partition expects only "
+                                   "annotate_for_users shards (layouts of "
+                                   "producers are in dist.result_shardings)");
+        Value in = shard.getInput();
+        dist::ShardingAttr to = shard.getSharding();
+        dist::ShardingAttr from = dist::shardingOf(in);
+        b.setInsertionPoint(shard);
+        Value result;
+        if (dist::isConstant(in) && !from) {
+          // A weight: each rank's part is cut at compile time.
+          std::optional<int64_t> dim = dist::splitDimOf(to);
+          if (!dim)
+            return shard.emitOpError("a constant can only be split, not ")
+                   << to;
+          int64_t parts = tp;
+          if (auto p = shard->getAttrOfType<DenseI64ArrayAttr>(dist::kPartsAttr))
+            parts = p[0];
+          auto blocks = shard->getAttrOfType<DenseI64ArrayAttr>(dist::kBlocksAttr);
+          auto type = dist::tensorOf(in);
+          SmallVector<int64_t> shape(type.getShape());
+          shape[*dim] /= parts;
+          result = dist::LocalPartOp::create(
+              b, shard.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+              in, b.getI64IntegerAttr(*dim), b.getI64IntegerAttr(parts),
+              b.getStringAttr(dist::kAxis), blocks,
+              parts == tp ? IntegerAttr() : b.getI64IntegerAttr(tp / parts));
+        } else {
+          result = dist::ReshardOp::create(
+              b, shard.getLoc(), localType(shard.getType(), to, tp), in,
+              from ? from : dist::replicatedSharding(ctx), to);
+          if (Value bias = pendingBias.lookup(in)) {
+            // The bias of a row-parallel linear, added once after the
+            // reduction (broadcast over a sequence split).
+            if (dist::splitDimOf(to) == dist::tensorOf(result).getRank() - 1)
+              return shard.emitOpError("cannot add the bias of a row-parallel "
+                                       "linear to its feature-split result");
+            result = nn::AddOp::create(b, shard.getLoc(), result.getType(),
+                                       result, bias);
+          }
+        }
+        shard.getResult().replaceAllUsesWith(result);
+        shard.erase();
+        continue;
+      }
+      if (!op->hasAttr(dist::kResultShardings))
+        continue;
+      for (Value res : op->getResults())
+        if (dist::ShardingAttr s = dist::shardingOf(res))
+          res.setType(localType(dist::tensorOf(res), s, dist::partsOf(res, tp)));
+      if (auto att = dyn_cast<nn::AttentionOp>(op))
+        retypeScoreModifier(att);
+      if (auto g = dyn_cast<nn::GatherOp>(op); g && g->hasAttr(dist::kVocabAttr))
+        partitionEmbedding(b, g, tp);
+      auto lin = dyn_cast<nn::LinearOp>(op);
+      dist::ShardingAttr s = lin ? dist::shardingOf(lin.getResult()) : nullptr;
+      if (lin && s && s.isPartial() && lin.getBias()) {
+        pendingBias[lin.getResult()] = lin.getBias();
+        lin.getBiasMutable().clear();
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace

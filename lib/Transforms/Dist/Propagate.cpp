@@ -1,0 +1,340 @@
+//===- Propagate.cpp - dist-propagate ---------------------------*- C++ -*-===//
+//
+// Carries the seeds of dist-annotate to every op: each Megatron region is
+// verified forwards by the per-op rules of the planner (Regions.cpp), and
+// the sequence split of Megatron-SP flows from norms and reduce-scatters
+// through elementwise ops. Where a consumer needs another layout than its
+// producer's, a `dist.shard ... annotate_for_users` records the change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Regions.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-propagate"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTPROPAGATE
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace dist = parc::dist;
+
+namespace {
+
+class Propagation {
+public:
+  Propagation(func::FuncOp main, int64_t tp, bool explain)
+      : main(main), ctx(main.getContext()), tp(tp), explain(explain) {}
+
+  LogicalResult run();
+
+private:
+  /// The region ending at seeded row `row`, verified; failure when it stays
+  /// replicated (its seeds are dropped) or does not fit (a misfit).
+  void planRegion(nn::LinearOp row, dist::Planner &planner);
+  void applyRegion(dist::Region &r);
+  void applyHead(nn::LinearOp head);
+  void applyEmbedding(nn::GatherOp embedding);
+  void propagateSequence();
+
+  /// A resharded copy of `v` for `use`'s owner (one per value and layout).
+  void reshard(OpOperand &use, dist::ShardingAttr to);
+  /// Annotates constant operand `use` with the split its consumer needs.
+  dist::ShardOp annotateConstant(OpOperand &use, dist::ShardingAttr to);
+  void dropSeeds(Operation *op) {
+    for (StringRef a : {dist::kResultShardings, dist::kRegionAttr,
+                        dist::kPartsAttr, dist::kSequenceParallelAttr,
+                        dist::kVocabAttr})
+      op->removeAttr(a);
+  }
+
+  func::FuncOp main;
+  MLIRContext *ctx;
+  int64_t tp;
+  bool explain;
+  SmallVector<dist::Region> regions;
+  bool inconsistent = false;
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> reshards;
+  /// Values split along the sequence (Megatron-SP's residual stream).
+  llvm::DenseSet<Value> sequence;
+};
+
+void Propagation::reshard(OpOperand &use, dist::ShardingAttr to) {
+  Value v = use.get();
+  dist::ShardingAttr from = dist::shardingOf(v);
+  if (!to)
+    to = dist::replicatedSharding(ctx);
+  Value &copy = reshards[{v, to}];
+  if (!copy) {
+    OpBuilder b(ctx);
+    if (Operation *def = v.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(v.getParentBlock());
+    auto shard = dist::ShardOp::create(b, v.getLoc(), v, to,
+                                       /*annotate_for_users=*/true);
+    copy = shard.getResult();
+  }
+  Operation *user = use.getOwner();
+  if (explain) {
+    std::string producer = v.getDefiningOp()
+                               ? "the result of " + dist::nodeOf(v.getDefiningOp())
+                               : std::string("a graph input");
+    user->emitRemark() << dist::nodeOf(user) << " reads " << producer << " (" << dist::describeSharding(from)
+                       << ") as " << dist::describeSharding(to) << ": "
+                       << dist::describeReshard(from, to);
+  }
+  use.set(copy);
+}
+
+dist::ShardOp Propagation::annotateConstant(OpOperand &use,
+                                            dist::ShardingAttr to) {
+  OpBuilder b(use.getOwner());
+  auto shard = dist::ShardOp::create(b, use.get().getLoc(), use.get(), to,
+                                     /*annotate_for_users=*/true);
+  use.set(shard.getResult());
+  return shard;
+}
+
+void Propagation::planRegion(nn::LinearOp row, dist::Planner &planner) {
+  FailureOr<dist::Region> r = planner.discover(row);
+  auto seeded = [&](nn::LinearOp col) {
+    return col->getAttr(dist::kRegionAttr) == row->getAttr(dist::kRegionAttr);
+  };
+  if (succeeded(r) && !llvm::all_of(r->columns, seeded)) {
+    row->emitError() << dist::nodeOf(row)
+                     << ": its column linears are not seeded with its region";
+    inconsistent = true;
+    return;
+  }
+  if (succeeded(r) && succeeded(planner.propagate(*r))) {
+    regions.push_back(std::move(*r));
+    return;
+  }
+  // Replicated: the region's seeds go; its row may still be an output head.
+  if (succeeded(r))
+    for (nn::LinearOp col : r->columns)
+      dropSeeds(col);
+  dropSeeds(row);
+  if (dist::isOutputHead(row, tp)) {
+    dist::setSharding(row.getResult(),
+                      dist::splitSharding(ctx, row.getType().getRank() - 1));
+    row->setAttr(dist::kHeadAttr, UnitAttr::get(ctx));
+  }
+}
+
+void Propagation::applyRegion(dist::Region &r) {
+  Builder b(ctx);
+  for (auto &[value, dim] : r.split) {
+    dist::setSharding(value, dist::splitSharding(ctx, dim));
+    int64_t parts = r.partsOf(value, tp);
+    if (parts == tp || !value.getDefiningOp())
+      continue;
+    Operation *def = value.getDefiningOp();
+    SmallVector<int64_t> all(def->getNumResults(), tp);
+    if (auto old = def->getAttrOfType<DenseI64ArrayAttr>(dist::kPartsAttr))
+      all.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+    all[cast<OpResult>(value).getResultNumber()] = parts;
+    def->setAttr(dist::kPartsAttr, b.getDenseI64ArrayAttr(all));
+  }
+  // Column weights by output features (blockwise for fused QKV).
+  for (nn::LinearOp col : r.columns) {
+    SmallVector<OpOperand *> operands{&col.getWeightMutable()};
+    if (col.getBias())
+      operands.push_back(&col.getBiasMutable()[0]);
+    for (OpOperand *use : operands) {
+      int64_t dim = use->getOperandNumber() == 1
+                        ? (col.getTransposeWeight() ? 0 : 1)
+                        : 0;
+      dist::ShardOp shard =
+          annotateConstant(*use, dist::splitSharding(ctx, dim));
+      if (auto it = r.blocks.find(col); it != r.blocks.end())
+        shard->setAttr(dist::kBlocksAttr, b.getDenseI64ArrayAttr(it->second));
+      int64_t parts = r.partsOf(col.getResult(), tp);
+      if (parts != tp)
+        shard->setAttr(dist::kPartsAttr, b.getDenseI64ArrayAttr({parts}));
+    }
+  }
+  for (auto [operand, dim] : r.sideParts)
+    annotateConstant(*operand, dist::splitSharding(ctx, dim));
+  // The row product reduces this rank's rows of its weight.
+  nn::LinearOp row = r.row;
+  annotateConstant(row.getWeightMutable(),
+                   dist::splitSharding(ctx, row.getTransposeWeight() ? 1 : 0));
+  bool sp = row->hasAttr(dist::kSequenceParallelAttr);
+  auto type = row.getType();
+  dist::ShardingAttr to =
+      sp ? dist::splitSharding(ctx, dist::sequenceDim(type)) : dist::ShardingAttr();
+  if (explain)
+    row->emitRemark() << dist::nodeOf(row) << " is row-parallel over " << tp
+                      << " ranks, fed by " << r.columns.size()
+                      << " column-parallel linear(s); one "
+                      << (sp ? "reduce-scatter" : "all-reduce") << " of "
+                      << type << " follows it";
+  for (OpOperand &use : llvm::make_early_inc_range(row->getUses()))
+    reshard(use, to);
+  if (sp)
+    sequence.insert(reshards.lookup({row.getResult(), to}));
+}
+
+void Propagation::applyEmbedding(nn::GatherOp embedding) {
+  annotateConstant(embedding.getDataMutable(), dist::splitSharding(ctx, 0));
+  bool sp = embedding->hasAttr(dist::kSequenceParallelAttr);
+  auto type = embedding.getType();
+  dist::ShardingAttr to = sp && dist::sequenceDim(type) >= 0 &&
+                                  type.getDimSize(dist::sequenceDim(type)) % tp == 0
+                              ? dist::splitSharding(ctx, dist::sequenceDim(type))
+                              : dist::ShardingAttr();
+  if (explain)
+    embedding->emitRemark()
+        << dist::nodeOf(embedding) << " is a vocabulary-parallel embedding: each of "
+        << tp << " ranks holds " << dist::tensorOf(embedding.getData()).getDimSize(0) / tp
+        << " rows and looks up only those";
+  for (OpOperand &use : llvm::make_early_inc_range(embedding->getUses()))
+    reshard(use, to);
+  if (to)
+    sequence.insert(reshards.lookup({embedding.getResult(), to}));
+}
+
+void Propagation::applyHead(nn::LinearOp head) {
+  annotateConstant(head.getWeightMutable(),
+                   dist::splitSharding(ctx, head.getTransposeWeight() ? 0 : 1));
+  if (head.getBias())
+    annotateConstant(head.getBiasMutable()[0], dist::splitSharding(ctx, 0));
+  if (explain)
+    head->emitRemark() << dist::nodeOf(head) << " is an output head split over "
+                       << tp << " ranks by its "
+                       << head.getType().getShape().back()
+                       << " features, then all-gathered";
+  for (OpOperand &use : llvm::make_early_inc_range(head->getUses()))
+    reshard(use, dist::ShardingAttr());
+}
+
+/// Elementwise ops with a sequence rule: binary ops that broadcast like
+/// ONNX, and unary ones. Not casts: nn-convert-dtype puts them before the
+/// outputs, whose readers want the whole value anyway, and gathering before
+/// the cast lets them share one all-gather with the other readers.
+bool isBroadcastElementwise(Operation *op) {
+  return isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp>(op) ||
+         (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1 &&
+          op->getNumResults() == 1 && !isa<nn::CastOp>(op));
+}
+
+void Propagation::propagateSequence() {
+  // Seeded norms join the stream; so do elementwise ops on it. Program
+  // order: an operand's layout is final before its user is visited.
+  SmallVector<Operation *> ops;
+  for (Operation &op : main.getBody().front())
+    if (!isa<dist::ShardOp>(op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    bool seededNorm = isa<nn::LayerNormOp, nn::RmsNormOp>(op) &&
+                      dist::splitDimOf(dist::shardingOf(op->getResult(0)));
+    bool inRegion = op->hasAttr(dist::kRegionAttr) ||
+                    llvm::any_of(regions, [&](dist::Region &r) {
+                      return r.ops.contains(op);
+                    });
+    bool rule = seededNorm;
+    if (!rule && !inRegion && isBroadcastElementwise(op)) {
+      auto out = dist::tensorOf(op->getResult(0));
+      for (Value v : op->getOperands())
+        rule |= sequence.contains(v) && dist::tensorOf(v).getRank() == out.getRank() &&
+                out.getRank() >= 2;
+      for (Value v : op->getOperands())
+        if (sequence.contains(v) && dist::tensorOf(v).getRank() != out.getRank())
+          rule = false;
+    }
+    if (!rule) {
+      // No sequence rule: the op reads whole values.
+      for (OpOperand &use : op->getOpOperands())
+        if (sequence.contains(use.get()))
+          reshard(use, dist::ShardingAttr());
+      continue;
+    }
+    auto out = dist::tensorOf(op->getResult(0));
+    int64_t seq = dist::sequenceDim(out);
+    unsigned count = seededNorm ? 1 : op->getNumOperands();
+    for (OpOperand &use : op->getOpOperands().take_front(count)) {
+      Value v = use.get();
+      if (sequence.contains(v))
+        continue;
+      auto t = dist::tensorOf(v);
+      int64_t d = seq - (out.getRank() - t.getRank());
+      if (d < 0 || t.getDimSize(d) == 1)
+        continue; // broadcast along the sequence: every rank reads all of it
+      if (dist::isConstant(v))
+        annotateConstant(use, dist::splitSharding(ctx, d));
+      else
+        reshard(use, dist::splitSharding(ctx, d));
+    }
+    dist::setSharding(op->getResult(0), dist::splitSharding(ctx, seq));
+    sequence.insert(op->getResult(0));
+  }
+}
+
+LogicalResult Propagation::run() {
+  dist::Planner planner(tp, explain);
+  SmallVector<nn::LinearOp> rows;
+  main.walk([&](nn::LinearOp lin) {
+    dist::ShardingAttr s = dist::shardingOf(lin.getResult());
+    if (s && s.isPartial() && lin->hasAttr(dist::kRegionAttr))
+      rows.push_back(lin);
+  });
+  for (nn::LinearOp row : rows)
+    planRegion(row, planner);
+  if (!planner.misfits.empty()) {
+    bool sp = llvm::any_of(rows, [](nn::LinearOp row) {
+      return row->hasAttr(dist::kSequenceParallelAttr);
+    });
+    (void)planner.reportMisfits(dist::fittingTpHint(main, sp));
+    return failure();
+  }
+  if (inconsistent)
+    return failure();
+  for (dist::Region &r : regions)
+    applyRegion(r);
+  SmallVector<nn::LinearOp> outputHeads;
+  main.walk([&](nn::LinearOp lin) {
+    if (lin->hasAttr(dist::kHeadAttr))
+      outputHeads.push_back(lin);
+  });
+  for (nn::LinearOp head : outputHeads)
+    applyHead(head);
+  SmallVector<nn::GatherOp> embeddings;
+  main.walk([&](nn::GatherOp g) {
+    if (g->hasAttr(dist::kVocabAttr))
+      embeddings.push_back(g);
+  });
+  for (nn::GatherOp g : embeddings)
+    applyEmbedding(g);
+  propagateSequence();
+  main->setAttr(dist::kRegionsCountAttr,
+                Builder(ctx).getI64IntegerAttr(regions.size() + outputHeads.size() +
+                                                 embeddings.size()));
+  return success();
+}
+
+struct DistPropagatePass : dist::impl::DistPropagateBase<DistPropagatePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t tp = dist::meshSize(module);
+    if (tp == 1)
+      return;
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("expected func.func @main");
+      return signalPassFailure();
+    }
+    if (failed(Propagation(main, tp, explain).run()))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,151 @@
+//===- Regions.h - Megatron regions and sharding helpers --------*- C++ -*-===//
+//
+// What the four tensor-parallel passes share: how a value's sharding is
+// written in the IR between them, and the Megatron region planner (column
+// linears feeding a row linear through ops that keep one dim split).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_LIB_TRANSFORMS_DIST_REGIONS_H
+#define PARC_LIB_TRANSFORMS_DIST_REGIONS_H
+
+#include "dist/DistDialect.h"
+#include "nn/NNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace parc::dist {
+
+/// The token embedding Megatron splits by vocabulary: among the gathers of
+/// rows of a constant [vocab, hidden] table by a graph input, the one with
+/// the most rows (token types and positions are smaller), if `tp` divides
+/// them.
+parc::nn::GatherOp vocabularyEmbedding(mlir::func::FuncOp main, int64_t tp);
+
+/// The mesh and its one axis: other branches extend the mesh, not rename it.
+constexpr llvm::StringLiteral kMeshName = "mesh";
+constexpr llvm::StringLiteral kAxis = "tp";
+
+/// Attributes the passes hand each other (see Passes.td).
+constexpr llvm::StringLiteral kResultShardings = "dist.result_shardings";
+constexpr llvm::StringLiteral kRegionAttr = "dist.region";
+constexpr llvm::StringLiteral kPartsAttr = "dist.parts";
+constexpr llvm::StringLiteral kBlocksAttr = "dist.blocks";
+constexpr llvm::StringLiteral kSequenceParallelAttr = "dist.sequence_parallel";
+constexpr llvm::StringLiteral kHeadAttr = "dist.output_head";
+constexpr llvm::StringLiteral kVocabAttr = "dist.vocab_parallel";
+constexpr llvm::StringLiteral kRegionsCountAttr = "dist.tp_regions";
+
+inline mlir::RankedTensorType tensorOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+bool isConstant(mlir::Value v);
+
+/// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
+std::string nodeOf(mlir::Operation *op);
+
+/// Shardings over the `tp` axis of @mesh.
+ShardingAttr replicatedSharding(mlir::MLIRContext *ctx);
+ShardingAttr splitSharding(mlir::MLIRContext *ctx, int64_t dim);
+ShardingAttr partialSharding(mlir::MLIRContext *ctx);
+/// The dim split over `tp`, if any.
+std::optional<int64_t> splitDimOf(ShardingAttr s);
+
+/// The layout of `v` as its producer leaves it: the `dist.result_shardings`
+/// entry of its defining op, or the sharding of a `dist.shard`; null when
+/// replicated.
+ShardingAttr shardingOf(mlir::Value v);
+void setSharding(mlir::Value v, ShardingAttr s);
+
+/// The sequence dim of an activation: the one before the features.
+inline int64_t sequenceDim(mlir::RankedTensorType t) { return t.getRank() - 2; }
+/// Error text when `tp` does not divide a sequence of `length`.
+std::string sequenceMisfit(int64_t length, int64_t dim, int64_t tp);
+
+/// A linear whose only use is a program output (possibly through the cast of
+/// nn-convert-dtype), with constant weights and features `tp` divides.
+bool isOutputHead(nn::LinearOp lin, int64_t tp);
+
+/// One Megatron region: column linears feeding a row linear.
+struct Region {
+  nn::LinearOp row;
+  llvm::SetVector<nn::LinearOp> columns;
+  llvm::SetVector<mlir::Operation *> ops;
+  /// The split dimension of every value computed in the region.
+  llvm::DenseMap<mlir::Value, int64_t> split;
+  /// Into how many distinct parts a value is split when fewer than tp:
+  /// grouped-query key/value heads, each part held by tp / parts ranks.
+  llvm::DenseMap<mlir::Value, int64_t> parts;
+  int64_t partsOf(mlir::Value v, int64_t tp) const {
+    auto it = parts.find(v);
+    return it == parts.end() ? tp : it->second;
+  }
+  /// Column linears whose output is split again blockwise (fused QKV).
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<int64_t>> blocks;
+  /// Constant operands to replace by this rank's part: operand → dim.
+  llvm::SmallVector<std::pair<mlir::OpOperand *, int64_t>> sideParts;
+};
+
+class Planner {
+public:
+  Planner(int64_t tp, bool explain) : explain(explain), tp(tp) {}
+
+  /// dist-annotate: finds the columns of the region ending at `row` and the
+  /// grouped-query parts; fails when `row` is no row-parallel candidate.
+  mlir::FailureOr<Region> discover(nn::LinearOp row);
+  /// dist-propagate: carries the column split forward through every op of
+  /// the region by its rule; fails when the region stays replicated.
+  mlir::LogicalResult propagate(Region &r);
+
+  /// Remark on every region kept replicated.
+  bool explain = false;
+  /// Regions that `tp` does not divide: errors the pass reports.
+  llvm::SmallVector<std::pair<mlir::Operation *, std::string>> misfits;
+  /// Reports the misfits as errors, each with `hint` as a note when given;
+  /// fails if there were any.
+  mlir::LogicalResult reportMisfits(llvm::StringRef hint = {});
+
+private:
+  mlir::LogicalResult collect(Region &r);
+  /// The region has no tensor-parallel form: it stays replicated.
+  mlir::LogicalResult reject(mlir::Operation *op, const llvm::Twine &why);
+  /// The region would split, but `tp` does not divide one of its dims: the
+  /// spec does not fit the model, which is the user's to fix.
+  mlir::LogicalResult misfit(mlir::Operation *op, const llvm::Twine &why) {
+    misfits.push_back({op, why.str()});
+    return mlir::failure();
+  }
+  std::optional<int64_t> reshapeDim(llvm::ArrayRef<int64_t> in,
+                                    llvm::ArrayRef<int64_t> out, int64_t d,
+                                    int64_t parts);
+  mlir::LogicalResult planKeyValueParts(Region &r);
+  mlir::LogicalResult elementwise(Region &r, mlir::Operation *op);
+
+  int64_t tp;
+};
+
+/// Which operands of `op` carry a region's split (the others are side
+/// inputs: masks, tables, constants).
+llvm::SmallVector<unsigned> regionOperands(mlir::Operation *op);
+
+/// How a layout reads in remarks ("split on dim 1", "partial sums").
+std::string describeSharding(ShardingAttr s);
+/// The collective dist-comm makes of a change from `from` to `to` (null:
+/// replicated), for remarks; empty when there is none.
+std::string describeReshard(ShardingAttr from, ShardingAttr to);
+
+/// Per-result numbers of parts (`dist.parts`), tp where absent.
+int64_t partsOf(mlir::Value v, int64_t tp);
+
+/// What would work, for a misfit's note: the tp values up to 64 for which
+/// every region of `main` (and with `sp` every sequence) splits evenly, by
+/// the same rules.
+std::string fittingTpHint(mlir::func::FuncOp main, bool sp);
+
+/// The tp of the module's @mesh, or 1 without one.
+int64_t meshSize(mlir::ModuleOp module);
+
+} // namespace parc::dist
+
+#endif // PARC_LIB_TRANSFORMS_DIST_REGIONS_H

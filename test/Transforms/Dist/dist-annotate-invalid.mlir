@@ -1,0 +1,63 @@
+// RUN: parc-opt %s --split-input-file --dist-annotate="tp=2 sp=true" -verify-diagnostics
+
+// Sequence parallelism splits the norm's [2, 3, 8] activation along its
+// sequence of 3, which 2 ranks cannot share evenly; 3 ranks could.
+func.func @main(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %g = arith.constant dense<1.0> : tensor<8xf32>
+  // expected-note @+2 {{--tp values that fit every region of this model: 3}}
+  // expected-error @+1 {{'nn.layer_norm': --tp 2 does not fit this model: --sp splits the sequence (dim 1 of size 3) over --tp 2, which does not divide it (--tp values that would: 3)}}
+  %n = nn.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  return %n : tensor<2x3x8xf32>
+}
+
+// -----
+
+// A sequence of 7 (prime): only 7 would split it, and 7 does not divide the
+// MLP's 16 features, so no tp > 1 fits; a row linear names the sequence
+// when no norm comes first.
+func.func @main(%x: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<8x16xf32>
+  %w2 = arith.constant dense<0.5> : tensor<16x8xf32>
+  %h = nn.linear %x, %w1 : (tensor<7x8xf32>, tensor<8x16xf32>) -> tensor<7x16xf32>
+  %g = nn.relu %h : tensor<7x16xf32>
+  // expected-note @+2 {{no --tp from 2 to 64 fits every region of this model; --tp 1 runs it whole}}
+  // expected-error @+1 {{'nn.linear': --tp 2 does not fit this model: --sp splits the sequence (dim 0 of size 7) over --tp 2, which does not divide it (--tp values that would: 7)}}
+  %y = nn.linear %g, %w2 : (tensor<7x16xf32>, tensor<16x8xf32>) -> tensor<7x8xf32>
+  return %y : tensor<7x8xf32>
+}
+
+// -----
+
+// Grouped-query attention: 3 key/value heads can be neither split over nor
+// replicated across 2 ranks. Only 3 divides the 6 heads, the 12 and 6
+// features, the 3 key/value heads and the sequence of 3 (--sp).
+func.func @main(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %wq = arith.constant dense<0.5> : tensor<8x12xf32>
+  %wk = arith.constant dense<0.5> : tensor<8x6xf32>
+  %wo = arith.constant dense<0.5> : tensor<12x8xf32>
+  %q = nn.linear %x, %wq : (tensor<3x8xf32>, tensor<8x12xf32>) -> tensor<3x12xf32>
+  %k = nn.linear %x, %wk : (tensor<3x8xf32>, tensor<8x6xf32>) -> tensor<3x6xf32>
+  %qh = nn.reshape %q : tensor<3x12xf32> to tensor<1x3x6x2xf32>
+  %kh = nn.reshape %k : tensor<3x6xf32> to tensor<1x3x3x2xf32>
+  %qt = nn.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x6x2xf32> -> tensor<1x6x3x2xf32>
+  %kt = nn.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x3x2xf32> -> tensor<1x3x3x2xf32>
+  // expected-note @+2 {{--tp values that fit every region of this model: 3}}
+  // expected-error @+1 {{'nn.attention': --tp 2 does not fit this model: its 3 key/value heads neither divide by nor divide --tp 2}}
+  %o = nn.attention %qt, %kt, %kt {scale = 0.5 : f32} : (tensor<1x6x3x2xf32>, tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>) -> tensor<1x6x3x2xf32> {
+  ^bb0(%s: tensor<1x6x3x3xf32>):
+    nn.yield %s : tensor<1x6x3x3xf32>
+  }
+  %ot = nn.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<1x6x3x2xf32> -> tensor<1x3x6x2xf32>
+  %of = nn.reshape %ot : tensor<1x3x6x2xf32> to tensor<3x12xf32>
+  %y = nn.linear %of, %wo : (tensor<3x12xf32>, tensor<12x8xf32>) -> tensor<3x8xf32>
+  return %y : tensor<3x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{expected func.func @main}}
+module {
+  func.func @other() {
+    return
+  }
+}
