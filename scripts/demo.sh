@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job on a bundled example: generate a small GPT-2 in torch.onnx's
 # unfused layout, compile it with parc for the cpu target with tensor
-# parallelism over 2 ranks, run the ranks under MPI, and compare the result
-# with onnxruntime on the same inputs. (Pipeline parallelism, --pp, is not
-# built yet.)
+# parallelism over 2 ranks inside each of 2 pipeline stages (4 ranks, 2
+# micro-batches, collectives overlapped with compute), run the ranks under
+# MPI, and compare the result with onnxruntime on the same inputs.
+# Usage: scripts/demo.sh [MODEL] [TP] [PP]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,8 @@ scripts/build.sh
 
 model=${1:-gpt2}
 tp=${2:-2}
+pp=${3:-2}
+mb=$([ "$pp" -gt 1 ] && echo 2 || echo 1)
 demo=build/demo
 rm -rf "$demo/$model-res" "$demo/$model-ort"
 mkdir -p "$demo"
@@ -38,10 +41,10 @@ for ((i = 1; i < ${#shapes[@]}; i += 2)); do
   inputs+=(--input "$name=$demo/$name.npy")
 done
 
-echo "demo: parc compile $demo/$model.onnx ${shapes[*]} --tp $tp -o $demo/$model-out"
+echo "demo: parc compile $demo/$model.onnx ${shapes[*]} --tp $tp --pp $pp --micro-batches $mb -o $demo/$model-out"
 rm -rf "$demo/$model-ir"
-build/bin/parc compile "$demo/$model.onnx" "${shapes[@]}" --tp "$tp" -o "$demo/$model-out" \
-  --dump-ir "$demo/$model-ir"
+build/bin/parc compile "$demo/$model.onnx" "${shapes[@]}" --tp "$tp" --pp "$pp" \
+  --micro-batches "$mb" -o "$demo/$model-out" --dump-ir "$demo/$model-ir"
 echo "demo: parc-run $demo/$model-out"
 build/bin/parc-run "$demo/$model-out" "${inputs[@]}" --output-dir "$demo/$model-res" \
   --repeat 20 --warmup 3
@@ -62,10 +65,16 @@ for kind, want in expected.items():
     if want:
         got = len(re.findall(rf"= nn\.{kind}\b", fused))
         print(f"  {kind:<11} {got:>3} / {want:<3} {'ok' if got == want else 'not fused'}")
-prog = manifest["programs"][0]
+progs = manifest["programs"]
 print(f"ranks: {manifest['world_size']} (mesh {manifest['mesh']['axes']} = "
-      f"{manifest['mesh']['shape']}), {len(manifest['programs'])} distinct program, arena "
-      f"{prog['arena_bytes']} B per rank (unplanned {prog['unplanned_bytes']} B)")
+      f"{manifest['mesh']['shape']}), {len(progs)} distinct program(s): " +
+      ", ".join(f"{p['name']} (arena {p['arena_bytes']} B, unplanned {p['unplanned_bytes']} B)"
+                for p in progs))
+if "pipeline" in manifest:
+    pl = manifest["pipeline"]
+    print(f"pipeline: {pl['stages']} stages of {pl['layers_per_stage']} layers, "
+          f"{pl['micro_batches']} micro-batches ({pl['schedule']}), analytic bubble "
+          f"{pl['analytic_bubble']:.2f}")
 print(f"weights per rank: {[r['weight_file_bytes'] for r in manifest['ranks']]} B; "
       f"sent per rank in collectives per forward: {manifest['comm_bytes_per_forward']} B")
 worst = 0.0
