@@ -61,6 +61,16 @@ struct Context {
     return 1;
   }
 
+  /// Into how many parts `op` is split: an output head that tp does not
+  /// divide stays whole (and is not gathered), as compile builds it.
+  double opParts(const OpCost &op) const {
+    if (op.expert && config.ep > 1)
+      return (double)config.ep;
+    if (op.headFeatures && op.headFeatures % config.tp)
+      return 1;
+    return parts(op.split);
+  }
+
   /// Compute and communication time of one unit for one micro-batch, and
   /// the bytes this rank moves in its collectives.
   void unitTime(const Unit &u, double &compute, double &comm, double &bytes) const {
@@ -73,7 +83,7 @@ struct Context {
         continue;
       // Experts split over ep ranks (all tokens, each rank its experts)
       // instead of by tp.
-      double div = op.expert && ep ? (double)config.ep : parts(op.split);
+      double div = opParts(op);
       if (op.split == Split::None && config.sp && op.seqShardable)
         div = (double)config.tp;
       double wdiv = div;
@@ -81,7 +91,8 @@ struct Context {
       double traffic = (op.actElems * fraction / div + op.weightReadElems / wdiv) * bpe;
       double t = rooflineTime(flops, traffic, flopRate, byteRate, cluster.kernelLatency);
       compute += t;
-      if (op.comm && config.tp > 1 && !(op.expert && ep)) {
+      if (op.comm && config.tp > 1 && !(op.expert && ep) &&
+          !(op.headFeatures && op.headFeatures % config.tp)) {
         double b = op.commElems * fraction * bpe, c;
         if (*op.comm == Collective::AllReduce && config.sp) {
           // Megatron-SP: reduce-scatter + all-gather around the sharded norm.
@@ -117,9 +128,7 @@ struct Context {
   double unitWeights(const Unit &u) const {
     double w = 0;
     for (const OpCost &op : u.ops)
-      w += (op.weightElems - op.replicatedElems) /
-               (op.expert && config.ep > 1 ? (double)config.ep : parts(op.split)) +
-           op.replicatedElems;
+      w += (op.weightElems - op.replicatedElems) / opParts(op) + op.replicatedElems;
     return w * bpe;
   }
 
@@ -226,9 +235,13 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
                               double flopRate) {
   Estimate e;
   e.config = config;
-  // Ranks beyond a node's compute slots time-share them.
+  // Ranks computing at once beyond a node's compute slots time-share them:
+  // a stage's ranks, times the stages busy together (at most one per
+  // micro-batch in flight).
   int64_t world = config.world();
-  int64_t onNode = std::min(world, cluster.devicesPerNode);
+  int64_t busy = config.stageRanks() *
+                 std::min(config.pp, config.microBatches * config.virtualStages);
+  int64_t onNode = std::min(busy, cluster.devicesPerNode);
   double share = cluster.computeSlotsPerNode && onNode > cluster.computeSlotsPerNode
                      ? (double)cluster.computeSlotsPerNode / (double)onNode
                      : 1.0;
@@ -331,7 +344,14 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
   e.commTime = worstComm * (double)M;
   e.bubble = pipelineBubble(P, M, V);
   e.p2pTime = P > 1 ? (double)(P * V - 1) * p2p : 0;
-  e.time = pipelineTime(worst, P, M, V) + e.p2pTime;
+  // GPipe: the first micro-batch crosses every stage, each later one
+  // follows the slowest (exact for a forward chain, and below (M+P-1)·worst
+  // when the end stages are lighter); interleaving keeps the standard form.
+  double chain = 0;
+  for (int64_t s = 0; s < P; ++s)
+    chain += e.stageCompute[s] + e.stageComm[s];
+  e.time = (V == 1 ? chain + (double)(M - 1) * worst : pipelineTime(worst, P, M, V)) +
+           e.p2pTime;
   e.interval = P > 1 ? (double)M * (worst + p2p) : e.time;
   e.tokensPerSecond = (double)(profile.batch * profile.seq) / e.interval;
   e.fits = e.memoryBytes <= cluster.memoryBytes;
