@@ -61,13 +61,11 @@ struct Context {
     return 1;
   }
 
-  /// Into how many parts `op` is split: an output head that tp does not
-  /// divide stays whole (and is not gathered), as compile builds it.
+  /// Into how many parts `op` is split (an output head that tp does not
+  /// divide is padded by compile, so it splits too).
   double opParts(const OpCost &op) const {
     if (op.expert && config.ep > 1)
       return (double)config.ep;
-    if (op.headFeatures && op.headFeatures % config.tp)
-      return 1;
     return parts(op.split);
   }
 
@@ -91,8 +89,7 @@ struct Context {
       double traffic = (op.actElems * fraction / div + op.weightReadElems / wdiv) * bpe;
       double t = rooflineTime(flops, traffic, flopRate, byteRate, cluster.kernelLatency);
       compute += t;
-      if (op.comm && config.tp > 1 && !(op.expert && ep) &&
-          !(op.headFeatures && op.headFeatures % config.tp)) {
+      if (op.comm && config.tp > 1 && !(op.expert && ep)) {
         double b = op.commElems * fraction * bpe, c;
         if (*op.comm == Collective::AllReduce && config.sp) {
           // Megatron-SP: reduce-scatter + all-gather around the sharded norm.

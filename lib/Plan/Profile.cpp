@@ -330,8 +330,6 @@ OpCost Profiler::cost(Operation *op) {
   if (auto it = comms.find(op); it != comms.end()) {
     c.comm = it->second;
     c.commElems = out;
-    if (c.comm == Collective::AllGather)
-      c.headFeatures = cast<RankedTensorType>(op->getResult(0).getType()).getShape().back();
     // The bias is added after the all-reduce, on every rank.
     if (auto l = dyn_cast<nn::LinearOp>(op); l && l.getBias() &&
                                              c.comm == Collective::AllReduce)

@@ -38,9 +38,6 @@ struct OpCost {
   /// Part of `weightElems` every tp rank holds whole (a row linear's bias).
   double replicatedElems = 0;
   Split split = Split::None;
-  /// An output head's features (the vocabulary): compile splits the head
-  /// only over a tp that divides them, and keeps it replicated otherwise.
-  int64_t headFeatures = 0;
   /// A replicated op on the residual stream that SP shards by sequence.
   bool seqShardable = false;
   /// Row-parallel linears all-reduce their output (`commElems`) under TP; LM

@@ -10,7 +10,11 @@
 #include "Regions.h"
 #include "parc/Transforms/Dist/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/Debug.h"
+
+#include <cstring>
 
 #define DEBUG_TYPE "dist-annotate"
 
@@ -24,6 +28,81 @@ namespace nn = parc::nn;
 namespace dist = parc::dist;
 
 namespace {
+
+/// `value` with `pad` zero entries appended along `dim`, or null when its
+/// bytes are not at hand (a splat, an external weight).
+ElementsAttr padAlong(ElementsAttr value, int64_t dim, int64_t pad) {
+  auto type = cast<RankedTensorType>(value.getType());
+  ArrayRef<char> bytes;
+  std::string key = "padded";
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
+    if (!res.getRawHandle().getBlob())
+      return {};
+    bytes = res.getRawHandle().getBlob()->getData();
+    key = res.getRawHandle().getKey().str() + ".padded";
+  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat())
+      return {};
+    bytes = dense.getRawData();
+  } else {
+    return {};
+  }
+  int64_t elem = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+  if ((int64_t)bytes.size() != type.getNumElements() * elem)
+    return {};
+  // Rows of `inner` bytes, `outer` of them; each row grows by pad·stride.
+  int64_t outer = 1, inner = elem;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= type.getDimSize(d);
+  for (int64_t d = dim + 1; d < type.getRank(); ++d)
+    inner *= type.getDimSize(d);
+  int64_t row = type.getDimSize(dim) * inner, padded = (type.getDimSize(dim) + pad) * inner;
+  std::vector<char> out(outer * padded, 0);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out.data() + o * padded, bytes.data() + o * row, row);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] += pad;
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(out, alignof(uint64_t));
+  return DenseResourceElementsAttr::get(RankedTensorType::get(shape, type.getElementType()),
+                                        key, std::move(blob));
+}
+
+/// An output head whose features tp does not divide (GPT-2's vocabulary of
+/// 50257) gets zero features up to the next multiple, and a slice drops
+/// them again after the all-gather: every rank holds an equal part.
+void padOutputHead(nn::LinearOp lin, int64_t tp) {
+  auto type = lin.getType();
+  int64_t features = type.getShape().back();
+  int64_t pad = (tp - features % tp) % tp;
+  if (!pad || !dist::isOutputHead(lin, 1))
+    return;
+  auto weight = lin.getWeight().getDefiningOp<arith::ConstantOp>();
+  auto bias = lin.getBias() ? lin.getBias().getDefiningOp<arith::ConstantOp>()
+                            : arith::ConstantOp();
+  if (!weight || (lin.getBias() && !bias))
+    return;
+  ElementsAttr w = padAlong(cast<ElementsAttr>(weight.getValue()),
+                            lin.getTransposeWeight() ? 0 : 1, pad);
+  ElementsAttr bv = bias ? padAlong(cast<ElementsAttr>(bias.getValue()), 0, pad)
+                         : ElementsAttr();
+  if (!w || (bias && !bv))
+    return;
+  OpBuilder b(lin);
+  Value newWeight = arith::ConstantOp::create(b, weight.getLoc(), w);
+  Value newBias = bv ? Value(arith::ConstantOp::create(b, bias.getLoc(), bv)) : Value();
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() += pad;
+  auto head = nn::LinearOp::create(b, lin.getLoc(),
+                                   RankedTensorType::get(shape, type.getElementType()),
+                                   lin.getInput(), newWeight, newBias,
+                                   lin.getTransposeWeightAttr());
+  SmallVector<int64_t> starts(type.getRank(), 0), steps(type.getRank(), 1);
+  Value sliced = nn::SliceOp::create(b, lin.getLoc(), type, head,
+                                     b.getDenseI64ArrayAttr(starts),
+                                     b.getDenseI64ArrayAttr(steps));
+  lin.getResult().replaceAllUsesWith(sliced);
+  lin.erase();
+}
 
 /// The norm's input if it normalises only the last dim (what Megatron-SP
 /// shards along the sequence), else null.
@@ -131,6 +210,13 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
         r.row->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
     }
     // Output heads (the LM head, vocabulary-parallel in Megatron).
+    SmallVector<nn::LinearOp> unevenHeads;
+    main.walk([&](nn::LinearOp lin) {
+      if (!taken.contains(lin) && lin.getType().getShape().back() % tp)
+        unevenHeads.push_back(lin);
+    });
+    for (nn::LinearOp lin : unevenHeads)
+      padOutputHead(lin, tp);
     main.walk([&](nn::LinearOp lin) {
       if (taken.contains(lin) || !dist::isOutputHead(lin, tp))
         return;

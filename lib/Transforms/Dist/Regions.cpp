@@ -104,8 +104,11 @@ std::string dist::sequenceMisfit(int64_t length, int64_t dim, int64_t tp) {
 }
 
 bool dist::isOutputHead(nn::LinearOp lin, int64_t tp) {
-  // Only returned, possibly through the cast of nn-convert-dtype.
+  // Only returned, possibly through the slice that drops padded features
+  // and the cast of nn-convert-dtype.
   Operation *user = lin->hasOneUse() ? *lin->getUsers().begin() : nullptr;
+  if (user && isa<nn::SliceOp>(user) && user->hasOneUse())
+    user = *user->getUsers().begin();
   if (user && isa<nn::CastOp>(user) && user->hasOneUse())
     user = *user->getUsers().begin();
   return isa_and_nonnull<func::ReturnOp>(user) && isConstant(lin.getWeight()) &&
