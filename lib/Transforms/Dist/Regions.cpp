@@ -491,8 +491,10 @@ LogicalResult dist::Planner::propagate(dist::Region &r) {
       r.split[slice.getResult()] = d;
     } else if (auto softmax = dyn_cast<nn::SoftmaxOp>(op)) {
       int64_t d = *at(0), rank = tensorOf(softmax.getInput()).getRank();
-      int64_t axis = softmax.getAxis() < 0 ? softmax.getAxis() + rank
-                                           : softmax.getAxis();
+      // The accessor is unsigned: read the attribute's signed value.
+      int64_t axis = softmax.getAxisAttr().getInt();
+      if (axis < 0)
+        axis += rank;
       if (axis == d)
         return reject(op, "it normalises along the split dim");
       r.split[softmax.getResult()] = d;
