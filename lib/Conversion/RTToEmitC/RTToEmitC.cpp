@@ -60,6 +60,19 @@ std::string quoted(StringRef s) {
 
 MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
 
+/// The ONNX node an op came from (its name location), "?" without one.
+std::string nodeName(Location loc) {
+  std::string node = "?";
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner)) {
+      node = name.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return node;
+}
+
 /// Builds one kernel call: operands are collected as they are referenced,
 /// literals go straight into `args`.
 struct Call {
@@ -210,16 +223,8 @@ void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef com
                                             callee, b.getArrayAttr(call.args),
                                             ArrayAttr(), call.operands);
   // A failing kernel aborts every rank, naming the ONNX node it came from.
-  std::string node = "?";
-  loc->walk([&](Location inner) {
-    if (auto name = dyn_cast<NameLoc>(inner)) {
-      node = name.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
   Call check(b.getContext());
-  check.value(ctx).value(status.getResult(0)).text(quoted(node));
+  check.value(ctx).value(status.getResult(0)).text(quoted(nodeName(loc)));
   if (!comm.empty())
     check.text(quoted(comm));
   emitc::CallOpaqueOp::create(b, loc, TypeRange{},
@@ -569,14 +574,6 @@ LogicalResult Emitter::emitMoe(rt::KernelOp op) {
   bool ep = op->hasAttr("ep_axis");
   if (!topK)
     return op.emitOpError("moe needs a top_k");
-  std::string node = "?";
-  loc->walk([&](Location inner) {
-    if (auto n = dyn_cast<NameLoc>(inner)) {
-      node = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
   Call call(b.getContext());
   if (ep)
     call.value(meshComm(op));
@@ -592,7 +589,7 @@ LogicalResult Emitter::emitMoe(rt::KernelOp op) {
                           act ? act.getValue() : nn::MoeActivation::silu))
                 .upper())
       .lit(capacity ? capacity.getInt() : 0)
-      .text(quoted(node));
+      .text(quoted(nodeName(loc)));
   emitCall(loc, ep ? "parc_rt_moe_ep" : "parc_rt_moe", call);
   return success();
 }

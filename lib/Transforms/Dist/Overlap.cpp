@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Regions.h"
 #include "dist/DistDialect.h"
 #include "nn/NNOps.h"
 #include "parc/Transforms/Dist/Passes.h"
@@ -35,14 +36,10 @@ namespace dist = parc::dist;
 
 namespace {
 
-RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+using dist::tensorOf;
 
 RankedTensorType withDims(RankedTensorType t, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, t.getElementType());
-}
-
-int64_t byteSize(RankedTensorType t) {
-  return t.getNumElements() * std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1);
 }
 
 /// Ranks in the group of a collective: the product of its mesh axes.
@@ -53,15 +50,9 @@ std::optional<int64_t> groupSize(Operation *op) {
                       : dist::MeshOp();
   if (!mesh || !axes)
     return std::nullopt;
-  int64_t size = 1;
-  for (Attribute axis : axes) {
-    auto names = mesh.getAxes().getAsValueRange<StringAttr>();
-    auto it = llvm::find(names, cast<StringAttr>(axis).getValue());
-    if (it == names.end())
-      return std::nullopt;
-    size *= mesh.getShape()[std::distance(names.begin(), it)];
-  }
-  return size;
+  SmallVector<StringRef> names(axes.getAsValueRange<StringAttr>());
+  FailureOr<int64_t> size = mesh.getGroupSize(names);
+  return succeeded(size) ? std::optional(*size) : std::nullopt;
 }
 
 /// The same collective as `op`, started: same operands and attributes,
@@ -351,8 +342,8 @@ int64_t Overlapper::place(func::FuncOp func) {
       b.setInsertionPointAfter(after);
     else
       b.setInsertionPointToStart(&body);
-    int64_t bytes = byteSize(tensorOf(op->getOperand(0))) +
-                    byteSize(tensorOf(op->getResult(0)));
+    int64_t bytes = dist::bytesOf(op->getOperand(0).getType()) +
+                    dist::bytesOf(op->getResult(0).getType());
     Operation *startAt = &*b.getInsertionPoint();
     Operation *waitAt = firstUse ? firstUse : body.getTerminator();
     if (budget > 0 && inFlightAt(startAt, waitAt) + bytes > budget)

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Regions.h"
 #include "dist/DistDialect.h"
 #include "nn/NNOps.h"
 #include "parc/Transforms/Dist/Passes.h"
@@ -48,13 +49,6 @@ bool isStageFree(Operation *op) {
     return def && isStageFree(def);
   }
   return false;
-}
-
-int64_t bytesOf(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  if (!t)
-    return 0;
-  return t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
 }
 
 int64_t numElements(Value v) {
@@ -210,8 +204,8 @@ void DistPipelinePass::runOnOperation() {
       for (Operation *user : r.getUsers())
         last = std::max(last, positionOf(user));
       if (last > i) {
-        live[i + 1] += bytesOf(r.getType());
-        live[last + 1] -= bytesOf(r.getType());
+        live[i + 1] += dist::bytesOf(r.getType());
+        live[last + 1] -= dist::bytesOf(r.getType());
       }
     }
   for (int64_t p = 1; p <= n + 1; ++p)

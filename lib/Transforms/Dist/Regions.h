@@ -40,6 +40,11 @@ constexpr llvm::StringLiteral kRegionsCountAttr = "dist.tp_regions";
 inline mlir::RankedTensorType tensorOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
 }
+/// Bytes of a ranked tensor type (0 for anything else).
+inline int64_t bytesOf(mlir::Type type) {
+  auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
+  return t ? t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8) : 0;
+}
 bool isConstant(mlir::Value v);
 
 /// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
