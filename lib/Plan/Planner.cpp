@@ -234,14 +234,20 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
   e.config = config;
   // Ranks computing at once beyond a node's compute slots time-share them:
   // a stage's ranks, times the stages busy together (at most one per
-  // micro-batch in flight).
+  // micro-batch in flight). Ranks of a tensor-parallel group meet at every
+  // collective, so the slots run them in rounds: the ranks that got a slot
+  // finish their piece and wait while the rest compute theirs (3 ranks on
+  // 2 slots take 2 rounds, not 1.5). Stages only meet at their sends.
   int64_t world = config.world();
   int64_t busy = config.stageRanks() *
                  std::min(config.pp, config.microBatches * config.virtualStages);
   int64_t onNode = std::min(busy, cluster.devicesPerNode);
-  double share = cluster.computeSlotsPerNode && onNode > cluster.computeSlotsPerNode
-                     ? (double)cluster.computeSlotsPerNode / (double)onNode
-                     : 1.0;
+  int64_t slots = cluster.computeSlotsPerNode;
+  double share = 1.0;
+  if (slots && onNode > slots)
+    share = config.stageRanks() > 1
+                ? 1.0 / (double)((onNode + slots - 1) / slots)
+                : (double)slots / (double)onNode;
   Context ctx{profile,
               cluster,
               config,

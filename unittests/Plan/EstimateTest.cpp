@@ -148,6 +148,29 @@ TEST(Estimate, TimeSharedSlots) {
   cfg.tp = 2;
   e = estimate(twoBlocks(), c, o, cfg, 100e12);
   EXPECT_NEAR(e.computeTime, 0.16, 1e-9); // 2 ranks fit 2 slots: full speed
+  // 3 tensor-parallel ranks meet at every collective, so 2 slots run them
+  // in 2 rounds: 8/3 TFLOP per op at 50 TFLOP/s = 53.3 ms; 4 ops.
+  cfg.tp = 3;
+  e = estimate(twoBlocks(), c, o, cfg, 100e12);
+  EXPECT_NEAR(e.computeTime, 4 * (8e12 / 3) / 50e12, 1e-9);
+}
+
+TEST(Estimate, TimeSharedStages) {
+  // 3 one-rank stages with 3 micro-batches in flight on 2 slots only meet
+  // at their sends: they share the slots fairly, at 2/3 speed each. A stage
+  // holds one block (2 ops of 8 TFLOP) on a third of the batch: 16/3 TFLOP
+  // at 66.7 TFLOP/s = 80 ms per micro-batch, 3 micro-batches.
+  Cluster c = roundCluster();
+  c.computeSlotsPerNode = 2;
+  ModelProfile p = twoBlocks();
+  p.blocks = p.units[0].count = 3;
+  PlanOptions o;
+  o.dtype = "bf16";
+  Config cfg;
+  cfg.pp = 3;
+  cfg.microBatches = 3;
+  Estimate e = estimate(p, c, o, cfg, 100e12);
+  EXPECT_NEAR(e.computeTime, 3 * (16e12 / 3) / (100e12 * 2 / 3), 1e-9);
 }
 
 TEST(Estimate, OverlappedAllReduce) {
