@@ -457,7 +457,7 @@ LogicalResult dist::Planner::propagate(dist::Region &r) {
       r.split[rot.getResult()] = d;
     } else if (auto split = dyn_cast<nn::SplitOp>(op)) {
       int64_t d = *at(0);
-      if (split.getAxis() == d) {
+      if ((int64_t)split.getAxis() == d) {
         // Only a column output can be split blockwise: its weight is cut
         // per block so that each rank holds its part of every piece.
         auto col = split.getInput().getDefiningOp<nn::LinearOp>();
@@ -480,7 +480,7 @@ LogicalResult dist::Planner::propagate(dist::Region &r) {
       for (unsigned i = 1; i < op->getNumOperands(); ++i)
         if (at(i) != d)
           return reject(op, "its inputs are split differently");
-      if (!d || *d == concat.getAxis())
+      if (!d || *d == (int64_t)concat.getAxis())
         return reject(op, "it concatenates along the split dim");
       r.split[concat.getResult()] = *d;
     } else if (auto slice = dyn_cast<nn::SliceOp>(op)) {
