@@ -2,6 +2,9 @@
 
 #include "TestUtil.h"
 
+#include <cstring>
+#include <tuple>
+
 using namespace parc::test;
 
 namespace {
@@ -152,6 +155,74 @@ TEST(Gemm, NoBiasIgnoresOldOutput) {
   ASSERT_RT_OK(parc_rt_gemm(PARC_RT_F32, a, b, nullptr, 0, nullptr, y, 2, 2, 1,
                             0, 0, 1.0f, 1.0f));
   EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{3, 4, 6, 8}));
+}
+
+/// x [m,k] op(w) + bias in double; w is [k,n], or [n,k] if transW; bias
+/// broadcasts from shape bs (empty: none).
+std::vector<double> naiveLinear(const std::vector<float> &x,
+                                const std::vector<float> &w, bool transW,
+                                const std::vector<float> &bias, const Shape &bs,
+                                int64_t m, int64_t n, int64_t k) {
+  std::vector<double> y(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += double(x[i * k + p]) * (transW ? w[j * k + p] : w[p * n + j]);
+      if (bs.size() == 1)
+        s += bias[j];
+      else if (bs.size() == 2)
+        s += bias[(bs[0] == 1 ? 0 : i) * bs[1] + (bs[1] == 1 ? 0 : j)];
+      y[size_t(i * n + j)] = s;
+    }
+  return y;
+}
+
+TEST(Gemm, OddSizesHitEveryKernelEdge) {
+  // Sizes that are not multiples of any register or cache block.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 45, 70},
+                         {128, 200, 96},
+                         {1, 3, 5}})
+    for (int tw = 0; tw < 2; ++tw)
+      for (const Shape &bs : {Shape{}, Shape{n}, Shape{m, 1}}) {
+        auto x = randomFloats(size_t(m * k), 40);
+        auto w = randomFloats(size_t(k * n), 41 + tw);
+        auto bias = bs.empty() ? std::vector<float>{}
+                               : randomFloats(size_t(numel(bs)), 42);
+        std::vector<float> y(size_t(m * n), 99.0f);
+        ASSERT_RT_OK(parc_rt_gemm(PARC_RT_F32, x.data(), w.data(),
+                                  bs.empty() ? nullptr : bias.data(),
+                                  int64_t(bs.size()), bs.data(), y.data(), m, n,
+                                  k, 0, tw, 1.0f, 1.0f));
+        EXPECT_TRUE(allClose(y, naiveLinear(x, w, tw, bias, bs, m, n, k), 1e-5,
+                             1e-5))
+            << m << "x" << k << "x" << n << " transB " << tw << " bias rank "
+            << bs.size();
+      }
+}
+
+TEST(Gemm, RowChunksEqualTheWholeBitwise) {
+  // dist-overlap cuts a linear's rows into equal chunks and promises the
+  // same bits as the uncut product: a row's sum must not depend on the rows
+  // beside it.
+  const int64_t m = 64, n = 96, k = 200;
+  auto x = randomFloats(size_t(m * k), 50);
+  auto w = randomFloats(size_t(k * n), 51);
+  auto bias = randomFloats(size_t(n), 52);
+  const int64_t bs[1] = {n};
+  std::vector<float> whole(size_t(m * n));
+  ASSERT_RT_OK(parc_rt_gemm(PARC_RT_F32, x.data(), w.data(), bias.data(), 1, bs,
+                            whole.data(), m, n, k, 0, 0, 1.0f, 1.0f));
+  for (int64_t chunks : {2, 4}) {
+    std::vector<float> cut(size_t(m * n));
+    const int64_t rows = m / chunks;
+    for (int64_t c = 0; c < chunks; ++c)
+      ASSERT_RT_OK(parc_rt_gemm(PARC_RT_F32, x.data() + c * rows * k, w.data(),
+                                bias.data(), 1, bs, cut.data() + c * rows * n,
+                                rows, n, k, 0, 0, 1.0f, 1.0f));
+    EXPECT_EQ(0, std::memcmp(whole.data(), cut.data(), whole.size() * 4))
+        << chunks << " chunks";
+  }
 }
 
 } // namespace

@@ -12,6 +12,9 @@
 #ifdef PARC_RT_HAVE_OPENBLAS
 extern "C" void openblas_set_num_threads(int);
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace parc::rt {
 
@@ -22,6 +25,10 @@ static void applyThreads(int n) {
 #ifdef PARC_RT_HAVE_OPENBLAS
   // OpenBLAS otherwise starts one thread per core in every rank.
   openblas_set_num_threads(n);
+#endif
+#ifdef _OPENMP
+  // oneDNN's kernels take OpenMP's default team size.
+  omp_set_num_threads(n);
 #endif
 }
 
