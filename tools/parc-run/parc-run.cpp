@@ -14,7 +14,7 @@
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -93,8 +93,9 @@ llvm::Error mergeTraces(StringRef path, size_t ranks) {
   return llvm::Error::success();
 }
 
-/// Converts an ONNX TensorProto file to .npy through the runtime's writer.
-llvm::Error pbToNpy(StringRef pb, StringRef npy) {
+/// Converts an ONNX TensorProto file to .npy through the runtime's writer,
+/// for an input the program declares as `dtype` (a manifest name).
+llvm::Error pbToNpy(StringRef pb, StringRef npy, StringRef dtype) {
   auto buffer = llvm::MemoryBuffer::getFile(pb);
   if (!buffer)
     return llvm::createStringError("cannot read '" + pb + "'");
@@ -115,7 +116,11 @@ llvm::Error pbToNpy(StringRef pb, StringRef npy) {
       {onnx::TensorProto::INT8, {PARC_RT_I8, 1}},
       {onnx::TensorProto::UINT8, {PARC_RT_U8, 1}},
       {onnx::TensorProto::BOOL, {PARC_RT_BOOL, 1}}};
-  auto kind = kinds.find(t.data_type());
+  // ONNX's own test data (before 1.14) stores bfloat16 as uint16 words.
+  int type = t.data_type();
+  if (type == onnx::TensorProto::UINT16 && dtype == "bf16")
+    type = onnx::TensorProto::BFLOAT16;
+  auto kind = kinds.find(type);
   if (kind == kinds.end())
     return llvm::createStringError("'" + pb + "' has a data type parc-run cannot convert");
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
@@ -241,11 +246,11 @@ int main(int argc, char **argv) {
   }
 
   // Inputs: known names only; .pb files are converted next to a temp dir.
-  llvm::StringSet<> known;
+  llvm::StringMap<std::string> known; // name -> dtype
   if (auto *ins = manifest->getArray("inputs"))
     for (const auto &in : *ins)
       if (auto name = in.getAsObject()->getString("name"))
-        known.insert(*name);
+        known[*name] = in.getAsObject()->getString("dtype").value_or("").str();
   llvm::SmallString<128> tmp;
   std::vector<std::string> inputArgs;
   for (const std::string &spec : inputs) {
@@ -264,7 +269,7 @@ int main(int argc, char **argv) {
         return fail("cannot create a temporary directory");
       llvm::SmallString<256> npy(tmp);
       llvm::sys::path::append(npy, name + ".npy");
-      if (auto err = pbToNpy(file, npy))
+      if (auto err = pbToNpy(file, npy, known.lookup(name)))
         return fail(llvm::toString(std::move(err)));
       path = npy.str().str();
     }
