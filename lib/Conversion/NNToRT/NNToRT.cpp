@@ -210,7 +210,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto attention = dyn_cast<nn::AttentionOp>(op))
     return lowerAttention(attention);
-  if (!isa_and_nonnull<nn::NNDialect>(op->getDialect()) || op->getNumRegions())
+  // An expert-parallel MoE's permutation and all_to_all_v read their
+  // counts from buffers: one kernel on the operands and results, like an
+  // nn op (the group is in the attributes).
+  bool moeStep = isa<dist::MoePermuteOp, dist::AllToAllVOp>(op);
+  if ((!moeStep && !isa_and_nonnull<nn::NNDialect>(op->getDialect())) ||
+      op->getNumRegions())
     return op->emitOpError("has no runtime kernel");
 
   SmallVector<Value> ins, outs;

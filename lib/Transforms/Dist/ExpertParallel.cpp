@@ -2,11 +2,14 @@
 //
 // An nn.moe computes on whole tokens, so splitting it over ranks needs no
 // propagation: the experts' stacked weights are cut on their expert dim,
-// and the op is told over which mesh axis it runs. The dispatch and combine
-// traffic depends on the routing, so it is left to the runtime's
-// parc_rt_moe_ep (counts first, then all_to_all_v payloads); everything the
-// compiler can fix statically (which experts a rank holds, the capacity)
-// is fixed here.
+// and the op is decomposed into its expert-parallel steps, with the
+// collectives placed here rather than in dist-comm: they come from the
+// expert split itself, not from a resharding between two layouts, which
+// is what dist-comm turns into collectives. Each rank routes its share of
+// the (replicated) tokens, the per-expert counts are all-gathered (so
+// every rank applies the capacity identically), rows travel to their
+// experts and back with dist.all_to_all_v (data-dependent counts, static
+// upper-bound shapes), and the combined shares are all-gathered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +108,78 @@ struct DistExpertParallelPass
     }
   }
 
+  /// Replaces `moe`, whose weights already hold this rank's experts, by
+  /// its expert-parallel steps over the `ep` ranks of mesh axis `axis`.
+  /// With T tokens (S = T/P per rank), k choices, E experts (L = E/P per
+  /// rank) and hidden width H:
+  ///   route S tokens -> all_gather per-expert counts [P·E] -> permute
+  ///   (capacity cut, rows [S·k, H] by expert) -> all_to_all_v to the
+  ///   experts' ranks -> experts on [R, H] -> all_to_all_v back [S·k, H]
+  ///   -> combine [S, H] -> all_gather [T, H].
+  /// R bounds what a rank can receive: every token sends it at most
+  /// min(k, L) rows, and its L experts keep at most `capacity` each.
+  void decompose(nn::MoeOp moe, StringRef meshName, StringRef axis) {
+    OpBuilder b(moe);
+    Location loc = moe.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto xType = moe.getInput().getType();
+    Type et = xType.getElementType();
+    int64_t p = ep, t = moe.getNumTokens(), e = moe.getNumExperts(),
+            h = moe.getHiddenSize(), k = moe.getTopKAttr().getInt(),
+            s = t / p, l = e / p;
+    int64_t capacity = moe.getCapacity().value_or(0);
+    int64_t bound = t * std::min(k, l);
+    if (capacity > 0)
+      bound = std::min(bound, l * capacity);
+    Type i64 = b.getI64Type(), f32 = b.getF32Type();
+    auto tensor = [](ArrayRef<int64_t> shape, Type type) {
+      return RankedTensorType::get(shape, type);
+    };
+    auto mesh = FlatSymbolRefAttr::get(ctx, meshName);
+    auto axes = b.getStrArrayAttr({axis});
+    auto share = [&](Value v, int64_t width) -> Value {
+      Value flat = v;
+      if (cast<RankedTensorType>(v.getType()).getRank() != 2)
+        flat = nn::ReshapeOp::create(b, loc, tensor({t, width}, et), v);
+      return dist::LocalPartOp::create(
+          b, loc, tensor({s, width}, et), flat, b.getI64IntegerAttr(0),
+          b.getI64IntegerAttr(p), b.getStringAttr(axis), DenseI64ArrayAttr(),
+          IntegerAttr());
+    };
+    Value x = share(moe.getInput(), h), logits = share(moe.getRouterLogits(), e);
+    auto route = nn::MoeRouteOp::create(
+        b, loc, TypeRange{tensor({s, k}, i64), tensor({s, k}, f32), tensor({e}, i64)},
+        logits, moe.getTopKAttr(), moe.getNormalizeAttr());
+    Value counts = dist::AllGatherOp::create(
+        b, loc, tensor({p * e}, i64), mesh, axes, route.getCounts(),
+        b.getI64IntegerAttr(0), DenseI64ArrayAttr());
+    auto permute = dist::MoePermuteOp::create(
+        b, loc,
+        TypeRange{tensor({s * k, h}, f32), tensor({p}, i64), tensor({p, l}, i64),
+                  tensor({s * k}, i64)},
+        mesh, axes, x, route.getExpertIds(), counts,
+        b.getI64IntegerAttr(capacity));
+    auto dispatch = dist::AllToAllVOp::create(
+        b, loc, TypeRange{tensor({bound, h}, f32), tensor({p}, i64)}, mesh, axes,
+        permute.getRows(), permute.getSendCounts(), b.getI64IntegerAttr(0));
+    auto experts = nn::MoeExpertsOp::create(
+        b, loc, tensor({bound, h}, f32), dispatch.getOutput(), permute.getLayout(),
+        moe.getFc1(), moe.getFc2(), moe.getFc3(), moe.getActivationAttr());
+    auto back = dist::AllToAllVOp::create(
+        b, loc, TypeRange{tensor({s * k, h}, f32), tensor({p}, i64)}, mesh, axes,
+        experts.getOutput(), dispatch.getRecvCounts(), b.getI64IntegerAttr(0));
+    Value mine = nn::MoeCombineOp::create(b, loc, tensor({s, h}, et),
+                                          back.getOutput(), permute.getPairRows(),
+                                          route.getWeights());
+    Value y = dist::AllGatherOp::create(b, loc, tensor({t, h}, et), mesh, axes,
+                                        mine, b.getI64IntegerAttr(0),
+                                        DenseI64ArrayAttr());
+    if (xType.getRank() != 2)
+      y = nn::ReshapeOp::create(b, loc, xType, y);
+    moe.replaceAllUsesWith(y);
+    moe.erase();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (ep < 1 || capacityFactor < 0 || !std::isfinite(capacityFactor)) {
@@ -138,7 +213,7 @@ struct DistExpertParallelPass
 
     // The axis the experts are split over: a new `ep` mesh, or the one
     // tensor parallelism made (the same ranks).
-    std::string axis = "ep";
+    std::string axis = "ep", meshName = "mesh";
     if (ep > 1) {
       auto meshes = module.getOps<dist::MeshOp>();
       if (!meshes.empty()) {
@@ -151,6 +226,7 @@ struct DistExpertParallelPass
           return signalPassFailure();
         }
         axis = mesh.getAxisNames().front().str();
+        meshName = mesh.getSymName().str();
       } else {
         OpBuilder b(module.getBodyRegion());
         dist::MeshOp::create(b, module.getLoc(), "mesh",
@@ -182,15 +258,17 @@ struct DistExpertParallelPass
                                        &moe->getOpOperand(3)};
       if (moe.getFc3())
         weights.push_back(&moe->getOpOperand(4));
+      if (!llvm::all_of(weights, [](OpOperand *w) {
+            return w->get().getDefiningOp<arith::ConstantOp>();
+          })) {
+        moe.emitError() << nodeOf(moe)
+                        << ": expert weights must be constants to be split "
+                           "over ranks";
+        failed = true;
+        continue;
+      }
       for (OpOperand *w : weights) {
         Value v = w->get();
-        if (!v.getDefiningOp<arith::ConstantOp>()) {
-          moe.emitError() << nodeOf(moe)
-                          << ": expert weights must be constants to be split "
-                             "over ranks";
-          failed = true;
-          break;
-        }
         auto t = cast<RankedTensorType>(v.getType());
         SmallVector<int64_t> shape(t.getShape());
         shape[0] /= ep;
@@ -199,8 +277,7 @@ struct DistExpertParallelPass
             b.getI64IntegerAttr(0), b.getI64IntegerAttr(ep),
             b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr()));
       }
-      moe.setExpertShardsAttr(b.getI64IntegerAttr(ep));
-      moe.setEpAxisAttr(b.getStringAttr(axis));
+      decompose(moe, meshName, axis);
       LLVM_DEBUG(llvm::dbgs() << "dist-expert-parallel: " << nodeOf(moe)
                               << " split over " << axis << "\n");
     }
