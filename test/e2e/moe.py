@@ -69,7 +69,8 @@ def sparse_moe(cfg, weights, x, capacity=0, ranks=1):
     """Routes every token of x [T, H] to its top-k experts and evaluates only
     those. Returns y, dropped pairs, pairs per expert (before capacity),
     kept pairs per expert-parallel rank, and each rank's all-to-all bytes
-    (f32 rows out and back plus an 8-byte expert index per row out)."""
+    (f32 rows out and results back; the receiver knows each row's expert
+    from the all-gathered counts, so no index travels)."""
     T, H = x.shape
     E, k = cfg.experts, cfg.top_k
     logits = x.astype(np.float64) @ weights["gate"]
@@ -109,7 +110,7 @@ def sparse_moe(cfg, weights, x, capacity=0, ranks=1):
             g = x[t] @ w1
             h = g / (1 + np.exp(-g)) * (x[t] @ w3)
             y[t] += w * (h @ w2)
-    bytes_sent = [int(sent[r] * (H * 4 + 8) + recv[r] * H * 4) for r in range(ranks)]
+    bytes_sent = [int((sent[r] + recv[r]) * H * 4) for r in range(ranks)]
     return y, dropped, per_expert, recv, bytes_sent
 
 
