@@ -572,11 +572,8 @@ LogicalResult MoeOp::verify() {
        fc1 = tensorType(getFc1()), fc2 = tensorType(getFc2());
   if (fc1.getRank() != 3 || fc2.getRank() != 3)
     return emitOpError("expert weights must be stacked [experts, in, out]");
-  int64_t shards = getExpertShards().value_or(1);
-  int64_t experts = fc1.getDimSize(0) * shards, hidden = fc1.getDimSize(1),
+  int64_t experts = fc1.getDimSize(0), hidden = fc1.getDimSize(1),
           ffn = fc1.getDimSize(2);
-  if (shards > 1 && !getEpAxis())
-    return emitOpError("expert_shards needs the ep_axis it is split over");
   if (x.getRank() < 1 || x.getShape().back() != hidden)
     return emitOpError() << "input's last dim must be the experts' input width "
                          << hidden << ", got " << shapeStr(x.getShape());

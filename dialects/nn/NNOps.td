@@ -665,10 +665,9 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
 
     `capacity` (set by `dist-expert-parallel` from a capacity factor) keeps
     at most that many (token, expert) pairs per expert, the first in token
-    order; the others are dropped and add nothing. With `expert_shards` = P
-    the experts are split into P contiguous blocks over the ranks of mesh
-    axis `ep_axis`, and `fc1`/`fc2`/`fc3` hold this rank's block of
-    experts / P (the router still scores all of them).
+    order; the others are dropped and add nothing. Expert parallelism
+    replaces the op by its steps (`nn.moe_route`, `dist.moe_permute`,
+    `dist.all_to_all_v`, `nn.moe_experts`, `nn.moe_combine`).
 
     ```mlir
     %y = nn.moe %x, %logits, %w1, %w2, %w3 {top_k = 2 : i64, normalize = true, activation = #nn<moe_activation silu>}
@@ -679,9 +678,7 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
     NN_Tensor:$fc1, NN_Tensor:$fc2, Optional<NN_Tensor>:$fc3,
     I64Attr:$top_k, DefaultValuedAttr<BoolAttr, "true">:$normalize,
     DefaultValuedAttr<NN_MoeActivationAttr, "MoeActivation::silu">:$activation,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$capacity,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expert_shards,
-    OptionalAttr<StrAttr>:$ep_axis);
+    OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$capacity);
   let results = (outs NN_Tensor:$output);
   let assemblyFormat = [{
     $input `,` $router_logits `,` $fc1 `,` $fc2 (`,` $fc3^)? attr-dict `:`
@@ -689,12 +686,7 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// All experts, also when each rank holds only a block of them.
-    int64_t getNumExperts() {
-      return getRouterLogits().getType().getShape().back();
-    }
-    /// The experts whose weights this op holds.
-    int64_t getNumLocalExperts() { return getFc1().getType().getDimSize(0); }
+    int64_t getNumExperts() { return getFc1().getType().getDimSize(0); }
     int64_t getHiddenSize() { return getFc1().getType().getDimSize(1); }
     int64_t getFfnSize() { return getFc1().getType().getDimSize(2); }
     /// Rows routed independently: the product of the input's leading dims.

@@ -124,7 +124,9 @@ struct DistExpertParallelPass
     MLIRContext *ctx = b.getContext();
     auto xType = moe.getInput().getType();
     Type et = xType.getElementType();
-    int64_t p = ep, t = moe.getNumTokens(), e = moe.getNumExperts(),
+    // The router scores every expert; fc1 already holds only this rank's.
+    int64_t p = ep, t = moe.getNumTokens(),
+            e = moe.getRouterLogits().getType().getShape().back(),
             h = moe.getHiddenSize(), k = moe.getTopKAttr().getInt(),
             s = t / p, l = e / p;
     int64_t capacity = moe.getCapacity().value_or(0);
@@ -238,11 +240,6 @@ struct DistExpertParallelPass
     bool failed = false;
     for (nn::MoeOp moe : moes) {
       int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens();
-      if (moe.getExpertShards().value_or(1) != 1) {
-        moe.emitError() << nodeOf(moe) << " is already expert-parallel";
-        failed = true;
-        continue;
-      }
       if (ep > 1 && (experts % ep || tokens % ep)) {
         moe.emitError() << nodeOf(moe) << ": --ep " << int64_t(ep)
                         << " does not fit this model: " << experts
