@@ -44,6 +44,41 @@ std::vector<int64_t> displacements(const std::vector<int64_t> &counts,
 
 } // namespace
 
+parc_rt_status_t parc::rt::moeExpertRuns(parc_rt_dtype_t dtype,
+                                         const void *layout, int64_t maxRows,
+                                         int64_t senders, int64_t local,
+                                         int64_t hidden, int64_t ffn,
+                                         std::vector<MoeRun> &runs) {
+  const char *op = "moe_experts";
+  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
+    return fail(PARC_RT_UNSUPPORTED, "%s: unsupported dtype %d", op, int(dtype));
+  if (maxRows < 0 || senders < 1 || local < 1 || hidden < 1 || ffn < 1)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: bad sizes (rows %lld, senders %lld, local experts %lld, "
+                "hidden %lld, ffn %lld)",
+                op, (long long)maxRows, (long long)senders, (long long)local,
+                (long long)hidden, (long long)ffn);
+  std::vector<int64_t> counts;
+  PARC_RT_RETURN_IF_ERROR(readCounts(layout, senders * local, counts));
+  runs.clear();
+  int64_t first = 0;
+  for (int64_t s = 0; s < senders; ++s)
+    for (int64_t e = 0; e < local; ++e) {
+      int64_t n = counts[s * local + e];
+      if (n < 0)
+        return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative count %lld", op,
+                    (long long)n);
+      if (n > 0)
+        runs.push_back({e, first, n});
+      first += n;
+    }
+  if (first > maxRows)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: the layout holds %lld rows, the buffer %lld", op,
+                (long long)first, (long long)maxRows);
+  return PARC_RT_OK;
+}
+
 extern "C" {
 
 parc_rt_status_t parc_rt_all_to_all_v_slices(

@@ -23,21 +23,14 @@ struct MoeRun {
   int64_t expert, first, count;
 };
 
-/// The runs of the received rows, sender by sender, local expert by local
-/// expert, from `layout` ([senders, local] counts, host memory).
-inline std::vector<MoeRun> moeRuns(const int64_t *layout, int64_t senders,
-                                   int64_t local) {
-  std::vector<MoeRun> runs;
-  int64_t first = 0;
-  for (int64_t s = 0; s < senders; ++s)
-    for (int64_t e = 0; e < local; ++e) {
-      int64_t n = layout[s * local + e];
-      if (n > 0)
-        runs.push_back({e, first, n});
-      first += n;
-    }
-  return runs;
-}
+/// parc_rt_moe_experts' checks and plan: the runs of the received rows,
+/// sender by sender, local expert by local expert, from `layout`
+/// ([senders, local] counts in kernel memory). Fails on a bad dtype or
+/// size, or a layout that holds more than `maxRows` rows.
+parc_rt_status_t moeExpertRuns(parc_rt_dtype_t dtype, const void *layout,
+                               int64_t maxRows, int64_t senders, int64_t local,
+                               int64_t hidden, int64_t ffn,
+                               std::vector<MoeRun> &runs);
 
 /// Backend kernel: rows[pair_rows[p]] = x[p / top_k] widened to f32, for
 /// every pair p with pair_rows[p] >= 0 (pair_rows in kernel memory).

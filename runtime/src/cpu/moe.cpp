@@ -315,20 +315,13 @@ parc_rt_status_t parc_rt_moe_experts(parc_rt_dtype_t dtype, const void *rows,
                                      int64_t senders, int64_t local_experts,
                                      int64_t hidden, int64_t ffn,
                                      parc_rt_moe_activation_t activation) {
-  const char *op = "moe_experts";
-  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
-    return unsupportedDtype(op, dtype);
-  if (max_rows < 0 || senders < 1 || local_experts < 1 || hidden < 1 || ffn < 1)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: bad sizes", op);
+  std::vector<MoeRun> runs;
+  PARC_RT_RETURN_IF_ERROR(moeExpertRuns(dtype, layout, max_rows, senders,
+                                        local_experts, hidden, ffn, runs));
   numThreads();
   std::vector<int64_t> expertOf;
-  for (const MoeRun &run : moeRuns(static_cast<const int64_t *>(layout),
-                                   senders, local_experts))
+  for (const MoeRun &run : runs)
     expertOf.insert(expertOf.end(), run.count, run.expert);
-  if ((int64_t)expertOf.size() > max_rows)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: the layout holds %zu rows, the buffer %lld", op,
-                expertOf.size(), (long long)max_rows);
   ExpertWeights w{dtype, fc1, fc2, fc3, hidden, ffn, activation};
   runExperts(w, local_experts, static_cast<const float *>(rows), expertOf,
              static_cast<float *>(out));

@@ -445,21 +445,12 @@ parc_rt_status_t parc_rt_moe_experts(parc_rt_dtype_t dtype, const void *rows,
                                      int64_t hidden, int64_t ffn,
                                      parc_rt_moe_activation_t activation) {
   const char *op = "moe_experts";
-  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
-    return unsupportedDtype(op, dtype);
-  if (max_rows < 0 || senders < 1 || local_experts < 1 || hidden < 1 || ffn < 1)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: bad sizes", op);
+  std::vector<MoeRun> runs;
+  PARC_RT_RETURN_IF_ERROR(moeExpertRuns(dtype, layout, max_rows, senders,
+                                        local_experts, hidden, ffn, runs));
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  std::vector<int64_t> hostLayout(senders * local_experts);
-  PARC_RT_RETURN_IF_ERROR(copyToHost(hostLayout.data(), layout,
-                                     hostLayout.size() * sizeof(int64_t)));
-  std::vector<MoeRun> runs = moeRuns(hostLayout.data(), senders, local_experts);
   const int64_t n = runs.empty() ? 0 : runs.back().first + runs.back().count;
-  if (n > max_rows)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: the layout holds %lld rows, the buffer %lld", op,
-                (long long)n, (long long)max_rows);
   if (n == 0)
     return PARC_RT_OK;
   // Rows arrive in f32; the GEMMs run in the weights' dtype, as the local
