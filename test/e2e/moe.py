@@ -208,6 +208,20 @@ def check_block(r, gen, name, cfg):
                                        f" per rank, expected {expert_bytes // ep}")
                 if layer["capacity"] != capacity:
                     raise RuntimeError(f"capacity {layer['capacity']}, expected {capacity}")
+                if ep > 1:
+                    # The static bound from the dims: a rank sends its T/ep
+                    # tokens' k rows and returns what it can receive, at
+                    # most min(k, E/ep) rows per token or E/ep · capacity.
+                    H, k, local = cfg.hidden, cfg.top_k, cfg.experts // ep
+                    recv_max = T * min(k, local)
+                    if capacity:
+                        recv_max = min(recv_max, local * capacity)
+                    bound = (T // ep * k + recv_max) * H * 4
+                    if layer["all_to_all_bytes_sent_per_rank_max"] != bound:
+                        raise RuntimeError(f"manifest all-to-all bound {layer['all_to_all_bytes_sent_per_rank_max']}"
+                                           f", expected {bound}")
+                    if max(sent) > bound:
+                        raise RuntimeError(f"numpy counts {max(sent)} all-to-all bytes, over the bound {bound}")
                 for rank in range(ep):
                     rep = json.load(open(os.path.join(
                         res, f"moe_report.rank{rank}.json")))["layers"][0]
