@@ -813,7 +813,7 @@ void collectives(Check &c, parc_rt_context_t *ctx) {
   // An expert-parallel MoE layer step by step, as the compiler places it
   // (route, counts all-gathered, permute, all_to_all_v out, experts,
   // all_to_all_v back, combine), over the world: 8 tokens per rank, top-2
-  // of 2 experts per rank, with and without a capacity that drops pairs.
+  // of 4 experts per rank, with and without a capacity that drops pairs.
   for (parc_rt_dtype_t t : kFloats)
     for (int64_t capacity : {int64_t(0), int64_t(3)}) {
       if (capacity && t != PARC_RT_F32)
@@ -821,7 +821,7 @@ void collectives(Check &c, parc_rt_context_t *ctx) {
       std::string name = std::string("moe_ep_steps_") + dtypeTag(t) +
                          (capacity ? "_capacity" : "");
       c.run(name, [&](std::vector<Tensor> &o) {
-        const int64_t p = size, s = 8, k = 2, h = 16, f = 24, local = 2,
+        const int64_t p = size, s = 8, k = 2, h = 16, f = 24, local = 4,
                       e = local * p, room = s * p * k;
         Tensor x = c.random(t, {s, h}), l = c.random(t, {s, e}, -3, 3);
         Tensor w1 = c.random(t, {local, h, f}, -0.3, 0.3),
