@@ -63,3 +63,23 @@ func.func @main(%x: tensor<2x8x32xf32>, %l: tensor<2x8x4xf32>) -> tensor<2x8x32x
   %y = nn.moe %x, %l, %w1, %w2 {top_k = 1 : i64} : (tensor<2x8x32xf32>, tensor<2x8x4xf32>, tensor<4x32x64xf32>, tensor<4x64x32xf32>) -> tensor<2x8x32xf32>
   return %y : tensor<2x8x32xf32>
 }
+
+// -----
+
+// A bf16 model: rows travel and experts compute into f32 buffers (the
+// runtime computes in f32, as the one-rank kernel does); the combined
+// share is bf16 again. Top-1 of 8 experts over 4 ranks.
+// CHECK-LABEL: func.func @main
+// CHECK: nn.moe_route %{{.*}} {normalize = false, top_k = 1 : i64} : tensor<4x8xbf16> -> (tensor<4x1xi64>, tensor<4x1xf32>, tensor<8xi64>)
+// CHECK: dist.moe_permute {{.*}} : tensor<4x32xbf16>, tensor<4x1xi64>, tensor<32xi64> -> tensor<4x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<4xi64>
+// CHECK: nn.moe_experts {{.*}} {activation = #nn<moe_activation gelu>} : (tensor<16x32xf32>, tensor<4x2xi64>, tensor<2x32x64xbf16>, tensor<2x64x32xbf16>) -> tensor<16x32xf32>
+// CHECK: nn.moe_combine {{.*}} : (tensor<4x32xf32>, tensor<4xi64>, tensor<4x1xf32>) -> tensor<4x32xbf16>
+// CHECK: dist.all_gather %{{.*}} : tensor<4x32xbf16> -> tensor<16x32xbf16>
+// With ep=1 and capacity factor 1.25: ceil(1.25 * 16 * 1 / 8) = 3 pairs per expert.
+// CAP: nn.moe {{.*}} {activation = #nn<moe_activation gelu>, capacity = 3 : i64, normalize = false, top_k = 1 : i64}
+func.func @main(%x: tensor<16x32xbf16>, %l: tensor<16x8xbf16>) -> tensor<16x32xbf16> {
+  %w1 = arith.constant dense<0.5> : tensor<8x32x64xbf16>
+  %w2 = arith.constant dense<0.25> : tensor<8x64x32xbf16>
+  %y = nn.moe %x, %l, %w1, %w2 {top_k = 1 : i64, normalize = false, activation = #nn<moe_activation gelu>} : (tensor<16x32xbf16>, tensor<16x8xbf16>, tensor<8x32x64xbf16>, tensor<8x64x32xbf16>) -> tensor<16x32xbf16>
+  return %y : tensor<16x32xbf16>
+}
