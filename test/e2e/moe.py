@@ -327,7 +327,9 @@ def check_model(r, name, path, meta):
     # With --pp the experts of each stage's layers split over its ranks.
     configs = [[f"--ep={e}"] for e in r.args.ep] + [
         ["--tp=2", "--ep=2"], ["--tp=2", "--etp"], ["--pp=2", "--ep=2"],
-        ["--pp=2", "--tp=2", "--ep=2"]]
+        ["--pp=2", "--tp=2", "--ep=2"],
+        # 2 expert groups of 2 tensor-parallel ranks: 4 ranks.
+        ["--tp=2", "--ep=2", "--etp"]]
     for flags in configs:
         def parallel(flags=flags):
             if "y" not in base:
@@ -339,11 +341,16 @@ def check_model(r, name, path, meta):
                 raise RuntimeError(f"differs from single rank by {err:.2e}")
             # Each of the ranks holds 1/ranks of the expert weights, by
             # experts (--ep) or inside every expert (--etp).
-            ranks = max(int(f.split("=")[1]) for f in flags
-                        if f.startswith(("--ep=", "--tp=")))
+            degree = {f.split("=")[0]: int(f.split("=")[1]) for f in flags if "=" in f}
+            ranks = max(degree.get("--ep", 1), degree.get("--tp", 1))
+            if "--etp" in flags and degree.get("--ep", 1) > 1:
+                ranks = degree["--ep"] * degree["--tp"]  # experts, then their ffn
             total = c["experts"] * 3 * c["hidden"] * c["ffn"] * 4
-            for layer in json.load(open(os.path.join(
-                    work, tag, "manifest.json")))["moe_layers"]:
+            manifest = json.load(open(os.path.join(work, tag, "manifest.json")))
+            if manifest["world_size"] != ranks * degree.get("--pp", 1):
+                raise RuntimeError(f"world size {manifest['world_size']}, expected "
+                                   f"{ranks * degree.get('--pp', 1)}")
+            for layer in manifest["moe_layers"]:
                 if (layer["expert_weight_bytes_per_rank"] * ranks != total or
                         layer["expert_weight_bytes_total"] != total):
                     raise RuntimeError(f"manifest: {layer['expert_weight_bytes_per_rank']} expert "
@@ -356,19 +363,21 @@ def check_model(r, name, path, meta):
         # equal outputs and equal dropped counts (numpy checks the counts
         # themselves on the blocks above).
         cf = f"--capacity-factor={r.args.capacity_factor}"
-        got = {}
-        for flags in ([cf], [cf, "--ep=2"]):
+        got = []
+        for flags in ([cf], [cf, "--ep=2"], [cf, "--tp=2", "--ep=2", "--etp"]):
             tag = "cap-" + "-".join(f.strip("-").replace("=", "") for f in flags)
             res = r.compile_run(path, os.path.join(work, tag), shapes, {"input_ids": ip}, flags)
             rep = json.load(open(os.path.join(res, "moe_report.rank0.json")))
-            got[tag] = (np.load(os.path.join(res, "logits.npy")),
-                        [l["dropped"] for l in rep["layers"]])
-        (y1, d1), (y2, d2) = got.values()
-        err = rel_err(y2, y1)
-        if err > RTOL or d1 != d2 or not sum(d1):
-            raise RuntimeError(f"ep 2 vs 1 rank: err {err:.2e}, dropped {d2} vs {d1}")
+            got.append((" ".join(flags[1:]), np.load(os.path.join(res, "logits.npy")),
+                        [l["dropped"] for l in rep["layers"]]))
+        _, y1, d1 = got[0]
+        for what, y2, d2 in got[1:]:
+            err = rel_err(y2, y1)
+            if err > RTOL or d1 != d2 or not sum(d1):
+                raise RuntimeError(f"{what} vs 1 rank: err {err:.2e}, dropped {d2} vs {d1}")
         return f"dropped per layer {d1}, err {err:.1e}"
-    r.case(f"{name}: --capacity-factor {r.args.capacity_factor}, --ep 2 == 1 rank", capacity)
+    r.case(f"{name}: --capacity-factor {r.args.capacity_factor}, --ep 2 (and with "
+           "--tp 2 --etp) == 1 rank", capacity)
 
     def refused():
         bad = next(e for e in (3, 5, 6, 7) if c["experts"] % e)

@@ -70,10 +70,9 @@ struct DistExpertParallelPass
   /// --etp: Megatron inside each expert over the tensor-parallel mesh.
   void splitInsideExperts(ModuleOp module, ArrayRef<nn::MoeOp> moes) {
     auto meshes = module.getOps<dist::MeshOp>();
-    if (meshes.empty() || ep != 1) {
+    if (meshes.empty()) {
       module.emitError("expert tensor parallelism (etp) splits experts over "
-                       "the tensor-parallel ranks: it needs --tp > 1 and no "
-                       "--ep");
+                       "the tensor-parallel ranks: it needs --tp > 1");
       return signalPassFailure();
     }
     dist::MeshOp mesh = *meshes.begin();
@@ -118,7 +117,11 @@ struct DistExpertParallelPass
   ///   -> combine [S, H] -> all_gather [T, H].
   /// R bounds what a rank can receive: every token sends it at most
   /// min(k, L) rows, and its L experts keep at most `capacity` each.
-  void decompose(nn::MoeOp moe, StringRef meshName, StringRef axis) {
+  ///
+  /// With `ffnShards` > 1 (etp) each expert's ffn is split over mesh axis
+  /// `ffnAxis`: the combined share is a partial sum, all-reduced there.
+  void decompose(nn::MoeOp moe, StringRef meshName, StringRef axis,
+                 StringRef ffnAxis, int64_t ffnShards) {
     OpBuilder b(moe);
     Location loc = moe.getLoc();
     MLIRContext *ctx = b.getContext();
@@ -173,6 +176,14 @@ struct DistExpertParallelPass
     Value mine = nn::MoeCombineOp::create(b, loc, tensor({s, h}, et),
                                           back.getOutput(), permute.getPairRows(),
                                           route.getWeights());
+    if (ffnShards > 1) {
+      // For the manifest: the weights this op holds are 1/ffnShards of the
+      // experts'.
+      experts->setAttr("dist.ffn_shards", b.getI64IntegerAttr(ffnShards));
+      mine = dist::AllReduceOp::create(b, loc, mine.getType(), mesh,
+                                       b.getStrArrayAttr({ffnAxis}), mine,
+                                       dist::ReductionKind::sum);
+    }
     Value y = dist::AllGatherOp::create(b, loc, tensor({t, h}, et), mesh, axes,
                                         mine, b.getI64IntegerAttr(0),
                                         DenseI64ArrayAttr());
@@ -210,15 +221,34 @@ struct DistExpertParallelPass
         moe.setCapacityAttr(
             IntegerAttr::get(IntegerType::get(&getContext(), 64), capacity));
       }
-    if (etp)
+    if (etp && ep == 1)
       return splitInsideExperts(module, moes);
 
     // The axis the experts are split over: a new `ep` mesh, or the one
-    // tensor parallelism made (the same ranks).
-    std::string axis = "ep", meshName = "mesh";
+    // tensor parallelism made (the same ranks); with etp, a new major "ep"
+    // axis of that mesh, each expert split over its tensor-parallel axis.
+    std::string axis = "ep", meshName = "mesh", ffnAxis;
+    int64_t ffnShards = 1;
     if (ep > 1) {
       auto meshes = module.getOps<dist::MeshOp>();
-      if (!meshes.empty()) {
+      if (etp) {
+        if (meshes.empty() || (*meshes.begin()).getAxisNames().size() != 1) {
+          module.emitError("--ep with --etp needs the 1-D tensor-parallel "
+                           "mesh of --tp");
+          return signalPassFailure();
+        }
+        dist::MeshOp mesh = *meshes.begin();
+        ffnAxis = mesh.getAxisNames().front().str();
+        ffnShards = mesh.getNumRanks();
+        meshName = mesh.getSymName().str();
+        if (ffnAxis == axis) {
+          mesh.emitError("the tensor-parallel axis cannot be named \"ep\"");
+          return signalPassFailure();
+        }
+        OpBuilder b(mesh);
+        mesh.setAxesAttr(b.getStrArrayAttr({axis, ffnAxis}));
+        mesh.setShapeAttr(b.getDenseI64ArrayAttr({ep, ffnShards}));
+      } else if (!meshes.empty()) {
         dist::MeshOp mesh = *meshes.begin();
         if (mesh.getAxisNames().size() != 1 || mesh.getNumRanks() != ep) {
           mesh.emitError() << "--ep " << int64_t(ep)
@@ -264,17 +294,21 @@ struct DistExpertParallelPass
         failed = true;
         continue;
       }
-      for (OpOperand *w : weights) {
-        Value v = w->get();
-        auto t = cast<RankedTensorType>(v.getType());
-        SmallVector<int64_t> shape(t.getShape());
-        shape[0] /= ep;
-        w->set(dist::LocalPartOp::create(
-            b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()), v,
-            b.getI64IntegerAttr(0), b.getI64IntegerAttr(ep),
-            b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr()));
+      if (moe.getFfnSize() % ffnShards) {
+        moe.emitError() << nodeOf(moe) << ": --tp " << ffnShards
+                        << " does not fit this model: the experts' ffn of "
+                        << moe.getFfnSize() << " does not divide";
+        failed = true;
+        continue;
       }
-      decompose(moe, meshName, axis);
+      for (OpOperand *w : weights) {
+        Value v = part(b, w->get(), 0, ep, axis);
+        // With etp: fc1 / fc3 [L, H, F] by columns, fc2 [L, F, H] by rows.
+        if (ffnShards > 1)
+          v = part(b, v, w->getOperandNumber() == 3 ? 1 : 2, ffnShards, ffnAxis);
+        w->set(v);
+      }
+      decompose(moe, meshName, axis, ffnAxis, ffnShards);
       LLVM_DEBUG(llvm::dbgs() << "dist-expert-parallel: " << nodeOf(moe)
                               << " split over " << axis << "\n");
     }

@@ -1,4 +1,4 @@
-// RUN: parc-opt %s --convert-nn-to-rt | FileCheck %s
+// RUN: parc-opt %s --split-input-file --convert-nn-to-rt | FileCheck %s
 
 // The steps of an expert-parallel nn.moe each become one kernel on their
 // operands and results, attributes kept (the group of the permutation and
@@ -38,4 +38,21 @@ func.func @main(%x: tensor<8x16xf32> {onnx.name = "x"}, %l: tensor<8x4xf32> {onn
   %mine = nn.moe_combine %back, %pairs, %w : (tensor<8x16xf32>, tensor<8xi64>, tensor<4x2xf32>) -> tensor<4x16xf32>
   %y = dist.all_gather %mine on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4x16xf32> -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// A part of a part of a constant (an expert block, then its ffn columns) is
+// one weight cut twice, inner cut first: no weight for the inner part.
+// CHECK-LABEL: func.func @main()
+// CHECK-NOT: rt.weight
+// CHECK: %[[W:.*]] = rt.weight "const.part" {shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 2 : i64, parts = 2 : i64}}, value = dense<5.000000e-01> : tensor<4x16x24xf32>} : memref<2x16x12xf32>
+// CHECK-NOT: rt.weight
+// CHECK: rt.kernel "copy" ins(%[[W]]
+dist.mesh @mesh(shape = 2x2, axes = ["ep", "tp"])
+func.func @main() -> (tensor<2x16x12xf32> {onnx.name = "w"}) {
+  %c = arith.constant dense<0.5> : tensor<4x16x24xf32>
+  %e = dist.local_part %c dim = 0 parts = 2 axis = "ep" : tensor<4x16x24xf32> -> tensor<2x16x24xf32>
+  %w = dist.local_part %e dim = 2 parts = 2 axis = "tp" : tensor<2x16x24xf32> -> tensor<2x16x12xf32>
+  return %w : tensor<2x16x12xf32>
 }
