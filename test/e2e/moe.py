@@ -406,6 +406,19 @@ def check_model(r, name, path, meta):
         return "refused"
     r.case(f"{name}: --tp 2 --ep 4 (EP shares the TP ranks)", mismatched)
 
+    def etp_with_pp():
+        out = os.path.join(work, "etp-pp")
+        shutil.rmtree(out, ignore_errors=True)
+        p = run([os.path.join(r.args.tools, "parc"), "compile", path, "-o", out,
+                 f"--input-shape=input_ids={c['batch']}x{c['seq']}", "--pp=2", "--tp=2",
+                 "--ep=2", "--etp"], r.log, check=False)
+        if p.returncode == 0 or "--ep with --etp does not combine with --pp" not in p.stdout:
+            raise RuntimeError("--pp 2 --tp 2 --ep 2 --etp was not refused")
+        if os.path.exists(out):
+            raise RuntimeError("a refused compile left its output directory")
+        return "refused"
+    r.case(f"{name}: --pp 2 --tp 2 --ep 2 --etp (not built)", etp_with_pp)
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -80,7 +80,8 @@ cl::opt<double> capacityFactor(
     cl::init(0.0), cl::sub(compileCmd));
 cl::opt<bool> etp("etp",
                   cl::desc("Expert tensor parallelism: split every expert's "
-                           "ffn over the --tp ranks (instead of --ep)"),
+                           "ffn over the --tp ranks (with --ep E: E groups "
+                           "of --tp ranks, experts over the groups)"),
                   cl::sub(compileCmd));
 cl::opt<bool> sp("sp",
                  cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
