@@ -394,30 +394,24 @@ def check_model(r, name, path, meta):
         return f"--ep {bad} refused"
     r.case(f"{name}: --ep that does not divide {c['experts']} experts", refused)
 
-    def mismatched():
-        out = os.path.join(work, "mismatched")
-        p = run([os.path.join(r.args.tools, "parc"), "compile", path, "-o", out,
-                 f"--input-shape=input_ids={c['batch']}x{c['seq']}", "--tp=2", "--ep=4"],
-                r.log, check=False)
-        if p.returncode == 0 or "--ep 4 must equal --tp 2" not in p.stdout:
-            raise RuntimeError("--tp 2 --ep 4 was not refused")
-        if os.path.exists(out):
-            raise RuntimeError("a refused compile left its output directory")
-        return "refused"
-    r.case(f"{name}: --tp 2 --ep 4 (EP shares the TP ranks)", mismatched)
-
-    def etp_with_pp():
-        out = os.path.join(work, "etp-pp")
-        shutil.rmtree(out, ignore_errors=True)
-        p = run([os.path.join(r.args.tools, "parc"), "compile", path, "-o", out,
-                 f"--input-shape=input_ids={c['batch']}x{c['seq']}", "--pp=2", "--tp=2",
-                 "--ep=2", "--etp"], r.log, check=False)
-        if p.returncode == 0 or "--ep with --etp does not combine with --pp" not in p.stdout:
-            raise RuntimeError("--pp 2 --tp 2 --ep 2 --etp was not refused")
-        if os.path.exists(out):
-            raise RuntimeError("a refused compile left its output directory")
-        return "refused"
-    r.case(f"{name}: --pp 2 --tp 2 --ep 2 --etp (not built)", etp_with_pp)
+    def refused_with(tag, flags, message):
+        def check():
+            out = os.path.join(work, tag)
+            shutil.rmtree(out, ignore_errors=True)
+            p = run([os.path.join(r.args.tools, "parc"), "compile", path, "-o", out,
+                     f"--input-shape=input_ids={c['batch']}x{c['seq']}"] + flags,
+                    r.log, check=False)
+            if p.returncode == 0 or message not in p.stdout:
+                raise RuntimeError(f"{' '.join(flags)} was not refused")
+            if os.path.exists(out):
+                raise RuntimeError("a refused compile left its output directory")
+            return "refused"
+        return check
+    r.case(f"{name}: --tp 2 --ep 4 (EP shares the TP ranks)",
+           refused_with("mismatched", ["--tp=2", "--ep=4"], "--ep 4 must equal --tp 2"))
+    r.case(f"{name}: --pp 2 --tp 2 --ep 2 --etp (not built)",
+           refused_with("etp-pp", ["--pp=2", "--tp=2", "--ep=2", "--etp"],
+                        "--ep with --etp does not combine with --pp"))
 
 
 def main():
