@@ -51,7 +51,8 @@ parc_rt_status_t parc::rt::moeExpertRuns(parc_rt_dtype_t dtype,
                                          std::vector<MoeRun> &runs) {
   const char *op = "moe_experts";
   if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
-    return fail(PARC_RT_UNSUPPORTED, "%s: unsupported dtype %d", op, int(dtype));
+    return fail(PARC_RT_UNSUPPORTED, "%s: dtype %s is not supported", op,
+                parc_rt_dtype_name(dtype));
   if (maxRows < 0 || senders < 1 || local < 1 || hidden < 1 || ffn < 1)
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "%s: bad sizes (rows %lld, senders %lld, local experts %lld, "
