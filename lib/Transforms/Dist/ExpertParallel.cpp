@@ -9,7 +9,10 @@
 // the (replicated) tokens, the per-expert counts are all-gathered (so
 // every rank applies the capacity identically), rows travel to their
 // experts and back with dist.all_to_all_v (data-dependent counts, static
-// upper-bound shapes), and the combined shares are all-gathered.
+// upper-bound shapes), and the combined shares are all-gathered. With etp
+// each expert is also split Megatron-style over the tensor-parallel ranks:
+// alone (every rank routes every token), or inside each group of a 2-D
+// ["ep", "tp"] mesh.
 //
 //===----------------------------------------------------------------------===//
 

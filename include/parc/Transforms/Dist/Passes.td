@@ -270,11 +270,17 @@ def DistExpertParallel : Pass<"dist-expert-parallel", "::mlir::ModuleOp"> {
     their tensor-parallel split, MoE layers are expert-parallel over the
     same ranks).
 
-    With `etp` (expert tensor parallelism; needs the tensor-parallel mesh
-    and `ep` = 1) every expert is split Megatron-style over the mesh's
+    With `etp` (expert tensor parallelism; needs the tensor-parallel mesh)
+    and `ep` = 1 every expert is split Megatron-style over the mesh's
     ranks instead: fc1 and fc3 by columns (the ffn dim), fc2 by rows, and
     the layer's output, a partial sum on each rank, is all-reduced. Every
     rank routes every token and computes its slice of every chosen expert.
+    With `etp` and `ep` > 1 the 1-D tensor-parallel mesh [N] becomes
+    [ep, N] with a new major axis "ep" (its collectives keep their groups):
+    the experts are split over "ep" as above and each expert's ffn over
+    the tensor-parallel axis (a `dist.local_part` of a `dist.local_part`);
+    the steps run over "ep" and the combined share, a partial sum, is
+    all-reduced over the tensor-parallel axis before the all-gather.
 
     With `capacity-factor` F > 0 every nn.moe gets `capacity` =
     ceil(F · tokens · top_k / experts) pairs per expert; later pairs are
