@@ -472,6 +472,50 @@ static LogicalResult checkComm(AllToAllVOp op,
   return success();
 }
 
+static LogicalResult checkComm(MoePermuteOp op,
+                               std::optional<int64_t> groupSize) {
+  RankedTensorType input = op.getInput().getType();
+  auto ids = cast<RankedTensorType>(op.getExpertIds().getType());
+  auto layout = cast<RankedTensorType>(op.getLayout().getType());
+  if (input.getRank() != 2 || !isa<FloatType>(input.getElementType()))
+    return op.emitOpError() << "input must be [tokens, hidden] of a float "
+                               "type, got "
+                            << input;
+  int64_t tokens = input.getDimSize(0), hidden = input.getDimSize(1);
+  if (ids.getRank() != 2 || ids.getDimSize(0) != tokens ||
+      !ids.getElementType().isInteger(64))
+    return op.emitOpError() << "expert_ids must be [" << tokens
+                            << ", top_k] of i64, got " << ids;
+  int64_t pairs = tokens * ids.getDimSize(1);
+  if (layout.getRank() != 2 || !layout.getElementType().isInteger(64))
+    return op.emitOpError() << "layout must be [members, local experts] of "
+                               "i64, got "
+                            << layout;
+  int64_t members = layout.getDimSize(0), local = layout.getDimSize(1);
+  auto size = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(0);
+  };
+  if (size(op.getCounts()) != members * members * local)
+    return op.emitOpError()
+           << "counts must hold every member's count of every expert ("
+           << members * members * local << "), got " << size(op.getCounts());
+  if (size(op.getSendCounts()) != members)
+    return op.emitOpError() << "send_counts must have one entry per member ("
+                            << members << "), got " << size(op.getSendCounts());
+  RankedTensorType rows = op.getRows().getType();
+  if (rows.getShape() != ArrayRef<int64_t>{pairs, hidden} ||
+      !rows.getElementType().isF32())
+    return op.emitOpError() << "rows must be [" << pairs << ", " << hidden
+                            << "] of f32 (one per pair), got " << rows;
+  if (size(op.getPairRows()) != pairs)
+    return op.emitOpError() << "pair_rows must have one entry per pair ("
+                            << pairs << "), got " << size(op.getPairRows());
+  if (groupSize && members != *groupSize)
+    return op.emitOpError() << "layout must have one row per group member ("
+                            << *groupSize << "), got " << members;
+  return success();
+}
+
 template <typename OpT> static LogicalResult verifyComm(OpT op) {
   if (failed(verifyAxesDistinct(op, op.getMeshAxes())))
     return failure();
@@ -501,6 +545,7 @@ DIST_COMM_VERIFIERS(ReduceScatterStartOp)
 DIST_COMM_VERIFIERS(AllToAllOp)
 DIST_COMM_VERIFIERS(AllToAllStartOp)
 DIST_COMM_VERIFIERS(AllToAllVOp)
+DIST_COMM_VERIFIERS(MoePermuteOp)
 DIST_COMM_VERIFIERS(BroadcastOp)
 DIST_COMM_VERIFIERS(SendOp)
 DIST_COMM_VERIFIERS(SendStartOp)

@@ -326,6 +326,42 @@ def Dist_AllToAllVOp : Dist_CommOp<"all_to_all_v"> {
     " `->` type($output) `,` type($recv_counts)";
 }
 
+def Dist_MoePermuteOp : Dist_CommOp<"moe_permute"> {
+  let summary = "expert-parallel dispatch plan: capacity cut and token permutation";
+  let description = [{
+    The step of an expert-parallel `nn.moe` between routing and dispatch.
+    It moves no data between ranks; it needs the group only for the rank's
+    own index `r`. `counts` (`[P·E]` i64) are every member's per-expert
+    counts in group order (an all_gather of `nn.moe_route`'s counts), so all
+    members apply `capacity` (> 0: at most that many pairs per expert, the
+    first in (rank, token) order) identically. Experts are split into `P`
+    contiguous blocks of `L = E / P`.
+
+    Results: `rows` (`[T·k, H]` f32, T·k the static bound) hold the input
+    rows of this rank's kept (token, expert) pairs ordered by expert, token
+    order within (so by destination rank); `send_counts` (`[P]`) how many
+    go to each member; `layout` (`[P, L]`) how many rows of each member
+    this rank will receive for each of its local experts (what
+    `nn.moe_experts` reads); `pair_rows` (`[T·k]`) the row each pair was
+    put in, -1 if it was dropped (what `nn.moe_combine` reads). The
+    permutation also records the layer's routing statistics for the run's
+    report.
+
+    ```mlir
+    %rows, %sc, %layout, %pairs = dist.moe_permute %x, %ids, %counts on @mesh mesh_axes = ["ep"] capacity = 4
+        : tensor<8x32xf32>, tensor<8x2xi64>, tensor<8xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<2x2xi64>, tensor<16xi64>
+    ```
+  }];
+  let arguments = !con(commonArgs, (ins Dist_Tensor:$input,
+                       Dist_Tensor:$expert_ids, Dist_CountsTensor:$counts,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$capacity));
+  let results = (outs Dist_Tensor:$rows, Dist_CountsTensor:$send_counts,
+                 Dist_Tensor:$layout, Dist_CountsTensor:$pair_rows);
+  let assemblyFormat = "$input `,` $expert_ids `,` $counts " # meshFormat #
+    " (`capacity` `=` $capacity^)? attr-dict `:` type($input) `,` type($expert_ids) `,` type($counts)"
+    " `->` type($rows) `,` type($send_counts) `,` type($layout) `,` type($pair_rows)";
+}
+
 def Dist_BroadcastOp : Dist_CommOp<"broadcast", [SameOperandsAndResultType]> {
   let summary = "copy the root's tensor to every member of its group";
   let description = [{

@@ -572,11 +572,8 @@ LogicalResult MoeOp::verify() {
        fc1 = tensorType(getFc1()), fc2 = tensorType(getFc2());
   if (fc1.getRank() != 3 || fc2.getRank() != 3)
     return emitOpError("expert weights must be stacked [experts, in, out]");
-  int64_t shards = getExpertShards().value_or(1);
-  int64_t experts = fc1.getDimSize(0) * shards, hidden = fc1.getDimSize(1),
+  int64_t experts = fc1.getDimSize(0), hidden = fc1.getDimSize(1),
           ffn = fc1.getDimSize(2);
-  if (shards > 1 && !getEpAxis())
-    return emitOpError("expert_shards needs the ep_axis it is split over");
   if (x.getRank() < 1 || x.getShape().back() != hidden)
     return emitOpError() << "input's last dim must be the experts' input width "
                          << hidden << ", got " << shapeStr(x.getShape());
@@ -603,6 +600,88 @@ LogicalResult MoeOp::verify() {
                          << experts << "]";
   if (getType() != x)
     return emitOpError("result type must equal the input type");
+  return success();
+}
+
+/// `v` is a static tensor of `shape` with element type `et`.
+static LogicalResult expectTensor(Operation *op, StringRef what, Value v,
+                                  ArrayRef<int64_t> shape, Type et) {
+  auto t = tensorType(v);
+  if (t.getShape() != shape || t.getElementType() != et)
+    return op->emitOpError() << what << " must be " << shapeStr(shape) << " of "
+                             << et << ", got " << t;
+  return success();
+}
+
+LogicalResult MoeRouteOp::verify() {
+  auto logits = tensorType(getRouterLogits());
+  if (logits.getRank() != 2 || !isa<FloatType>(logits.getElementType()))
+    return emitOpError("router logits must be a [tokens, experts] float tensor");
+  int64_t tokens = logits.getDimSize(0), experts = logits.getDimSize(1);
+  int64_t k = getTopKAttr().getInt();
+  if (k < 1 || k > experts)
+    return emitOpError() << "top_k " << k << " must be in [1, " << experts
+                         << "]";
+  Builder b(getContext());
+  return success(
+      succeeded(expectTensor(*this, "expert_ids", getExpertIds(), {tokens, k},
+                             b.getI64Type())) &&
+      succeeded(expectTensor(*this, "weights", getWeights(), {tokens, k},
+                             b.getF32Type())) &&
+      succeeded(expectTensor(*this, "counts", getCounts(), {experts},
+                             b.getI64Type())));
+}
+
+LogicalResult MoeExpertsOp::verify() {
+  auto rows = tensorType(getRows()), layout = tensorType(getLayout()),
+       fc1 = tensorType(getFc1()), fc2 = tensorType(getFc2());
+  if (fc1.getRank() != 3 || fc2.getRank() != 3)
+    return emitOpError("expert weights must be stacked [experts, in, out]");
+  int64_t local = fc1.getDimSize(0), hidden = fc1.getDimSize(1),
+          ffn = fc1.getDimSize(2);
+  Builder b(getContext());
+  if (rows.getRank() != 2 || rows.getDimSize(1) != hidden ||
+      !rows.getElementType().isF32())
+    return emitOpError() << "rows must be [rows, " << hidden << "] of f32, got "
+                         << rows;
+  if (layout.getRank() != 2 || layout.getDimSize(1) != local ||
+      !layout.getElementType().isInteger(64))
+    return emitOpError() << "layout must be [senders, " << local
+                         << "] of i64 (one column per local expert), got "
+                         << layout;
+  if (failed(expectTensor(*this, "fc2", getFc2(), {local, ffn, hidden},
+                          fc1.getElementType())))
+    return failure();
+  if (Value fc3 = getFc3();
+      fc3 && failed(expectTensor(*this, "fc3", fc3, fc1.getShape(),
+                                 fc1.getElementType())))
+    return failure();
+  if (getType() != rows)
+    return emitOpError("result type must equal the rows' type");
+  return success();
+}
+
+LogicalResult MoeCombineOp::verify() {
+  auto results = tensorType(getResults()), weights = tensorType(getWeights());
+  if (weights.getRank() != 2 || !weights.getElementType().isF32())
+    return emitOpError() << "weights must be [tokens, top_k] of f32, got "
+                         << weights;
+  int64_t tokens = weights.getDimSize(0), k = weights.getDimSize(1);
+  if (results.getRank() != 2 || !results.getElementType().isF32() ||
+      results.getDimSize(0) != tokens * k)
+    return emitOpError() << "results must be [" << tokens * k
+                         << ", hidden] of f32 (one row per pair), got "
+                         << results;
+  Builder b(getContext());
+  if (failed(expectTensor(*this, "pair_rows", getPairRows(), {tokens * k},
+                          b.getI64Type())))
+    return failure();
+  auto out = tensorType(getOutput());
+  if (out.getShape() != ArrayRef<int64_t>{tokens, results.getDimSize(1)} ||
+      !isa<FloatType>(out.getElementType()))
+    return emitOpError() << "result must be [" << tokens << ", "
+                         << results.getDimSize(1) << "] of a float type, got "
+                         << out;
   return success();
 }
 

@@ -665,10 +665,9 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
 
     `capacity` (set by `dist-expert-parallel` from a capacity factor) keeps
     at most that many (token, expert) pairs per expert, the first in token
-    order; the others are dropped and add nothing. With `expert_shards` = P
-    the experts are split into P contiguous blocks over the ranks of mesh
-    axis `ep_axis`, and `fc1`/`fc2`/`fc3` hold this rank's block of
-    experts / P (the router still scores all of them).
+    order; the others are dropped and add nothing. Expert parallelism
+    replaces the op by its steps (`nn.moe_route`, `dist.moe_permute`,
+    `dist.all_to_all_v`, `nn.moe_experts`, `nn.moe_combine`).
 
     ```mlir
     %y = nn.moe %x, %logits, %w1, %w2, %w3 {top_k = 2 : i64, normalize = true, activation = #nn<moe_activation silu>}
@@ -679,9 +678,7 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
     NN_Tensor:$fc1, NN_Tensor:$fc2, Optional<NN_Tensor>:$fc3,
     I64Attr:$top_k, DefaultValuedAttr<BoolAttr, "true">:$normalize,
     DefaultValuedAttr<NN_MoeActivationAttr, "MoeActivation::silu">:$activation,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$capacity,
-    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$expert_shards,
-    OptionalAttr<StrAttr>:$ep_axis);
+    OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$capacity);
   let results = (outs NN_Tensor:$output);
   let assemblyFormat = [{
     $input `,` $router_logits `,` $fc1 `,` $fc2 (`,` $fc3^)? attr-dict `:`
@@ -689,12 +686,7 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// All experts, also when each rank holds only a block of them.
-    int64_t getNumExperts() {
-      return getRouterLogits().getType().getShape().back();
-    }
-    /// The experts whose weights this op holds.
-    int64_t getNumLocalExperts() { return getFc1().getType().getDimSize(0); }
+    int64_t getNumExperts() { return getFc1().getType().getDimSize(0); }
     int64_t getHiddenSize() { return getFc1().getType().getDimSize(1); }
     int64_t getFfnSize() { return getFc1().getType().getDimSize(2); }
     /// Rows routed independently: the product of the input's leading dims.
@@ -702,6 +694,83 @@ def NN_MoeOp : NN_Op<"moe", [Pure]> {
       return getInput().getType().getNumElements() / getHiddenSize();
     }
   }];
+}
+
+// The local steps of an expert-parallel `nn.moe`; `dist-expert-parallel`
+// places them around `dist.moe_permute` and two `dist.all_to_all_v`.
+
+def NN_MoeRouteOp : NN_Op<"moe_route", [Pure]> {
+  let summary = "top-k routing of tokens: expert ids, weights, per-expert counts";
+  let description = [{
+    `nn.moe`'s routing on `[T, E]` router logits: per token the `top_k`
+    experts with the largest softmax probabilities (ties: lower index), in
+    descending order (`expert_ids` `[T, top_k]` i64), their probabilities,
+    renormalised to sum to one when `normalize` is set (`weights`
+    `[T, top_k]` f32), and how many tokens chose each expert (`counts`
+    `[E]` i64), the first exchange of an expert-parallel layer.
+
+    ```mlir
+    %ids, %w, %counts = nn.moe_route %logits {top_k = 2 : i64}
+        : tensor<8x4xf32> -> (tensor<8x2xi64>, tensor<8x2xf32>, tensor<4xi64>)
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$router_logits, I64Attr:$top_k,
+    DefaultValuedAttr<BoolAttr, "true">:$normalize);
+  let results = (outs NN_Tensor:$expert_ids, NN_Tensor:$weights,
+    NN_Tensor:$counts);
+  let assemblyFormat =
+    "$router_logits attr-dict `:` type($router_logits) `->` `(` type(results) `)`";
+  let hasVerifier = 1;
+}
+
+def NN_MoeExpertsOp : NN_Op<"moe_experts", [Pure]> {
+  let summary = "a rank's experts on the rows dispatched to it (grouped GEMMs)";
+  let description = [{
+    `rows` (`[R, H]` f32, a static upper bound) hold what `P` senders
+    dispatched, sender by sender in group order, each sender's rows grouped
+    by local expert: `layout[s, e]` (`[P, L]` i64) rows of sender `s` for
+    local expert `e`. Each run goes through its expert (`nn.moe`'s MLP on
+    `fc1`/`fc2`/`fc3`, `[L, …]`, computed in f32); `output[i]` is row `i`'s
+    result. Rows past the layout's total are left unspecified.
+
+    ```mlir
+    %out = nn.moe_experts %rows, %layout, %w1, %w2 {activation = #nn<moe_activation silu>}
+        : (tensor<16x32xf32>, tensor<2x2xi64>, tensor<2x32x64xf32>, tensor<2x64x32xf32>) -> tensor<16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$rows, NN_Tensor:$layout, NN_Tensor:$fc1,
+    NN_Tensor:$fc2, Optional<NN_Tensor>:$fc3,
+    DefaultValuedAttr<NN_MoeActivationAttr, "MoeActivation::silu">:$activation);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = [{
+    $rows `,` $layout `,` $fc1 `,` $fc2 (`,` $fc3^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_MoeCombineOp : NN_Op<"moe_combine", [Pure]> {
+  let summary = "weighted sum of each token's expert results (unpermute)";
+  let description = [{
+    `pair_rows[t·k + j]` (`[T·k]` i64) is the row of `results` (`[T·k, H]`
+    f32) that holds the output of token `t`'s `j`-th expert, or -1 when the
+    pair was dropped (capacity). `output[t]` (`[T, H]`, the model's element
+    type) is the sum over the token's kept pairs, in row order (the rows
+    are in expert order), of `weights[t, j]` times that row.
+
+    ```mlir
+    %y = nn.moe_combine %back, %pair_rows, %w
+        : (tensor<16x32xf32>, tensor<16xi64>, tensor<8x2xf32>) -> tensor<8x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$results, NN_Tensor:$pair_rows,
+    NN_Tensor:$weights);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat = [{
+    $results `,` $pair_rows `,` $weights attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -40,8 +40,10 @@ LogicalResult WeightOp::verify() {
     return success();
   auto global = cast<ShapedType>(value.getType());
   SmallVector<int64_t> expected(getType().getShape());
-  // A sharded weight keeps its global value: the buffer is one part of it.
-  if (auto shard = (*this)->getAttrOfType<DictionaryAttr>("shard")) {
+  // A sharded weight keeps its global value: the buffer is one part of it
+  // (a part of a part with a nested "then" cut).
+  for (auto shard = (*this)->getAttrOfType<DictionaryAttr>("shard"); shard;
+       shard = dyn_cast_or_null<DictionaryAttr>(shard.get("then"))) {
     auto dim = dyn_cast_or_null<IntegerAttr>(shard.get("dim"));
     auto parts = dyn_cast_or_null<IntegerAttr>(shard.get("parts"));
     if (!dim || !parts || !isa_and_nonnull<StringAttr>(shard.get("axis")) ||

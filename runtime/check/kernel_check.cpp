@@ -810,6 +810,66 @@ void collectives(Check &c, parc_rt_context_t *ctx) {
     o.push_back(x);
     return parc_rt_broadcast(world, x.device, 33, PARC_RT_F32, 0);
   });
+  // An expert-parallel MoE layer step by step, as the compiler places it
+  // (route, counts all-gathered, permute, all_to_all_v out, experts,
+  // all_to_all_v back, combine), over the world: 8 tokens per rank, top-2
+  // of 4 experts per rank, with and without a capacity that drops pairs.
+  for (parc_rt_dtype_t t : kFloats)
+    for (int64_t capacity : {int64_t(0), int64_t(3)}) {
+      if (capacity && t != PARC_RT_F32)
+        continue;
+      std::string name = std::string("moe_ep_steps_") + dtypeTag(t) +
+                         (capacity ? "_capacity" : "");
+      c.run(name, [&](std::vector<Tensor> &o) {
+        const int64_t p = size, s = 8, k = 2, h = 16, f = 24, local = 4,
+                      e = local * p, room = s * p * k;
+        Tensor x = c.random(t, {s, h}), l = c.random(t, {s, e}, -3, 3);
+        Tensor w1 = c.random(t, {local, h, f}, -0.3, 0.3),
+               w2 = c.random(t, {local, f, h}, -0.3, 0.3),
+               w3 = c.random(t, {local, h, f}, -0.3, 0.3);
+        Tensor ids = c.output(PARC_RT_I64, {s, k}),
+               weights = c.output(PARC_RT_F32, {s, k}),
+               counts = c.output(PARC_RT_I64, {e}),
+               all = c.output(PARC_RT_I64, {p * e}),
+               rows = c.output(PARC_RT_F32, {s * k, h}),
+               sendCounts = c.output(PARC_RT_I64, {p}),
+               layout = c.output(PARC_RT_I64, {p, local}),
+               pairRows = c.output(PARC_RT_I64, {s * k}),
+               in = c.output(PARC_RT_F32, {room, h}),
+               recvCounts = c.output(PARC_RT_I64, {p}),
+               out = c.output(PARC_RT_F32, {room, h}),
+               back = c.output(PARC_RT_F32, {s * k, h}),
+               backCounts = c.output(PARC_RT_I64, {p}),
+               y = c.output(t, {s, h});
+        o = {ids, weights, counts, pairRows, layout, y};
+        parc_rt_status_t st = parc_rt_moe_route(
+            t, l.device, ids.device, weights.device, counts.device, s, e, k, 1);
+        if (st == PARC_RT_OK)
+          st = parc_rt_all_gather(world, counts.device, all.device, e,
+                                  PARC_RT_I64);
+        if (st == PARC_RT_OK)
+          st = parc_rt_moe_permute(world, t, x.device, ids.device, all.device,
+                                   rows.device, sendCounts.device,
+                                   layout.device, pairRows.device, s, h, e, k,
+                                   capacity, "check");
+        if (st == PARC_RT_OK)
+          st = parc_rt_all_to_all_v_slices(world, rows.device, sendCounts.device,
+                                           s * k, in.device, recvCounts.device,
+                                           room, h, PARC_RT_F32);
+        if (st == PARC_RT_OK)
+          st = parc_rt_moe_experts(t, in.device, layout.device, w1.device,
+                                   w2.device, w3.device, out.device, room, p,
+                                   local, h, f, PARC_RT_MOE_SILU);
+        if (st == PARC_RT_OK)
+          st = parc_rt_all_to_all_v_slices(world, out.device, recvCounts.device,
+                                           room, back.device, backCounts.device,
+                                           s * k, h, PARC_RT_F32);
+        if (st == PARC_RT_OK)
+          st = parc_rt_moe_combine(t, back.device, pairRows.device,
+                                   weights.device, y.device, s, h, k);
+        return st;
+      });
+    }
   c.run("barrier", [&](std::vector<Tensor> &) {
     parc_rt_request_t *r = nullptr;
     parc_rt_status_t s = parc_rt_barrier_start(world, &r);

@@ -69,7 +69,8 @@ def sparse_moe(cfg, weights, x, capacity=0, ranks=1):
     """Routes every token of x [T, H] to its top-k experts and evaluates only
     those. Returns y, dropped pairs, pairs per expert (before capacity),
     kept pairs per expert-parallel rank, and each rank's all-to-all bytes
-    (f32 rows out and back plus an 8-byte expert index per row out)."""
+    (f32 rows out and results back; the receiver knows each row's expert
+    from the all-gathered counts, so no index travels)."""
     T, H = x.shape
     E, k = cfg.experts, cfg.top_k
     logits = x.astype(np.float64) @ weights["gate"]
@@ -109,7 +110,7 @@ def sparse_moe(cfg, weights, x, capacity=0, ranks=1):
             g = x[t] @ w1
             h = g / (1 + np.exp(-g)) * (x[t] @ w3)
             y[t] += w * (h @ w2)
-    bytes_sent = [int(sent[r] * (H * 4 + 8) + recv[r] * H * 4) for r in range(ranks)]
+    bytes_sent = [int((sent[r] + recv[r]) * H * 4) for r in range(ranks)]
     return y, dropped, per_expert, recv, bytes_sent
 
 
@@ -207,6 +208,20 @@ def check_block(r, gen, name, cfg):
                                        f" per rank, expected {expert_bytes // ep}")
                 if layer["capacity"] != capacity:
                     raise RuntimeError(f"capacity {layer['capacity']}, expected {capacity}")
+                if ep > 1:
+                    # The static bound from the dims: a rank sends its T/ep
+                    # tokens' k rows and returns what it can receive, at
+                    # most min(k, E/ep) rows per token or E/ep · capacity.
+                    H, k, local = cfg.hidden, cfg.top_k, cfg.experts // ep
+                    recv_max = T * min(k, local)
+                    if capacity:
+                        recv_max = min(recv_max, local * capacity)
+                    bound = (T // ep * k + recv_max) * H * 4
+                    if layer["all_to_all_bytes_sent_per_rank_max"] != bound:
+                        raise RuntimeError(f"manifest all-to-all bound {layer['all_to_all_bytes_sent_per_rank_max']}"
+                                           f", expected {bound}")
+                    if max(sent) > bound:
+                        raise RuntimeError(f"numpy counts {max(sent)} all-to-all bytes, over the bound {bound}")
                 for rank in range(ep):
                     rep = json.load(open(os.path.join(
                         res, f"moe_report.rank{rank}.json")))["layers"][0]
@@ -312,7 +327,9 @@ def check_model(r, name, path, meta):
     # With --pp the experts of each stage's layers split over its ranks.
     configs = [[f"--ep={e}"] for e in r.args.ep] + [
         ["--tp=2", "--ep=2"], ["--tp=2", "--etp"], ["--pp=2", "--ep=2"],
-        ["--pp=2", "--tp=2", "--ep=2"]]
+        ["--pp=2", "--tp=2", "--ep=2"],
+        # 2 expert groups of 2 tensor-parallel ranks: 4 ranks.
+        ["--tp=2", "--ep=2", "--etp"]]
     for flags in configs:
         def parallel(flags=flags):
             if "y" not in base:
@@ -324,11 +341,16 @@ def check_model(r, name, path, meta):
                 raise RuntimeError(f"differs from single rank by {err:.2e}")
             # Each of the ranks holds 1/ranks of the expert weights, by
             # experts (--ep) or inside every expert (--etp).
-            ranks = max(int(f.split("=")[1]) for f in flags
-                        if f.startswith(("--ep=", "--tp=")))
+            degree = {f.split("=")[0]: int(f.split("=")[1]) for f in flags if "=" in f}
+            ranks = max(degree.get("--ep", 1), degree.get("--tp", 1))
+            if "--etp" in flags and degree.get("--ep", 1) > 1:
+                ranks = degree["--ep"] * degree["--tp"]  # experts, then their ffn
             total = c["experts"] * 3 * c["hidden"] * c["ffn"] * 4
-            for layer in json.load(open(os.path.join(
-                    work, tag, "manifest.json")))["moe_layers"]:
+            manifest = json.load(open(os.path.join(work, tag, "manifest.json")))
+            if manifest["world_size"] != ranks * degree.get("--pp", 1):
+                raise RuntimeError(f"world size {manifest['world_size']}, expected "
+                                   f"{ranks * degree.get('--pp', 1)}")
+            for layer in manifest["moe_layers"]:
                 if (layer["expert_weight_bytes_per_rank"] * ranks != total or
                         layer["expert_weight_bytes_total"] != total):
                     raise RuntimeError(f"manifest: {layer['expert_weight_bytes_per_rank']} expert "
@@ -341,19 +363,21 @@ def check_model(r, name, path, meta):
         # equal outputs and equal dropped counts (numpy checks the counts
         # themselves on the blocks above).
         cf = f"--capacity-factor={r.args.capacity_factor}"
-        got = {}
-        for flags in ([cf], [cf, "--ep=2"]):
+        got = []
+        for flags in ([cf], [cf, "--ep=2"], [cf, "--tp=2", "--ep=2", "--etp"]):
             tag = "cap-" + "-".join(f.strip("-").replace("=", "") for f in flags)
             res = r.compile_run(path, os.path.join(work, tag), shapes, {"input_ids": ip}, flags)
             rep = json.load(open(os.path.join(res, "moe_report.rank0.json")))
-            got[tag] = (np.load(os.path.join(res, "logits.npy")),
-                        [l["dropped"] for l in rep["layers"]])
-        (y1, d1), (y2, d2) = got.values()
-        err = rel_err(y2, y1)
-        if err > RTOL or d1 != d2 or not sum(d1):
-            raise RuntimeError(f"ep 2 vs 1 rank: err {err:.2e}, dropped {d2} vs {d1}")
+            got.append((" ".join(flags[1:]), np.load(os.path.join(res, "logits.npy")),
+                        [l["dropped"] for l in rep["layers"]]))
+        _, y1, d1 = got[0]
+        for what, y2, d2 in got[1:]:
+            err = rel_err(y2, y1)
+            if err > RTOL or d1 != d2 or not sum(d1):
+                raise RuntimeError(f"{what} vs 1 rank: err {err:.2e}, dropped {d2} vs {d1}")
         return f"dropped per layer {d1}, err {err:.1e}"
-    r.case(f"{name}: --capacity-factor {r.args.capacity_factor}, --ep 2 == 1 rank", capacity)
+    r.case(f"{name}: --capacity-factor {r.args.capacity_factor}, --ep 2 (and with "
+           "--tp 2 --etp) == 1 rank", capacity)
 
     def refused():
         bad = next(e for e in (3, 5, 6, 7) if c["experts"] % e)
@@ -370,17 +394,24 @@ def check_model(r, name, path, meta):
         return f"--ep {bad} refused"
     r.case(f"{name}: --ep that does not divide {c['experts']} experts", refused)
 
-    def mismatched():
-        out = os.path.join(work, "mismatched")
-        p = run([os.path.join(r.args.tools, "parc"), "compile", path, "-o", out,
-                 f"--input-shape=input_ids={c['batch']}x{c['seq']}", "--tp=2", "--ep=4"],
-                r.log, check=False)
-        if p.returncode == 0 or "--ep 4 must equal --tp 2" not in p.stdout:
-            raise RuntimeError("--tp 2 --ep 4 was not refused")
-        if os.path.exists(out):
-            raise RuntimeError("a refused compile left its output directory")
-        return "refused"
-    r.case(f"{name}: --tp 2 --ep 4 (EP shares the TP ranks)", mismatched)
+    def refused_with(tag, flags, message):
+        def check():
+            out = os.path.join(work, tag)
+            shutil.rmtree(out, ignore_errors=True)
+            p = run([os.path.join(r.args.tools, "parc"), "compile", path, "-o", out,
+                     f"--input-shape=input_ids={c['batch']}x{c['seq']}"] + flags,
+                    r.log, check=False)
+            if p.returncode == 0 or message not in p.stdout:
+                raise RuntimeError(f"{' '.join(flags)} was not refused")
+            if os.path.exists(out):
+                raise RuntimeError("a refused compile left its output directory")
+            return "refused"
+        return check
+    r.case(f"{name}: --tp 2 --ep 4 (EP shares the TP ranks)",
+           refused_with("mismatched", ["--tp=2", "--ep=4"], "--ep 4 must equal --tp 2"))
+    r.case(f"{name}: --pp 2 --tp 2 --ep 2 --etp (not built)",
+           refused_with("etp-pp", ["--pp=2", "--tp=2", "--ep=2", "--etp"],
+                        "--ep with --etp does not combine with --pp"))
 
 
 def main():

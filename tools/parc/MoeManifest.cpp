@@ -38,30 +38,23 @@ std::string nodeName(Location loc) {
 
 llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
   llvm::json::Array layers;
-  program.walk([&](parc::rt::KernelOp k) {
-    if (k.getCallee() != "moe")
-      return;
-    ValueRange ins = k.getIns();
-    auto fc1 = cast<MemRefType>(ins[2].getType());
-    int64_t local = fc1.getDimSize(0), hidden = fc1.getDimSize(1),
-            ffn = fc1.getDimSize(2);
-    int64_t experts = cast<MemRefType>(ins[1].getType()).getShape().back();
-    int64_t tokens =
-        cast<MemRefType>(ins[0].getType()).getNumElements() / hidden;
-    int64_t shards = experts / local;
-    int64_t topK = k->getAttrOfType<IntegerAttr>("top_k").getInt();
-    auto cap = k->getAttrOfType<IntegerAttr>("capacity");
-    int64_t capacity = cap ? cap.getInt() : 0;
+  // An expert-parallel layer is several kernels from one ONNX node: its
+  // permutation opens the entry, its experts and exchanges complete it.
+  llvm::StringMap<llvm::json::Object *> open;
+  auto describe = [&](Operation *k, ValueRange weights, int64_t tokens,
+                      int64_t experts, int64_t topK, int64_t capacity) {
+    auto fc1 = cast<MemRefType>(weights[0].getType());
+    int64_t local = fc1.getDimSize(0), shards = experts / local;
     auto ffnShards = k->getAttrOfType<IntegerAttr>("dist.ffn_shards");
     int64_t etp = ffnShards ? ffnShards.getInt() : 1;
     int64_t weightBytes = 0;
-    for (Value w : ins.drop_front(2))
+    for (Value w : weights)
       weightBytes += bytesOf(w);
-    llvm::json::Object layer{
-        {"layer", nodeName(k.getLoc())},
+    return llvm::json::Object{
+        {"layer", nodeName(k->getLoc())},
         {"tokens", tokens},
-        {"hidden", hidden},
-        {"ffn", ffn * etp},
+        {"hidden", fc1.getDimSize(1)},
+        {"ffn", fc1.getDimSize(2) * etp},
         {"experts", experts},
         {"top_k", topK},
         {"capacity", capacity},
@@ -69,24 +62,72 @@ llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
         {"experts_per_rank", local},
         {"expert_weight_bytes_per_rank", weightBytes},
         {"etp", etp},
-                             {"expert_weight_bytes_total", weightBytes * shards * etp}};
-    if (shards > 1) {
-      // Rows travel as f32 with an 8-byte expert index on the way out. A
-      // rank sends the pairs of its token share and the results for the
-      // pairs it received (at most every pair of every rank, or its
-      // experts' capacity).
-      int64_t share = tokens / shards, sent = share * topK;
-      int64_t received = tokens * topK;
-      if (capacity)
-        received = std::min(received, local * capacity);
-      layer["all_to_all_bytes_sent_per_rank_max"] =
-          sent * (hidden * 4 + 8) + received * hidden * 4;
-      layer["count_exchange_bytes_per_rank"] = experts * 8;
-      layer["all_gather_bytes_per_rank"] =
-          share * hidden * bytesOf(ins[0]) /
-          cast<MemRefType>(ins[0].getType()).getNumElements();
+        {"expert_weight_bytes_total", weightBytes * shards * etp}};
+  };
+  auto capacityOf = [](Operation *k) {
+    auto cap = k->getAttrOfType<IntegerAttr>("capacity");
+    return cap ? cap.getInt() : int64_t(0);
+  };
+  program.walk([&](parc::rt::KernelOp k) {
+    StringRef callee = k.getCallee();
+    ValueRange ins = k.getIns(), outs = k.getOuts();
+    std::string node = nodeName(k.getLoc());
+    if (callee == "moe") {
+      auto fc1 = cast<MemRefType>(ins[2].getType());
+      int64_t experts = cast<MemRefType>(ins[1].getType()).getShape().back();
+      layers.push_back(describe(
+          k, ins.drop_front(2),
+          cast<MemRefType>(ins[0].getType()).getNumElements() / fc1.getDimSize(1),
+          experts, k->getAttrOfType<IntegerAttr>("top_k").getInt(),
+          capacityOf(k)));
+      return;
     }
-    layers.push_back(std::move(layer));
+    if (callee == "moe_permute") {
+      // x [S, H], ids [S, k]; layout [P, L].
+      auto x = cast<MemRefType>(ins[0].getType());
+      auto layout = cast<MemRefType>(outs[2].getType());
+      int64_t ranks = layout.getDimSize(0);
+      llvm::json::Object layer{
+          {"layer", node},
+          {"tokens", x.getDimSize(0) * ranks},
+          {"experts", ranks * layout.getDimSize(1)},
+          {"top_k", cast<MemRefType>(ins[1].getType()).getDimSize(1)},
+          {"capacity", capacityOf(k)},
+          // The all-gather of every rank's per-expert counts.
+          {"count_exchange_bytes_per_rank", bytesOf(ins[2]) / ranks},
+          {"all_gather_bytes_per_rank", bytesOf(ins[0])},
+          {"all_to_all_bytes_sent_per_rank_max", int64_t(0)}};
+      layers.push_back(std::move(layer));
+      open[node] = layers.back().getAsObject();
+      return;
+    }
+    auto it = open.find(node);
+    if (it == open.end())
+      return;
+    llvm::json::Object &layer = *it->second;
+    if (callee == "moe_experts") {
+      llvm::json::Object full =
+          describe(k, ins.drop_front(2), *layer.getInteger("tokens"),
+                   *layer.getInteger("experts"), *layer.getInteger("top_k"),
+                   *layer.getInteger("capacity"));
+      for (auto &kv : full)
+        layer[kv.first] = std::move(kv.second);
+      return;
+    }
+    if (callee == "all_to_all_v") {
+      // The static bound: the whole send buffer; plus the counts each
+      // exchange sends first (one i64 per member, twice when the output
+      // may be too small for what could arrive).
+      auto in = cast<MemRefType>(ins[0].getType()),
+           out = cast<MemRefType>(outs[0].getType());
+      int64_t ranks = cast<MemRefType>(ins[1].getType()).getDimSize(0);
+      layer["all_to_all_bytes_sent_per_rank_max"] =
+          *layer.getInteger("all_to_all_bytes_sent_per_rank_max") + bytesOf(ins[0]);
+      bool mayTruncate = out.getDimSize(0) < ranks * in.getDimSize(0);
+      layer["count_exchange_bytes_per_rank"] =
+          *layer.getInteger("count_exchange_bytes_per_rank") +
+          (mayTruncate ? 2 : 1) * bytesOf(ins[1]);
+    }
   });
   return layers;
 }

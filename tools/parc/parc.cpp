@@ -80,7 +80,8 @@ cl::opt<double> capacityFactor(
     cl::init(0.0), cl::sub(compileCmd));
 cl::opt<bool> etp("etp",
                   cl::desc("Expert tensor parallelism: split every expert's "
-                           "ffn over the --tp ranks (instead of --ep)"),
+                           "ffn over the --tp ranks (with --ep E: E groups "
+                           "of --tp ranks, experts over the groups)"),
                   cl::sub(compileCmd));
 cl::opt<bool> sp("sp",
                  cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
@@ -162,7 +163,12 @@ private:
     llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
   };
   /// Ranks that run one stage: the tensor- or expert-parallel group.
-  int64_t ranksPerStage() const { return std::max<int64_t>(tp, ep); }
+  /// --ep E --etp with --tp N: E groups of N tensor-parallel ranks (a 2-D
+  /// ["ep", "tp"] mesh); otherwise EP shares the TP ranks.
+  bool expertMesh() const { return etp && ep > 1; }
+  int64_t ranksPerStage() const {
+    return expertMesh() ? tp * ep : std::max<int64_t>(tp, ep);
+  }
   /// Lowers, writes the weights of the ranks that run it (stage `stage`),
   /// emits and builds one program.
   FailureOr<ProgramInfo> emitProgram(ModuleOp module, StringRef name,
@@ -351,13 +357,16 @@ LogicalResult Compilation::run() {
   }
   if (ep < 1)
     return fail("--ep must be at least 1");
-  if (ep > 1 && tp > 1 && ep != tp)
+  if (ep > 1 && tp > 1 && ep != tp && !etp)
     return fail(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
-                              "over the tensor-parallel ranks",
+                              "over the tensor-parallel ranks (or add --etp "
+                              "for --ep groups of --tp ranks)",
                               ep.getValue(), tp.getValue()));
-  if (etp && (tp < 2 || ep > 1))
+  if (etp && tp < 2)
     return fail("--etp splits experts over the tensor-parallel ranks: it "
-                "needs --tp > 1 and no --ep");
+                "needs --tp > 1");
+  if (expertMesh() && pp > 1)
+    return fail("--ep with --etp does not combine with --pp yet");
   if (ep > 1 || capacityFactor != 0 || etp) {
     progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
                  : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
@@ -461,6 +470,9 @@ LogicalResult Compilation::run() {
   if (pp > 1)
     mesh = llvm::json::Object{{"axes", llvm::json::Array{"pp", inner}},
                               {"shape", llvm::json::Array{pp.getValue(), width}}};
+  else if (expertMesh())
+    mesh = llvm::json::Object{{"axes", llvm::json::Array{"ep", "tp"}},
+                              {"shape", llvm::json::Array{ep.getValue(), tp.getValue()}}};
   else if (width > 1)
     mesh = llvm::json::Object{{"axes", llvm::json::Array{inner}},
                               {"shape", llvm::json::Array{width}}};
@@ -567,7 +579,13 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
     auto bytes = parc::writeWeights(
         program, llvm::sys::path::parent_path(modelPath), path(file),
-        [&](StringRef axis) { return axis == "pp" ? stage : t; });
+        [&](StringRef axis) {
+          if (axis == "pp")
+            return stage;
+          if (expertMesh()) // ["ep", "tp"]: ep major
+            return axis == "ep" ? t / tp : t % tp;
+          return t;
+        });
     if (failed(bytes))
       return failure();
     totalWeightBytes += *bytes;
@@ -595,12 +613,17 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
       info.sendBytes += in;
       return;
     }
+    // On the ["ep", "tp"] mesh of --ep with --etp a group is one axis.
+    int64_t g = n;
+    if (auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+        expertMesh() && axes && axes.size() == 1)
+      g = cast<StringAttr>(axes[0]).getValue() == "ep" ? ep : tp;
     if (callee == "all_reduce")
-      sent = 2 * (n - 1) * in / n;
+      sent = 2 * (g - 1) * in / g;
     else if (callee == "all_gather")
-      sent = (n - 1) * in;
+      sent = (g - 1) * in;
     else if (callee == "reduce_scatter")
-      sent = (n - 1) * in / n;
+      sent = (g - 1) * in / g;
     else
       return;
     info.commBytes += sent;

@@ -25,28 +25,76 @@ parc_rt_comm_t *world() { return parc_rt_context_world(ctx); }
 
 
 // Expert parallelism: each rank holds experts/size experts and a share of
-// the tokens for dispatch; the gathered result must equal the dense
-// reference, with and without a capacity that drops pairs.
+// the tokens; the steps the compiler places (route, counts all-gathered,
+// permute, all_to_all_v out, experts, all_to_all_v back, combine, shares
+// all-gathered) must give the dense reference, with and without a
+// capacity that drops pairs.
 void checkMoeEp(const MoeCase &c, uint32_t seed) {
   const int64_t T = c.tokens, H = c.hidden, F = c.ffn, E = c.experts,
-                local = E / size();
+                P = size(), local = E / P, S = T / P, K = c.topK;
   auto x = randomFloats(T * H, seed);
   auto logits = randomFloats(T * E, seed + 1, -3, 3);
   auto fc1 = randomFloats(E * H * F, seed + 2, -0.3f, 0.3f);
   auto fc2 = randomFloats(E * F * H, seed + 3, -0.3f, 0.3f);
   auto fc3 = randomFloats(E * H * F, seed + 4, -0.3f, 0.3f);
-  const int64_t r = rank();
-  std::vector<float> y(T * H, -7.0f);
-  ASSERT_RT_OK(parc_rt_moe_ep(
-      world(), PARC_RT_F32, x.data(), logits.data(),
-      fc1.data() + r * local * H * F, fc2.data() + r * local * F * H,
-      fc3.data() + r * local * H * F, y.data(), T, H, F, E, c.topK,
-      c.normalize, PARC_RT_MOE_SILU, c.capacity, "ep"));
+  const int64_t r = rank(), R = T * K;
+  std::vector<int64_t> ids(S * K), counts(E), all(P * E), sendCounts(P),
+      layout(P * local), pairRows(S * K), recvCounts(P), backCounts(P);
+  std::vector<float> weights(S * K), rows(S * K * H), recv(R * H),
+      out(R * H), back(S * K * H), mine(S * H), y(T * H, -7.0f);
+  ASSERT_RT_OK(parc_rt_moe_route(PARC_RT_F32, logits.data() + r * S * E,
+                                 ids.data(), weights.data(), counts.data(), S,
+                                 E, K, c.normalize));
+  ASSERT_RT_OK(parc_rt_all_gather(world(), counts.data(), all.data(), E,
+                                  PARC_RT_I64));
+  ASSERT_RT_OK(parc_rt_moe_permute(
+      world(), PARC_RT_F32, x.data() + r * S * H, ids.data(), all.data(),
+      rows.data(), sendCounts.data(), layout.data(), pairRows.data(), S, H, E,
+      K, c.capacity, "ep"));
+  ASSERT_RT_OK(parc_rt_all_to_all_v_slices(world(), rows.data(),
+                                           sendCounts.data(), S * K,
+                                           recv.data(), recvCounts.data(), R,
+                                           H, PARC_RT_F32));
+  ASSERT_RT_OK(parc_rt_moe_experts(
+      PARC_RT_F32, recv.data(), layout.data(), fc1.data() + r * local * H * F,
+      fc2.data() + r * local * F * H, fc3.data() + r * local * H * F,
+      out.data(), R, P, local, H, F, PARC_RT_MOE_SILU));
+  ASSERT_RT_OK(parc_rt_all_to_all_v_slices(world(), out.data(),
+                                           recvCounts.data(), R, back.data(),
+                                           backCounts.data(), S * K, H,
+                                           PARC_RT_F32));
+  // Everything sent came back.
+  EXPECT_EQ(backCounts, sendCounts);
+  ASSERT_RT_OK(parc_rt_moe_combine(PARC_RT_F32, back.data(), pairRows.data(),
+                                   weights.data(), mine.data(), S, H, K));
+  ASSERT_RT_OK(parc_rt_all_gather(world(), mine.data(), y.data(), S * H,
+                                  PARC_RT_F32));
   int64_t dropped = 0;
   EXPECT_TRUE(allClose(y, denseMoe(c, x, logits, fc1, fc2, fc3, dropped),
                        1e-5, 1e-5));
   if (c.capacity)
     EXPECT_GT(dropped, 0);
+}
+
+// all_to_all_v with less room than is sent: runs are stored in group order
+// until the output is full, and each sender learns what was stored.
+TEST(AllToAllV, TruncatesInGroupOrder) {
+  const int64_t p = size(), r = rank();
+  // Every rank sends 2 slices (value 100·sender + i) to each member; the
+  // output has room for 2·p - 1: the last sender's run loses one slice.
+  std::vector<int64_t> send(2 * p), counts(p, 2), recvCounts(p, -1);
+  for (int64_t i = 0; i < 2 * p; ++i)
+    send[i] = 100 * r + i;
+  std::vector<int64_t> recv(2 * p - 1, -1);
+  ASSERT_RT_OK(parc_rt_all_to_all_v_slices(world(), send.data(), counts.data(),
+                                           2 * p, recv.data(),
+                                           recvCounts.data(), 2 * p - 1, 1,
+                                           PARC_RT_I64));
+  for (int64_t j = 0; j < p; ++j)
+    EXPECT_EQ(recvCounts[j], j + 1 < p ? 2 : 1);
+  for (int64_t j = 0; j < p; ++j)
+    for (int64_t i = 0; i < recvCounts[j]; ++i)
+      EXPECT_EQ(recv[2 * j + i], 100 * j + 2 * r + i);
 }
 
 TEST(MoeEp, Top2MatchesDense) {

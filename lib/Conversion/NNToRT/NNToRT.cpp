@@ -33,6 +33,14 @@ namespace rt = parc::rt;
 
 namespace {
 
+/// The constant a chain of dist.local_part ops cuts, if any.
+arith::ConstantOp constantUnder(dist::LocalPartOp part) {
+  Value v = part.getInput();
+  while (auto inner = v.getDefiningOp<dist::LocalPartOp>())
+    v = inner.getInput();
+  return v.getDefiningOp<arith::ConstantOp>();
+}
+
 MemRefType bufferType(Type tensor) {
   auto t = cast<RankedTensorType>(tensor);
   return MemRefType::get(t.getShape(), t.getElementType());
@@ -148,25 +156,35 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     return success();
   }
   if (auto part = dyn_cast<dist::LocalPartOp>(op);
-      part && part.getInput().getDefiningOp<arith::ConstantOp>()) {
+      part && constantUnder(part)) {
     // A rank's part of a constant is a sharded weight: the weight writer
-    // cuts it per rank at compile time.
-    auto cst = part.getInput().getDefiningOp<arith::ConstantOp>();
+    // cuts it per rank at compile time. A part of a part (an expert split
+    // over "ep", then its ffn over "tp") is one weight cut twice, the
+    // inner cut first, the outer one under "then".
+    if (!part->use_empty() &&
+        llvm::all_of(part->getUsers(), llvm::IsaPred<dist::LocalPartOp>))
+      return success();
+    auto cst = constantUnder(part);
     auto value = cast<ElementsAttr>(cst.getValue());
     std::string base = "const";
     if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
       base = res.getRawHandle().getKey().str();
     auto w = rt::WeightOp::create(b, loc, bufferType(part.getType()),
                                   uniqueName(base + ".part"), value);
-    SmallVector<NamedAttribute> shard{
-        b.getNamedAttr("dim", part.getDimAttr()),
-        b.getNamedAttr("parts", part.getPartsAttr()),
-        b.getNamedAttr("axis", part.getAxisAttr())};
-    if (part.getBlocksAttr())
-      shard.push_back(b.getNamedAttr("blocks", part.getBlocksAttr()));
-    if (part.getReplicasAttr())
-      shard.push_back(b.getNamedAttr("replicas", part.getReplicasAttr()));
-    w->setAttr("shard", b.getDictionaryAttr(shard));
+    DictionaryAttr shard;
+    for (auto p = part; p; p = p.getInput().getDefiningOp<dist::LocalPartOp>()) {
+      SmallVector<NamedAttribute> cut{b.getNamedAttr("dim", p.getDimAttr()),
+                                      b.getNamedAttr("parts", p.getPartsAttr()),
+                                      b.getNamedAttr("axis", p.getAxisAttr())};
+      if (p.getBlocksAttr())
+        cut.push_back(b.getNamedAttr("blocks", p.getBlocksAttr()));
+      if (p.getReplicasAttr())
+        cut.push_back(b.getNamedAttr("replicas", p.getReplicasAttr()));
+      if (shard)
+        cut.push_back(b.getNamedAttr("then", shard));
+      shard = b.getDictionaryAttr(cut);
+    }
+    w->setAttr("shard", shard);
     map.map(part.getResult(), w);
     return success();
   }
@@ -210,7 +228,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto attention = dyn_cast<nn::AttentionOp>(op))
     return lowerAttention(attention);
-  if (!isa_and_nonnull<nn::NNDialect>(op->getDialect()) || op->getNumRegions())
+  // An expert-parallel MoE's permutation and all_to_all_v read their
+  // counts from buffers: one kernel on the operands and results, like an
+  // nn op (the group is in the attributes).
+  bool moeStep = isa<dist::MoePermuteOp, dist::AllToAllVOp>(op);
+  if ((!moeStep && !isa_and_nonnull<nn::NNDialect>(op->getDialect())) ||
+      op->getNumRegions())
     return op->emitOpError("has no runtime kernel");
 
   SmallVector<Value> ins, outs;

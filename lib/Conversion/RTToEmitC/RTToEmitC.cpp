@@ -131,6 +131,8 @@ private:
   /// hides communication only if something drives it.
   void emitProgress(Location loc);
   LogicalResult emitMoe(rt::KernelOp op);
+  /// The steps of an expert-parallel nn.moe and its all_to_all_v's.
+  LogicalResult emitMoeStep(rt::KernelOp op);
   Value pointer(Value buffer) { return pointers.lookup(buffer); }
   Call &shape(Call &call, Value buffer) {
     auto t = memrefOf(buffer);
@@ -202,9 +204,6 @@ Value Emitter::meshComm(Operation *op) {
   int64_t mask = 0;
   auto mesh = module->getAttrOfType<DictionaryAttr>("rt.mesh");
   auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
-  // An nn.moe with split experts names its one axis.
-  if (auto epAxis = op->getAttrOfType<StringAttr>("ep_axis"))
-    axes = b.getArrayAttr({epAxis});
   if (mesh && axes)
     if (auto names = mesh.getAs<ArrayAttr>("axes"))
       for (auto [j, name] : llvm::enumerate(names))
@@ -477,6 +476,8 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
   }
   if (name == "moe")
     return emitMoe(op);
+  if (name.starts_with("moe_") || name == "all_to_all_v")
+    return emitMoeStep(op);
   if (name == "attention_scores" || name == "attention_values") {
     // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
     // key/value head h / (H / Hkv).
@@ -555,9 +556,16 @@ void Emitter::emitProgress(Location loc) {
   }
 }
 
-/// nn.moe: parc_rt_moe, or parc_rt_moe_ep over the group of mesh axis
-/// `ep_axis` when the experts are split (inside a pipeline stage under pp). The expert count is
-/// the router's: under expert parallelism fc1 holds only the local ones.
+/// The MoE activation enumerator of a kernel's `activation` attribute.
+static std::string moeActivation(Operation *op) {
+  auto act = op->getAttrOfType<nn::MoeActivationAttr>("activation");
+  return "PARC_RT_MOE_" +
+         StringRef(nn::stringifyMoeActivation(act ? act.getValue()
+                                                  : nn::MoeActivation::silu))
+             .upper();
+}
+
+/// nn.moe: parc_rt_moe. The expert count is the router's.
 LogicalResult Emitter::emitMoe(rt::KernelOp op) {
   Location loc = op.getLoc();
   ValueRange ins = op.getIns(), outs = op.getOuts();
@@ -569,14 +577,10 @@ LogicalResult Emitter::emitMoe(rt::KernelOp op) {
   int64_t tokens = memrefOf(ins[0]).getNumElements() / hidden;
   auto topK = op->getAttrOfType<IntegerAttr>("top_k");
   auto normalize = op->getAttrOfType<BoolAttr>("normalize");
-  auto act = op->getAttrOfType<nn::MoeActivationAttr>("activation");
   auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
-  bool ep = op->hasAttr("ep_axis");
   if (!topK)
     return op.emitOpError("moe needs a top_k");
   Call call(b.getContext());
-  if (ep)
-    call.value(meshComm(op));
   call.text(dtype(ins[0]));
   for (size_t i = 0; i < 4; ++i)
     call.value(pointer(ins[i]));
@@ -584,14 +588,91 @@ LogicalResult Emitter::emitMoe(rt::KernelOp op) {
   call.value(pointer(outs[0]))
       .lit(tokens).lit(hidden).lit(ffn).lit(experts).lit(topK.getInt())
       .lit(!normalize || normalize.getValue())
-      .text("PARC_RT_MOE_" +
-            StringRef(nn::stringifyMoeActivation(
-                          act ? act.getValue() : nn::MoeActivation::silu))
-                .upper())
+      .text(moeActivation(op))
       .lit(capacity ? capacity.getInt() : 0)
       .text(quoted(nodeName(loc)));
-  emitCall(loc, ep ? "parc_rt_moe_ep" : "parc_rt_moe", call);
+  emitCall(loc, "parc_rt_moe", call);
   return success();
+}
+
+LogicalResult Emitter::emitMoeStep(rt::KernelOp op) {
+  StringRef name = op.getCallee();
+  Location loc = op.getLoc();
+  ValueRange ins = op.getIns(), outs = op.getOuts();
+  Call call(b.getContext());
+  auto dim = [&](Value v, unsigned d) { return memrefOf(v).getDimSize(d); };
+  auto expect = [&](size_t nIns, size_t nOuts) -> LogicalResult {
+    if (ins.size() == nIns && outs.size() == nOuts)
+      return success();
+    return op.emitOpError() << "'" << name << "' takes " << nIns
+                            << " inputs and " << nOuts << " outputs";
+  };
+  if (name == "moe_route") {
+    auto topK = op->getAttrOfType<IntegerAttr>("top_k");
+    auto normalize = op->getAttrOfType<BoolAttr>("normalize");
+    if (failed(expect(1, 3)) || !topK)
+      return failure();
+    call.text(dtype(ins[0])).value(pointer(ins[0]));
+    for (Value v : outs)
+      call.value(pointer(v));
+    call.lit(dim(ins[0], 0)).lit(dim(ins[0], 1)).lit(topK.getInt())
+        .lit(!normalize || normalize.getValue());
+    emitCall(loc, "parc_rt_moe_route", call);
+    return success();
+  }
+  if (name == "moe_permute") {
+    auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
+    if (failed(expect(3, 4)))
+      return failure();
+    call.value(meshComm(op)).text(dtype(ins[0]));
+    for (Value v : llvm::concat<Value>(ins, outs))
+      call.value(pointer(v));
+    // experts = members × local experts, from the layout [members, local].
+    call.lit(dim(ins[0], 0)).lit(dim(ins[0], 1))
+        .lit(dim(outs[2], 0) * dim(outs[2], 1)).lit(dim(ins[1], 1))
+        .lit(capacity ? capacity.getInt() : 0).text(quoted(nodeName(loc)));
+    emitCall(loc, "parc_rt_moe_permute", call);
+    return success();
+  }
+  if (name == "all_to_all_v") {
+    auto axis = op->getAttrOfType<IntegerAttr>("axis");
+    if (failed(expect(2, 2)))
+      return failure();
+    if (!axis || axis.getInt() != 0)
+      return op.emitOpError("all_to_all_v runs on the leading dim only");
+    int64_t slice = memrefOf(ins[0]).getNumElements() / std::max<int64_t>(dim(ins[0], 0), 1);
+    call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(ins[1]))
+        .lit(dim(ins[0], 0)).value(pointer(outs[0])).value(pointer(outs[1]))
+        .lit(dim(outs[0], 0)).lit(slice).text(dtype(ins[0]));
+    emitCall(loc, "parc_rt_all_to_all_v_slices", call, name);
+    return success();
+  }
+  if (name == "moe_experts") {
+    if (ins.size() < 4 || ins.size() > 5 || outs.size() != 1)
+      return op.emitOpError("moe_experts takes rows, layout, fc1, fc2 (, fc3) "
+                            "and one output");
+    auto fc1 = memrefOf(ins[2]);
+    call.text(dtype(ins[2]));
+    for (size_t i = 0; i < 4; ++i)
+      call.value(pointer(ins[i]));
+    (ins.size() == 5 ? call.value(pointer(ins[4])) : call.text("nullptr"));
+    call.value(pointer(outs[0])).lit(dim(ins[0], 0)).lit(dim(ins[1], 0))
+        .lit(fc1.getDimSize(0)).lit(fc1.getDimSize(1)).lit(fc1.getDimSize(2))
+        .text(moeActivation(op));
+    emitCall(loc, "parc_rt_moe_experts", call);
+    return success();
+  }
+  if (name == "moe_combine") {
+    if (failed(expect(3, 1)))
+      return failure();
+    call.text(dtype(outs[0]));
+    for (Value v : llvm::concat<Value>(ins, outs))
+      call.value(pointer(v));
+    call.lit(dim(outs[0], 0)).lit(dim(outs[0], 1)).lit(dim(ins[2], 1));
+    emitCall(loc, "parc_rt_moe_combine", call);
+    return success();
+  }
+  return op.emitOpError() << "no runtime kernel named '" << name << "'";
 }
 
 LogicalResult Emitter::run(func::FuncOp program) {

@@ -1199,8 +1199,7 @@ LogicalResult NodeImporter::contribMoE() {
   auto moe = nn::MoeOp::create(
       b, loc, *t, *x, *logits, *fc1, *fc2, fc3, b.getI64IntegerAttr(k),
       b.getBoolAttr(intAttr("normalize_routing_weights", 0) != 0),
-      nn::MoeActivationAttr::get(b.getContext(), *activation), IntegerAttr(),
-      IntegerAttr(), StringAttr());
+      nn::MoeActivationAttr::get(b.getContext(), *activation), IntegerAttr());
   if (failed(mlir::verify(moe)))
     return failure();
   return set(0, moe);

@@ -129,12 +129,17 @@ FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
       failedAny = true;
       return;
     }
-    if (auto shard = op->getAttrOfType<DictionaryAttr>("shard")) {
-      // A sharded weight stores its global value; keep this rank's part.
-      auto global = cast<ShapedType>(op.getValueAttr().getType());
+    // A sharded weight stores its global value; keep this rank's part, cut
+    // after cut (a nested "then" cuts the part again).
+    auto global = cast<ShapedType>(op->getAttrOfType<ElementsAttr>("value")
+                                       ? op.getValueAttr().getType()
+                                       : op.getType());
+    SmallVector<int64_t> shape(global.getShape());
+    for (auto shard = op->getAttrOfType<DictionaryAttr>("shard"); shard;
+         shard = dyn_cast_or_null<DictionaryAttr>(shard.get("then"))) {
       int64_t dim = cast<IntegerAttr>(shard.get("dim")).getInt();
       int64_t parts = cast<IntegerAttr>(shard.get("parts")).getInt();
-      SmallVector<int64_t> blocks{global.getDimSize(dim)};
+      SmallVector<int64_t> blocks{shape[dim]};
       if (auto b = dyn_cast_or_null<DenseI64ArrayAttr>(shard.get("blocks")))
         blocks.assign(b.asArrayRef().begin(), b.asArrayRef().end());
       // A part shared by several ranks (replicas) goes to consecutive ranks.
@@ -145,8 +150,9 @@ FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
           coordinate(cast<StringAttr>(shard.get("axis")).getValue()) / replicas;
       int64_t elementBytes =
           std::max<int64_t>(global.getElementTypeBitWidth() / 8, 1);
-      *bytes = sliceBytes(*bytes, global.getShape(), elementBytes, dim, blocks,
-                          parts, index);
+      *bytes = sliceBytes(*bytes, shape, elementBytes, dim, blocks, parts,
+                          index);
+      shape[dim] /= parts;
     }
     // Keep every tensor 64-byte aligned inside the data section.
     data.resize(llvm::alignTo(data.size(), 64), '\0');

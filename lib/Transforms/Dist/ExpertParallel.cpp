@@ -2,11 +2,17 @@
 //
 // An nn.moe computes on whole tokens, so splitting it over ranks needs no
 // propagation: the experts' stacked weights are cut on their expert dim,
-// and the op is told over which mesh axis it runs. The dispatch and combine
-// traffic depends on the routing, so it is left to the runtime's
-// parc_rt_moe_ep (counts first, then all_to_all_v payloads); everything the
-// compiler can fix statically (which experts a rank holds, the capacity)
-// is fixed here.
+// and the op is decomposed into its expert-parallel steps, with the
+// collectives placed here rather than in dist-comm: they come from the
+// expert split itself, not from a resharding between two layouts, which
+// is what dist-comm turns into collectives. Each rank routes its share of
+// the (replicated) tokens, the per-expert counts are all-gathered (so
+// every rank applies the capacity identically), rows travel to their
+// experts and back with dist.all_to_all_v (data-dependent counts, static
+// upper-bound shapes), and the combined shares are all-gathered. With etp
+// each expert is also split Megatron-style over the tensor-parallel ranks:
+// alone (every rank routes every token), or inside each group of a 2-D
+// ["ep", "tp"] mesh.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,10 +73,9 @@ struct DistExpertParallelPass
   /// --etp: Megatron inside each expert over the tensor-parallel mesh.
   void splitInsideExperts(ModuleOp module, ArrayRef<nn::MoeOp> moes) {
     auto meshes = module.getOps<dist::MeshOp>();
-    if (meshes.empty() || ep != 1) {
+    if (meshes.empty()) {
       module.emitError("expert tensor parallelism (etp) splits experts over "
-                       "the tensor-parallel ranks: it needs --tp > 1 and no "
-                       "--ep");
+                       "the tensor-parallel ranks: it needs --tp > 1");
       return signalPassFailure();
     }
     dist::MeshOp mesh = *meshes.begin();
@@ -105,6 +110,92 @@ struct DistExpertParallelPass
     }
   }
 
+  /// Replaces `moe`, whose weights already hold this rank's experts, by
+  /// its expert-parallel steps over the `ep` ranks of mesh axis `axis`.
+  /// With T tokens (S = T/P per rank), k choices, E experts (L = E/P per
+  /// rank) and hidden width H:
+  ///   route S tokens -> all_gather per-expert counts [P·E] -> permute
+  ///   (capacity cut, rows [S·k, H] by expert) -> all_to_all_v to the
+  ///   experts' ranks -> experts on [R, H] -> all_to_all_v back [S·k, H]
+  ///   -> combine [S, H] -> all_gather [T, H].
+  /// R bounds what a rank can receive: every token sends it at most
+  /// min(k, L) rows, and its L experts keep at most `capacity` each.
+  ///
+  /// With `ffnShards` > 1 (etp) each expert's ffn is split over mesh axis
+  /// `ffnAxis`: the combined share is a partial sum, all-reduced there.
+  void decompose(nn::MoeOp moe, StringRef meshName, StringRef axis,
+                 StringRef ffnAxis, int64_t ffnShards) {
+    OpBuilder b(moe);
+    Location loc = moe.getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto xType = moe.getInput().getType();
+    Type et = xType.getElementType();
+    // The router scores every expert; fc1 already holds only this rank's.
+    int64_t p = ep, t = moe.getNumTokens(),
+            e = moe.getRouterLogits().getType().getShape().back(),
+            h = moe.getHiddenSize(), k = moe.getTopKAttr().getInt(),
+            s = t / p, l = e / p;
+    int64_t capacity = moe.getCapacity().value_or(0);
+    int64_t bound = t * std::min(k, l);
+    if (capacity > 0)
+      bound = std::min(bound, l * capacity);
+    Type i64 = b.getI64Type(), f32 = b.getF32Type();
+    auto tensor = [](ArrayRef<int64_t> shape, Type type) {
+      return RankedTensorType::get(shape, type);
+    };
+    auto mesh = FlatSymbolRefAttr::get(ctx, meshName);
+    auto axes = b.getStrArrayAttr({axis});
+    auto share = [&](Value v, int64_t width) -> Value {
+      Value flat = v;
+      if (cast<RankedTensorType>(v.getType()).getRank() != 2)
+        flat = nn::ReshapeOp::create(b, loc, tensor({t, width}, et), v);
+      return dist::LocalPartOp::create(
+          b, loc, tensor({s, width}, et), flat, b.getI64IntegerAttr(0),
+          b.getI64IntegerAttr(p), b.getStringAttr(axis), DenseI64ArrayAttr(),
+          IntegerAttr());
+    };
+    Value x = share(moe.getInput(), h), logits = share(moe.getRouterLogits(), e);
+    auto route = nn::MoeRouteOp::create(
+        b, loc, TypeRange{tensor({s, k}, i64), tensor({s, k}, f32), tensor({e}, i64)},
+        logits, moe.getTopKAttr(), moe.getNormalizeAttr());
+    Value counts = dist::AllGatherOp::create(
+        b, loc, tensor({p * e}, i64), mesh, axes, route.getCounts(),
+        b.getI64IntegerAttr(0), DenseI64ArrayAttr());
+    auto permute = dist::MoePermuteOp::create(
+        b, loc,
+        TypeRange{tensor({s * k, h}, f32), tensor({p}, i64), tensor({p, l}, i64),
+                  tensor({s * k}, i64)},
+        mesh, axes, x, route.getExpertIds(), counts,
+        b.getI64IntegerAttr(capacity));
+    auto dispatch = dist::AllToAllVOp::create(
+        b, loc, TypeRange{tensor({bound, h}, f32), tensor({p}, i64)}, mesh, axes,
+        permute.getRows(), permute.getSendCounts(), b.getI64IntegerAttr(0));
+    auto experts = nn::MoeExpertsOp::create(
+        b, loc, tensor({bound, h}, f32), dispatch.getOutput(), permute.getLayout(),
+        moe.getFc1(), moe.getFc2(), moe.getFc3(), moe.getActivationAttr());
+    auto back = dist::AllToAllVOp::create(
+        b, loc, TypeRange{tensor({s * k, h}, f32), tensor({p}, i64)}, mesh, axes,
+        experts.getOutput(), dispatch.getRecvCounts(), b.getI64IntegerAttr(0));
+    Value mine = nn::MoeCombineOp::create(b, loc, tensor({s, h}, et),
+                                          back.getOutput(), permute.getPairRows(),
+                                          route.getWeights());
+    if (ffnShards > 1) {
+      // For the manifest: the weights this op holds are 1/ffnShards of the
+      // experts'.
+      experts->setAttr("dist.ffn_shards", b.getI64IntegerAttr(ffnShards));
+      mine = dist::AllReduceOp::create(b, loc, mine.getType(), mesh,
+                                       b.getStrArrayAttr({ffnAxis}), mine,
+                                       dist::ReductionKind::sum);
+    }
+    Value y = dist::AllGatherOp::create(b, loc, tensor({t, h}, et), mesh, axes,
+                                        mine, b.getI64IntegerAttr(0),
+                                        DenseI64ArrayAttr());
+    if (xType.getRank() != 2)
+      y = nn::ReshapeOp::create(b, loc, xType, y);
+    moe.replaceAllUsesWith(y);
+    moe.erase();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (ep < 1 || capacityFactor < 0 || !std::isfinite(capacityFactor)) {
@@ -133,15 +224,34 @@ struct DistExpertParallelPass
         moe.setCapacityAttr(
             IntegerAttr::get(IntegerType::get(&getContext(), 64), capacity));
       }
-    if (etp)
+    if (etp && ep == 1)
       return splitInsideExperts(module, moes);
 
     // The axis the experts are split over: a new `ep` mesh, or the one
-    // tensor parallelism made (the same ranks).
-    std::string axis = "ep";
+    // tensor parallelism made (the same ranks); with etp, a new major "ep"
+    // axis of that mesh, each expert split over its tensor-parallel axis.
+    std::string axis = "ep", meshName = "mesh", ffnAxis;
+    int64_t ffnShards = 1;
     if (ep > 1) {
       auto meshes = module.getOps<dist::MeshOp>();
-      if (!meshes.empty()) {
+      if (etp) {
+        if (meshes.empty() || (*meshes.begin()).getAxisNames().size() != 1) {
+          module.emitError("--ep with --etp needs the 1-D tensor-parallel "
+                           "mesh of --tp");
+          return signalPassFailure();
+        }
+        dist::MeshOp mesh = *meshes.begin();
+        ffnAxis = mesh.getAxisNames().front().str();
+        ffnShards = mesh.getNumRanks();
+        meshName = mesh.getSymName().str();
+        if (ffnAxis == axis) {
+          mesh.emitError("the tensor-parallel axis cannot be named \"ep\"");
+          return signalPassFailure();
+        }
+        OpBuilder b(mesh);
+        mesh.setAxesAttr(b.getStrArrayAttr({axis, ffnAxis}));
+        mesh.setShapeAttr(b.getDenseI64ArrayAttr({ep, ffnShards}));
+      } else if (!meshes.empty()) {
         dist::MeshOp mesh = *meshes.begin();
         if (mesh.getAxisNames().size() != 1 || mesh.getNumRanks() != ep) {
           mesh.emitError() << "--ep " << int64_t(ep)
@@ -151,6 +261,7 @@ struct DistExpertParallelPass
           return signalPassFailure();
         }
         axis = mesh.getAxisNames().front().str();
+        meshName = mesh.getSymName().str();
       } else {
         OpBuilder b(module.getBodyRegion());
         dist::MeshOp::create(b, module.getLoc(), "mesh",
@@ -162,11 +273,6 @@ struct DistExpertParallelPass
     bool failed = false;
     for (nn::MoeOp moe : moes) {
       int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens();
-      if (moe.getExpertShards().value_or(1) != 1) {
-        moe.emitError() << nodeOf(moe) << " is already expert-parallel";
-        failed = true;
-        continue;
-      }
       if (ep > 1 && (experts % ep || tokens % ep)) {
         moe.emitError() << nodeOf(moe) << ": --ep " << int64_t(ep)
                         << " does not fit this model: " << experts
@@ -182,25 +288,30 @@ struct DistExpertParallelPass
                                        &moe->getOpOperand(3)};
       if (moe.getFc3())
         weights.push_back(&moe->getOpOperand(4));
-      for (OpOperand *w : weights) {
-        Value v = w->get();
-        if (!v.getDefiningOp<arith::ConstantOp>()) {
-          moe.emitError() << nodeOf(moe)
-                          << ": expert weights must be constants to be split "
-                             "over ranks";
-          failed = true;
-          break;
-        }
-        auto t = cast<RankedTensorType>(v.getType());
-        SmallVector<int64_t> shape(t.getShape());
-        shape[0] /= ep;
-        w->set(dist::LocalPartOp::create(
-            b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()), v,
-            b.getI64IntegerAttr(0), b.getI64IntegerAttr(ep),
-            b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr()));
+      if (!llvm::all_of(weights, [](OpOperand *w) {
+            return w->get().getDefiningOp<arith::ConstantOp>();
+          })) {
+        moe.emitError() << nodeOf(moe)
+                        << ": expert weights must be constants to be split "
+                           "over ranks";
+        failed = true;
+        continue;
       }
-      moe.setExpertShardsAttr(b.getI64IntegerAttr(ep));
-      moe.setEpAxisAttr(b.getStringAttr(axis));
+      if (moe.getFfnSize() % ffnShards) {
+        moe.emitError() << nodeOf(moe) << ": --tp " << ffnShards
+                        << " does not fit this model: the experts' ffn of "
+                        << moe.getFfnSize() << " does not divide";
+        failed = true;
+        continue;
+      }
+      for (OpOperand *w : weights) {
+        Value v = part(b, w->get(), 0, ep, axis);
+        // With etp: fc1 / fc3 [L, H, F] by columns, fc2 [L, F, H] by rows.
+        if (ffnShards > 1)
+          v = part(b, v, w->getOperandNumber() == 3 ? 1 : 2, ffnShards, ffnAxis);
+        w->set(v);
+      }
+      decompose(moe, meshName, axis, ffnAxis, ffnShards);
       LLVM_DEBUG(llvm::dbgs() << "dist-expert-parallel: " << nodeOf(moe)
                               << " split over " << axis << "\n");
     }

@@ -466,7 +466,7 @@ struct FuseMoE : OpRewritePattern<TopKOp> {
                       *fc2, *fc3, rewriter.getI64IntegerAttr(topk.getK()),
                       rewriter.getBoolAttr(routing->normalize),
                       MoeActivationAttr::get(getContext(), found[0].act),
-                      IntegerAttr(), IntegerAttr(), StringAttr());
+                      IntegerAttr());
     rewriter.replaceOp(root.getDefiningOp(), moe.getResult());
     return success();
   }

@@ -622,21 +622,63 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
                              parc_rt_moe_activation_t activation,
                              int64_t capacity, const char *layer);
 
-/* Expert-parallel parc_rt_moe over `comm` (size P): x, logits and y are
- * replicated over comm; fc1/fc2/fc3 hold this rank's experts/P experts
- * (rank r: experts [r*experts/P, (r+1)*experts/P)). Rank r routes tokens
- * [r*tokens/P, (r+1)*tokens/P); per-expert counts are all-gathered first,
- * then rows are dispatched to the experts' ranks and combined back with
- * all_to_all_v; y is all-gathered. Capacity keeps each expert's first pairs
- * in token order, as parc_rt_moe does, so the result equals parc_rt_moe's.
- * experts and tokens must divide by P. */
-parc_rt_status_t
-parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
-               const void *logits, const void *fc1, const void *fc2,
-               const void *fc3, void *y, int64_t tokens, int64_t hidden,
-               int64_t ffn, int64_t experts, int64_t top_k, int normalize,
-               parc_rt_moe_activation_t activation, int64_t capacity,
-               const char *layer);
+/* The steps of an expert-parallel MoE layer (the IR's nn.moe_route,
+ * dist.moe_permute, dist.all_to_all_v, nn.moe_experts, nn.moe_combine).
+ * Counts and ids are i64 buffers in kernel memory, rows travel as f32.
+ *
+ * route: logits [tokens, experts] -> expert_ids [tokens, top_k] (descending
+ * probability, ties: lower expert), weights [tokens, top_k] f32
+ * (renormalised if `normalize`), counts [experts]: tokens per expert. */
+parc_rt_status_t parc_rt_moe_route(parc_rt_dtype_t dtype, const void *logits,
+                                   void *expert_ids, void *weights,
+                                   void *counts, int64_t tokens,
+                                   int64_t experts, int64_t top_k,
+                                   int normalize);
+
+/* permute over `comm` (P members, experts/P local experts each): counts
+ * [P, experts] are every member's route counts; capacity > 0 keeps each
+ * expert's first pairs in (member, token) order. Writes rows [tokens*top_k,
+ * hidden] (x's kept rows by expert), send_counts [P], layout [P,
+ * experts/P] (rows this rank receives per member and local expert) and
+ * pair_rows [tokens*top_k] (each pair's row, -1 if dropped); records the
+ * layer's routing statistics under `layer`. */
+parc_rt_status_t parc_rt_moe_permute(
+    parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
+    const void *expert_ids, const void *counts, void *rows, void *send_counts,
+    void *layout, void *pair_rows, int64_t tokens, int64_t hidden,
+    int64_t experts, int64_t top_k, int64_t capacity, const char *layer);
+
+/* dist.all_to_all_v along the leading dim, in slices of slice_elems
+ * elements: send holds send_slices, send_counts [P] of them go to the
+ * members in group order; recv holds recv_slices; recv_counts [P] (out)
+ * the slices stored from each member. The counts are exchanged first; runs
+ * past the output's room are dropped in group order (each sender then
+ * sends a prefix). */
+parc_rt_status_t parc_rt_all_to_all_v_slices(
+    parc_rt_comm_t *comm, const void *send, const void *send_counts,
+    int64_t send_slices, void *recv, void *recv_counts, int64_t recv_slices,
+    int64_t slice_elems, parc_rt_dtype_t dtype);
+
+/* experts: rows [max_rows, hidden] f32 hold, sender by sender and local
+ * expert by local expert, layout[s, e] rows; out[i] = expert(rows[i]) in
+ * f32. fc1/fc2/fc3 as parc_rt_moe's, [local_experts, ...] in `dtype`. */
+parc_rt_status_t parc_rt_moe_experts(parc_rt_dtype_t dtype, const void *rows,
+                                     const void *layout, const void *fc1,
+                                     const void *fc2, const void *fc3,
+                                     void *out, int64_t max_rows,
+                                     int64_t senders, int64_t local_experts,
+                                     int64_t hidden, int64_t ffn,
+                                     parc_rt_moe_activation_t activation);
+
+/* combine: y[t] (`dtype`) = sum over the token's pairs j with
+ * pair_rows[t*top_k+j] >= 0, in row order, of weights[t, j] *
+ * results[row] (f32). */
+parc_rt_status_t parc_rt_moe_combine(parc_rt_dtype_t dtype,
+                                     const void *results,
+                                     const void *pair_rows,
+                                     const void *weights, void *y,
+                                     int64_t tokens, int64_t hidden,
+                                     int64_t top_k);
 
 /* Writes the routing statistics of the last call of every MoE layer as
  * JSON: pairs per expert and per expert-parallel rank, capacity, dropped

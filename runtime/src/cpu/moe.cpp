@@ -7,17 +7,14 @@
 // nothing. Rows are accumulated into the output in expert order, the order
 // in which the dense exported form sums its terms.
 //
-// Expert parallelism (parc_rt_moe_ep) splits the tokens, which every rank
-// of the group holds, into contiguous shares; each rank routes its share,
-// the per-expert counts are all-gathered (so every rank knows what every
-// other will send, and capacity drops are decided identically everywhere),
-// rows travel to the experts' ranks with all_to_all_v, come back the same
-// way, are combined into the rank's share of the output, and the shares are
-// all-gathered. Routing statistics of the last call of every layer are kept
-// for the per-run report.
+// Expert parallelism runs the same pieces as separate calls the compiler
+// places around its all_to_all_v's (parc_rt_moe_route, _experts, _combine
+// here; the plan, parc_rt_moe_permute, is shared with the cuda backend in
+// ../moe_ep.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "../moe_plan.h"
 #include "../moe_report.h"
 #include "blas.h"
 #include "dtype_traits.h"
@@ -87,7 +84,7 @@ struct Choice {
 /// softmax(logits row) -> top-k (ties: lower index first) -> weights,
 /// renormalised to sum 1 when asked. Appends k choices per token.
 void route(const float *logits, int64_t tokens, int64_t experts, int64_t k,
-           bool normalize, int64_t tokenBase, std::vector<Choice> &out) {
+           bool normalize, std::vector<Choice> &out) {
   std::vector<float> p(experts);
   std::vector<int64_t> order(experts);
   for (int64_t t = 0; t < tokens; ++t) {
@@ -110,7 +107,7 @@ void route(const float *logits, int64_t tokens, int64_t experts, int64_t k,
     for (int64_t j = 0; j < k; ++j)
       total += p[order[j]];
     for (int64_t j = 0; j < k; ++j)
-      out.push_back({tokenBase + t, order[j],
+      out.push_back({t, order[j],
                      normalize ? p[order[j]] / total : p[order[j]]});
   }
 }
@@ -126,11 +123,11 @@ struct ExpertWeights {
 };
 
 void runExperts(const ExpertWeights &w, int64_t localExperts,
-                const std::vector<float> &rows,
-                const std::vector<int64_t> &expertOf, std::vector<float> &out) {
+                const float *rows, const std::vector<int64_t> &expertOf,
+                float *out) {
   const int64_t h = w.hidden, f = w.ffn, n = (int64_t)expertOf.size();
   const size_t elem = parc_rt_dtype_size(w.dtype);
-  out.assign(n * h, 0.0f);
+  std::fill_n(out, n * h, 0.0f);
   std::vector<float> x, a, b, y, w1(h * f), w2(f * h), w3;
   std::vector<int64_t> mine;
   for (int64_t e = 0; e < localExperts; ++e) {
@@ -143,7 +140,7 @@ void runExperts(const ExpertWeights &w, int64_t localExperts,
     const int64_t m = (int64_t)mine.size();
     x.resize(m * h);
     for (int64_t r = 0; r < m; ++r)
-      std::copy_n(rows.data() + mine[r] * h, h, x.data() + r * h);
+      std::copy_n(rows + mine[r] * h, h, x.data() + r * h);
     auto weight = [&](const void *base, int64_t count) {
       return static_cast<const char *>(base) + e * count * elem;
     };
@@ -164,7 +161,7 @@ void runExperts(const ExpertWeights &w, int64_t localExperts,
     y.resize(m * h);
     gemm(false, false, m, h, f, 1.0, a.data(), w2.data(), 0.0, y.data());
     for (int64_t r = 0; r < m; ++r)
-      std::copy_n(y.data() + r * h, h, out.data() + mine[r] * h);
+      std::copy_n(y.data() + r * h, h, out + mine[r] * h);
   }
 }
 
@@ -192,27 +189,32 @@ parc_rt_status_t checkArgs(const char *op, parc_rt_dtype_t dtype, const void *x,
   return PARC_RT_OK;
 }
 
-/// Keeps, per expert, the first `capacity` pairs in (rank, token) order.
-/// counts[r * experts + e] is what rank r routes to expert e; returns how
-/// many of them are kept.
+/// Keeps, per expert, the first `capacity` pairs in token order; returns
+/// how many of counts[e] are kept.
 std::vector<int64_t> keptCounts(const std::vector<int64_t> &counts,
-                                int64_t ranks, int64_t experts,
                                 int64_t capacity) {
   std::vector<int64_t> kept(counts);
-  if (capacity == 0)
-    return kept;
-  for (int64_t e = 0; e < experts; ++e) {
-    int64_t used = 0;
-    for (int64_t r = 0; r < ranks; ++r) {
-      int64_t &k = kept[r * experts + e];
-      k = std::max<int64_t>(0, std::min(k, capacity - used));
-      used += k;
-    }
-  }
+  if (capacity > 0)
+    for (int64_t &k : kept)
+      k = std::min(k, capacity);
   return kept;
 }
 
 } // namespace
+
+parc_rt_status_t parc::rt::moeScatterRows(parc_rt_dtype_t dtype, const void *x,
+                                          const int64_t *pairRows, float *rows,
+                                          int64_t tokens, int64_t topK,
+                                          int64_t hidden) {
+  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
+    return unsupportedDtype("moe_permute", dtype);
+  const size_t elem = parc_rt_dtype_size(dtype);
+  for (int64_t p = 0; p < tokens * topK; ++p)
+    if (pairRows[p] >= 0)
+      loadRows(dtype, static_cast<const char *>(x) + (p / topK) * hidden * elem,
+               hidden, rows + pairRows[p] * hidden);
+  return PARC_RT_OK;
+}
 
 extern "C" {
 
@@ -231,13 +233,13 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
   loadRows(dtype, logits, tokens * experts, lg.data());
   loadRows(dtype, x, tokens * hidden, rows.data());
   std::vector<Choice> choices;
-  route(lg.data(), tokens, experts, top_k, normalize, 0, choices);
+  route(lg.data(), tokens, experts, top_k, normalize, choices);
 
   // One rank: capacity keeps each expert's first pairs in token order.
   std::vector<int64_t> counts(experts, 0);
   for (const Choice &c : choices)
     ++counts[c.expert];
-  std::vector<int64_t> kept = keptCounts(counts, 1, experts, capacity);
+  std::vector<int64_t> kept = keptCounts(counts, capacity);
   LayerStats s;
   s.perExpert = counts;
   s.capacity = capacity;
@@ -256,7 +258,8 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
   }
   s.perRank = {(int64_t)live.size()};
   ExpertWeights w{dtype, fc1, fc2, fc3, hidden, ffn, activation};
-  runExperts(w, experts, gathered, expertOf, out);
+  out.resize(expertOf.size() * hidden);
+  runExperts(w, experts, gathered.data(), expertOf, out.data());
 
   // Combine in expert order per token, as the dense form sums its terms.
   std::vector<float> acc(tokens * hidden, 0.0f);
@@ -277,136 +280,86 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
   return PARC_RT_OK;
 }
 
-parc_rt_status_t parc_rt_moe_ep(parc_rt_comm_t *comm, parc_rt_dtype_t dtype,
-                                const void *x, const void *logits,
-                                const void *fc1, const void *fc2,
-                                const void *fc3, void *y, int64_t tokens,
-                                int64_t hidden, int64_t ffn, int64_t experts,
-                                int64_t top_k, int normalize,
-                                parc_rt_moe_activation_t activation,
-                                int64_t capacity, const char *layer) {
-  const char *op = "moe_ep";
-  PARC_RT_RETURN_IF_ERROR(checkArgs(op, dtype, x, logits, fc1, fc2, y, tokens,
-                                    hidden, ffn, experts, top_k, capacity));
-  if (!comm)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: null communicator", op);
-  const int64_t ranks = parc_rt_comm_size(comm), me = parc_rt_comm_rank(comm);
-  if (experts % ranks || tokens % ranks)
+parc_rt_status_t parc_rt_moe_route(parc_rt_dtype_t dtype, const void *logits,
+                                   void *expert_ids, void *weights,
+                                   void *counts, int64_t tokens,
+                                   int64_t experts, int64_t top_k,
+                                   int normalize) {
+  const char *op = "moe_route";
+  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
+    return unsupportedDtype(op, dtype);
+  if (tokens < 0 || experts < 1 || top_k < 1 || top_k > experts)
     return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: %lld experts and %lld tokens must divide over %lld ranks",
-                op, (long long)experts, (long long)tokens, (long long)ranks);
-  numThreads();
-  const int64_t local = experts / ranks, share = tokens / ranks,
-                first = me * share;
-  const size_t elem = parc_rt_dtype_size(dtype);
-
-  // Route this rank's share of the (replicated) tokens.
-  std::vector<float> lg(share * experts), rows(share * hidden);
-  loadRows(dtype, static_cast<const char *>(logits) + first * experts * elem,
-           share * experts, lg.data());
-  loadRows(dtype, static_cast<const char *>(x) + first * hidden * elem,
-           share * hidden, rows.data());
+                "%s: bad sizes (tokens %lld, experts %lld, top_k %lld)", op,
+                (long long)tokens, (long long)experts, (long long)top_k);
+  std::vector<float> lg(tokens * experts);
+  loadRows(dtype, logits, tokens * experts, lg.data());
   std::vector<Choice> choices;
-  route(lg.data(), share, experts, top_k, normalize, first, choices);
-
-  // Counts first: every rank learns every rank's per-expert counts, so the
-  // capacity cut is the same everywhere without a second exchange.
-  std::vector<int64_t> mine(experts, 0), counts(ranks * experts);
-  for (const Choice &c : choices)
-    ++mine[c.expert];
-  PARC_RT_RETURN_IF_ERROR(parc_rt_all_gather(comm, mine.data(), counts.data(),
-                                             experts, PARC_RT_I64));
-  std::vector<int64_t> kept = keptCounts(counts, ranks, experts, capacity);
-
-  // Permute: kept pairs ordered by destination rank, then expert, then
-  // token; each row carries its local expert index in a side channel.
-  LayerStats s;
-  s.capacity = capacity;
-  s.perExpert.assign(experts, 0);
-  s.perRank.assign(ranks, 0);
-  for (int64_t r = 0; r < ranks; ++r)
-    for (int64_t e = 0; e < experts; ++e) {
-      s.perExpert[e] += counts[r * experts + e];
-      s.perRank[e / local] += kept[r * experts + e];
-      s.dropped += counts[r * experts + e] - kept[r * experts + e];
-    }
-  std::vector<const Choice *> sendList;
-  {
-    std::vector<int64_t> seen(experts, 0);
-    std::vector<const Choice *> keptChoices;
-    for (const Choice &c : choices)
-      if (seen[c.expert]++ < kept[me * experts + c.expert])
-        keptChoices.push_back(&c);
-    std::stable_sort(
-        keptChoices.begin(), keptChoices.end(),
-        [](const Choice *a, const Choice *b) { return a->expert < b->expert; });
-    sendList = std::move(keptChoices);
+  route(lg.data(), tokens, experts, top_k, normalize, choices);
+  auto *ids = static_cast<int64_t *>(expert_ids);
+  auto *w = static_cast<float *>(weights);
+  auto *n = static_cast<int64_t *>(counts);
+  std::fill_n(n, experts, 0);
+  for (size_t i = 0; i < choices.size(); ++i) {
+    ids[i] = choices[i].expert;
+    w[i] = choices[i].weight;
+    ++n[choices[i].expert];
   }
-  const int64_t nSend = (int64_t)sendList.size();
-  std::vector<float> sendRows(nSend * hidden);
-  std::vector<int64_t> sendExpert(nSend);
-  for (int64_t i = 0; i < nSend; ++i) {
-    const Choice &c = *sendList[i];
-    std::copy_n(rows.data() + (c.token - first) * hidden, hidden,
-                sendRows.data() + i * hidden);
-    sendExpert[i] = c.expert % local;
-  }
-  std::vector<int64_t> sendCounts(ranks, 0), recvCounts(ranks, 0),
-      sendDispl(ranks, 0), recvDispl(ranks, 0);
-  for (int64_t r = 0; r < ranks; ++r)
-    for (int64_t j = 0; j < local; ++j) {
-      sendCounts[r] += kept[me * experts + r * local + j];
-      recvCounts[r] += kept[r * experts + me * local + j];
-    }
-  for (int64_t r = 1; r < ranks; ++r) {
-    sendDispl[r] = sendDispl[r - 1] + sendCounts[r - 1];
-    recvDispl[r] = recvDispl[r - 1] + recvCounts[r - 1];
-  }
-  const int64_t nRecv = recvDispl[ranks - 1] + recvCounts[ranks - 1];
-  auto scaled = [&](std::vector<int64_t> v, int64_t by) {
-    for (int64_t &i : v)
-      i *= by;
-    return v;
-  };
+  return PARC_RT_OK;
+}
 
-  // Dispatch: rows, and which local expert each is for.
-  std::vector<float> recvRows(nRecv * hidden);
-  std::vector<int64_t> recvExpert(nRecv);
-  PARC_RT_RETURN_IF_ERROR(parc_rt_all_to_all_v(
-      comm, sendExpert.data(), sendCounts.data(), sendDispl.data(),
-      recvExpert.data(), recvCounts.data(), recvDispl.data(), PARC_RT_I64));
-  PARC_RT_RETURN_IF_ERROR(parc_rt_all_to_all_v(
-      comm, sendRows.data(), scaled(sendCounts, hidden).data(),
-      scaled(sendDispl, hidden).data(), recvRows.data(),
-      scaled(recvCounts, hidden).data(), scaled(recvDispl, hidden).data(),
-      PARC_RT_F32));
-
-  std::vector<float> computed;
+parc_rt_status_t parc_rt_moe_experts(parc_rt_dtype_t dtype, const void *rows,
+                                     const void *layout, const void *fc1,
+                                     const void *fc2, const void *fc3,
+                                     void *out, int64_t max_rows,
+                                     int64_t senders, int64_t local_experts,
+                                     int64_t hidden, int64_t ffn,
+                                     parc_rt_moe_activation_t activation) {
+  std::vector<MoeRun> runs;
+  PARC_RT_RETURN_IF_ERROR(moeExpertRuns(dtype, layout, max_rows, senders,
+                                        local_experts, hidden, ffn, runs));
+  numThreads();
+  std::vector<int64_t> expertOf;
+  for (const MoeRun &run : runs)
+    expertOf.insert(expertOf.end(), run.count, run.expert);
   ExpertWeights w{dtype, fc1, fc2, fc3, hidden, ffn, activation};
-  runExperts(w, local, recvRows, recvExpert, computed);
+  runExperts(w, local_experts, static_cast<const float *>(rows), expertOf,
+             static_cast<float *>(out));
+  return PARC_RT_OK;
+}
 
-  // Combine: results return along the reverse routes, then are summed into
-  // this rank's rows in expert order (sendList is sorted by expert).
-  std::vector<float> back(nSend * hidden);
-  PARC_RT_RETURN_IF_ERROR(parc_rt_all_to_all_v(
-      comm, computed.data(), scaled(recvCounts, hidden).data(),
-      scaled(recvDispl, hidden).data(), back.data(),
-      scaled(sendCounts, hidden).data(), scaled(sendDispl, hidden).data(),
-      PARC_RT_F32));
-  std::vector<float> acc(share * hidden, 0.0f);
-  for (int64_t i = 0; i < nSend; ++i) {
-    const Choice &c = *sendList[i];
-    float *dst = acc.data() + (c.token - first) * hidden;
-    for (int64_t j = 0; j < hidden; ++j)
-      dst[j] += c.weight * back[i * hidden + j];
+parc_rt_status_t parc_rt_moe_combine(parc_rt_dtype_t dtype,
+                                     const void *results,
+                                     const void *pair_rows,
+                                     const void *weights, void *y,
+                                     int64_t tokens, int64_t hidden,
+                                     int64_t top_k) {
+  const char *op = "moe_combine";
+  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
+    return unsupportedDtype(op, dtype);
+  if (tokens < 0 || hidden < 1 || top_k < 1)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: bad sizes", op);
+  const auto *rowOf = static_cast<const int64_t *>(pair_rows);
+  const auto *w = static_cast<const float *>(weights);
+  const auto *res = static_cast<const float *>(results);
+  std::vector<float> acc(tokens * hidden, 0.0f);
+  std::vector<int64_t> mine;
+  for (int64_t t = 0; t < tokens; ++t) {
+    // Rows are in expert order: summing in row order is the dense form's.
+    mine.clear();
+    for (int64_t j = 0; j < top_k; ++j)
+      if (rowOf[t * top_k + j] >= 0)
+        mine.push_back(t * top_k + j);
+    std::sort(mine.begin(), mine.end(),
+              [&](int64_t a, int64_t b) { return rowOf[a] < rowOf[b]; });
+    float *dst = acc.data() + t * hidden;
+    for (int64_t p : mine) {
+      const float *src = res + rowOf[p] * hidden;
+      for (int64_t i = 0; i < hidden; ++i)
+        dst[i] += w[p] * src[i];
+    }
   }
-  std::vector<char> part(share * hidden * elem);
-  storeRows(dtype, acc.data(), share * hidden, part.data());
-  PARC_RT_RETURN_IF_ERROR(
-      parc_rt_all_gather(comm, part.data(), y, share * hidden, dtype));
-  s.bytesSent = (nSend + nRecv) * hidden * (int64_t)sizeof(float) +
-                nSend * (int64_t)sizeof(int64_t);
-  record(layer, std::move(s));
+  storeRows(dtype, acc.data(), tokens * hidden, y);
   return PARC_RT_OK;
 }
 

@@ -9,11 +9,16 @@
 // chosen at all (parc_rt_gemm), an activation kernel, and a combine kernel
 // that sums each token's pairs in expert order, weighted.
 //
-// Expert parallelism on this backend (NCCL grouped send/recv) is not built
-// yet: parc_rt_moe_ep says so.
+// Expert parallelism runs the same kernels as separate calls the compiler
+// places around its all_to_all_v's (NCCL grouped send/recv):
+// parc_rt_moe_route, parc_rt_moe_experts and parc_rt_moe_combine here, the
+// row scatter of parc_rt_moe_permute, whose host-side plan is shared with
+// the cpu backend (../moe_ep.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "../device.h"
+#include "../moe_plan.h"
 #include "../moe_report.h"
 #include "kernels.cuh"
 
@@ -30,7 +35,7 @@ namespace {
 template <parc_rt_dtype_t D>
 __global__ void routeKernel(const typename Dev<D>::Storage *logits,
                             int64_t tokens, int64_t experts, int64_t k,
-                            int normalize, int32_t *ids, float *weights) {
+                            int normalize, int64_t *ids, float *weights) {
   for (int64_t t = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; t < tokens;
        t += int64_t(gridDim.x) * blockDim.x) {
     const typename Dev<D>::Storage *row = logits + t * experts;
@@ -55,7 +60,7 @@ __global__ void routeKernel(const typename Dev<D>::Storage *logits,
           bestP = p;
         }
       }
-      ids[t * k + j] = int32_t(best);
+      ids[t * k + j] = best;
       weights[t * k + j] = bestP;
       total += bestP;
     }
@@ -118,6 +123,55 @@ combineKernel(const typename Dev<D>::Storage *out, const int64_t *start,
   }
 }
 
+/// counts[e] = how many of the ids are e.
+__global__ void countKernel(const int64_t *ids, int64_t n,
+                            unsigned long long *counts) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    atomicAdd(counts + ids[i], 1ull);
+}
+
+/// rows[pairRows[p]] = x[p / k] in f32, for kept pairs.
+template <parc_rt_dtype_t D>
+__global__ void scatterRowsKernel(const typename Dev<D>::Storage *x,
+                                  const int64_t *pairRows, float *rows,
+                                  int64_t pairs, int64_t k, int64_t hidden) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       i < pairs * hidden; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t p = i / hidden, h = i % hidden, r = pairRows[p];
+    if (r >= 0)
+      rows[r * hidden + h] = float(Dev<D>::load(x[(p / k) * hidden + h]));
+  }
+}
+
+/// y[t] = sum over the token's kept pairs, in row (= expert) order, of
+/// weight * results[row].
+template <parc_rt_dtype_t D>
+__global__ void unpermuteKernel(const float *results, const int64_t *pairRows,
+                                const float *weights,
+                                typename Dev<D>::Storage *y, int64_t tokens,
+                                int64_t hidden, int64_t k) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       i < tokens * hidden; i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t t = i / hidden, h = i % hidden, last = -1;
+    float acc = 0;
+    for (int64_t step = 0; step < k; ++step) {
+      // The next pair by row: k is small, a selection is enough.
+      int64_t best = -1;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t r = pairRows[t * k + j];
+        if (r > last && (best < 0 || r < pairRows[t * k + best]))
+          best = j;
+      }
+      if (best < 0)
+        break;
+      last = pairRows[t * k + best];
+      acc += weights[t * k + best] * results[last * hidden + h];
+    }
+    y[i] = Dev<D>::store(acc);
+  }
+}
+
 /// Device scratch freed when the call returns, on every path.
 struct Scratch {
   State *s;
@@ -147,7 +201,7 @@ moeTyped(State *s, const void *x, const void *logits, const void *fc1,
   using S = typename Dev<D>::Storage;
   const int64_t pairs = tokens * k;
   Scratch scratch{s, {}};
-  int32_t *ids = nullptr;
+  int64_t *ids = nullptr;
   float *weights = nullptr;
   PARC_RT_RETURN_IF_ERROR(scratch.get(pairs, op, &ids));
   PARC_RT_RETURN_IF_ERROR(scratch.get(pairs, op, &weights));
@@ -157,9 +211,9 @@ moeTyped(State *s, const void *x, const void *logits, const void *fc1,
   PARC_RT_RETURN_IF_ERROR(launched(s, op));
 
   // The permutation: pairs by expert (token order within), capacity cut.
-  std::vector<int32_t> hostIds(pairs);
+  std::vector<int64_t> hostIds(pairs);
   PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(hostIds.data(), ids,
-                                            pairs * sizeof(int32_t),
+                                            pairs * sizeof(int64_t),
                                             cudaMemcpyDeviceToHost, s->compute),
                             op, "routing ids");
   PARC_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s->compute), op, "routing");
@@ -267,6 +321,36 @@ moeTyped(State *s, const void *x, const void *logits, const void *fc1,
 
 } // namespace
 
+parc_rt_status_t parc::rt::moeScatterRows(parc_rt_dtype_t dtype, const void *x,
+                                          const int64_t *pairRows, float *rows,
+                                          int64_t tokens, int64_t topK,
+                                          int64_t hidden) {
+  const char *op = "moe_permute";
+  const int64_t pairs = tokens * topK;
+  if (pairs == 0)
+    return PARC_RT_OK;
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  const unsigned grid = gridFor(pairs * hidden);
+  switch (dtype) {
+  case PARC_RT_F32:
+    scatterRowsKernel<PARC_RT_F32><<<grid, 256, 0, s->compute>>>(
+        static_cast<const float *>(x), pairRows, rows, pairs, topK, hidden);
+    break;
+  case PARC_RT_F16:
+    scatterRowsKernel<PARC_RT_F16><<<grid, 256, 0, s->compute>>>(
+        static_cast<const uint16_t *>(x), pairRows, rows, pairs, topK, hidden);
+    break;
+  case PARC_RT_BF16:
+    scatterRowsKernel<PARC_RT_BF16><<<grid, 256, 0, s->compute>>>(
+        static_cast<const uint16_t *>(x), pairRows, rows, pairs, topK, hidden);
+    break;
+  default:
+    return unsupportedDtype(op, dtype);
+  }
+  return launched(s, op);
+}
+
 extern "C" {
 
 parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
@@ -308,14 +392,159 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
   }
 }
 
-parc_rt_status_t parc_rt_moe_ep(parc_rt_comm_t *, parc_rt_dtype_t, const void *,
-                                const void *, const void *, const void *,
-                                const void *, void *, int64_t, int64_t, int64_t,
-                                int64_t, int64_t, int, parc_rt_moe_activation_t,
-                                int64_t, const char *) {
-  return fail(PARC_RT_UNSUPPORTED,
-              "moe_ep: expert parallelism is not implemented on the cuda "
-              "backend yet (compile without --ep, or for the cpu target)");
+parc_rt_status_t parc_rt_moe_route(parc_rt_dtype_t dtype, const void *logits,
+                                   void *expert_ids, void *weights,
+                                   void *counts, int64_t tokens,
+                                   int64_t experts, int64_t top_k,
+                                   int normalize) {
+  const char *op = "moe_route";
+  if (tokens < 0 || experts < 1 || top_k < 1 || top_k > experts)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: bad sizes (tokens %lld, experts %lld, top_k %lld)", op,
+                (long long)tokens, (long long)experts, (long long)top_k);
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  PARC_CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(counts, 0, experts * sizeof(int64_t), s->compute), op,
+      "counts");
+  if (tokens == 0)
+    return PARC_RT_OK;
+  auto *ids = static_cast<int64_t *>(expert_ids);
+  auto *w = static_cast<float *>(weights);
+  const unsigned grid = gridFor(tokens, 128);
+  switch (dtype) {
+  case PARC_RT_F32:
+    routeKernel<PARC_RT_F32><<<grid, 128, 0, s->compute>>>(
+        static_cast<const float *>(logits), tokens, experts, top_k, normalize,
+        ids, w);
+    break;
+  case PARC_RT_F16:
+    routeKernel<PARC_RT_F16><<<grid, 128, 0, s->compute>>>(
+        static_cast<const uint16_t *>(logits), tokens, experts, top_k,
+        normalize, ids, w);
+    break;
+  case PARC_RT_BF16:
+    routeKernel<PARC_RT_BF16><<<grid, 128, 0, s->compute>>>(
+        static_cast<const uint16_t *>(logits), tokens, experts, top_k,
+        normalize, ids, w);
+    break;
+  default:
+    return unsupportedDtype(op, dtype);
+  }
+  PARC_RT_RETURN_IF_ERROR(launched(s, op));
+  countKernel<<<gridFor(tokens * top_k), 256, 0, s->compute>>>(
+      ids, tokens * top_k, static_cast<unsigned long long *>(counts));
+  return launched(s, op);
+}
+
+parc_rt_status_t parc_rt_moe_experts(parc_rt_dtype_t dtype, const void *rows,
+                                     const void *layout, const void *fc1,
+                                     const void *fc2, const void *fc3,
+                                     void *out, int64_t max_rows,
+                                     int64_t senders, int64_t local_experts,
+                                     int64_t hidden, int64_t ffn,
+                                     parc_rt_moe_activation_t activation) {
+  const char *op = "moe_experts";
+  std::vector<MoeRun> runs;
+  PARC_RT_RETURN_IF_ERROR(moeExpertRuns(dtype, layout, max_rows, senders,
+                                        local_experts, hidden, ffn, runs));
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  const int64_t n = runs.empty() ? 0 : runs.back().first + runs.back().count;
+  if (n == 0)
+    return PARC_RT_OK;
+  // Rows arrive in f32; the GEMMs run in the weights' dtype, as the local
+  // kernel's do.
+  const size_t elem = parc_rt_dtype_size(dtype);
+  Scratch scratch{s, {}};
+  char *x = static_cast<char *>(const_cast<void *>(rows)), *y = static_cast<char *>(out);
+  if (dtype != PARC_RT_F32) {
+    PARC_RT_RETURN_IF_ERROR(scratch.get(n * hidden * elem, op, &x));
+    PARC_RT_RETURN_IF_ERROR(scratch.get(n * hidden * elem, op, &y));
+    PARC_RT_RETURN_IF_ERROR(
+        parc_rt_cast(PARC_RT_F32, rows, dtype, x, n * hidden));
+  }
+  char *a = nullptr, *g = nullptr;
+  PARC_RT_RETURN_IF_ERROR(scratch.get(n * ffn * elem, op, &a));
+  if (fc3)
+    PARC_RT_RETURN_IF_ERROR(scratch.get(n * ffn * elem, op, &g));
+  auto weight = [&](const void *base, int64_t e, int64_t count) {
+    return static_cast<const char *>(base) + e * count * elem;
+  };
+  for (const MoeRun &run : runs) {
+    const int64_t m = run.count, r0 = run.first;
+    char *xr = x + r0 * hidden * elem, *ar = a + r0 * ffn * elem,
+         *gr = g ? g + r0 * ffn * elem : nullptr;
+    PARC_RT_RETURN_IF_ERROR(parc_rt_gemm(dtype, xr,
+                                         weight(fc1, run.expert, hidden * ffn),
+                                         nullptr, 0, nullptr, ar, m, ffn,
+                                         hidden, 0, 0, 1.0f, 0.0f));
+    if (fc3)
+      PARC_RT_RETURN_IF_ERROR(parc_rt_gemm(
+          dtype, xr, weight(fc3, run.expert, hidden * ffn), nullptr, 0,
+          nullptr, gr, m, ffn, hidden, 0, 0, 1.0f, 0.0f));
+    const unsigned grid = gridFor(m * ffn);
+    switch (dtype) {
+    case PARC_RT_F32:
+      activateKernel<PARC_RT_F32><<<grid, 256, 0, s->compute>>>(
+          reinterpret_cast<float *>(ar), reinterpret_cast<const float *>(gr),
+          m * ffn, int(activation));
+      break;
+    case PARC_RT_F16:
+      activateKernel<PARC_RT_F16><<<grid, 256, 0, s->compute>>>(
+          reinterpret_cast<uint16_t *>(ar),
+          reinterpret_cast<const uint16_t *>(gr), m * ffn, int(activation));
+      break;
+    default:
+      activateKernel<PARC_RT_BF16><<<grid, 256, 0, s->compute>>>(
+          reinterpret_cast<uint16_t *>(ar),
+          reinterpret_cast<const uint16_t *>(gr), m * ffn, int(activation));
+      break;
+    }
+    PARC_RT_RETURN_IF_ERROR(launched(s, op));
+    PARC_RT_RETURN_IF_ERROR(parc_rt_gemm(
+        dtype, ar, weight(fc2, run.expert, ffn * hidden), nullptr, 0, nullptr,
+        y + r0 * hidden * elem, m, hidden, ffn, 0, 0, 1.0f, 0.0f));
+  }
+  if (dtype != PARC_RT_F32)
+    PARC_RT_RETURN_IF_ERROR(parc_rt_cast(dtype, y, PARC_RT_F32, out, n * hidden));
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc_rt_moe_combine(parc_rt_dtype_t dtype,
+                                     const void *results,
+                                     const void *pair_rows,
+                                     const void *weights, void *y,
+                                     int64_t tokens, int64_t hidden,
+                                     int64_t top_k) {
+  const char *op = "moe_combine";
+  if (tokens < 0 || hidden < 1 || top_k < 1)
+    return fail(PARC_RT_INVALID_ARGUMENT, "%s: bad sizes", op);
+  if (tokens == 0)
+    return PARC_RT_OK;
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+  const auto *res = static_cast<const float *>(results);
+  const auto *rowsOf = static_cast<const int64_t *>(pair_rows);
+  const auto *w = static_cast<const float *>(weights);
+  const unsigned grid = gridFor(tokens * hidden);
+  switch (dtype) {
+  case PARC_RT_F32:
+    unpermuteKernel<PARC_RT_F32><<<grid, 256, 0, s->compute>>>(
+        res, rowsOf, w, static_cast<float *>(y), tokens, hidden, top_k);
+    break;
+  case PARC_RT_F16:
+    unpermuteKernel<PARC_RT_F16><<<grid, 256, 0, s->compute>>>(
+        res, rowsOf, w, static_cast<uint16_t *>(y), tokens, hidden, top_k);
+    break;
+  case PARC_RT_BF16:
+    unpermuteKernel<PARC_RT_BF16><<<grid, 256, 0, s->compute>>>(
+        res, rowsOf, w, static_cast<uint16_t *>(y), tokens, hidden, top_k);
+    break;
+  default:
+    return unsupportedDtype(op, dtype);
+  }
+  return launched(s, op);
 }
 
 } // extern "C"

@@ -621,6 +621,78 @@ func.func @all_to_all_v_count_type(%x: tensor<64x32xf32>, %c: tensor<4xi32>) {
 
 // -----
 
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_input(%x: tensor<8x2x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op input must be [tokens, hidden] of a float type, got 'tensor<8x2x32xf32>'}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x2x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_ids(%x: tensor<8x32xf32>, %i: tensor<4x2xi64>, %c: tensor<32xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op expert_ids must be [8, top_k] of i64, got 'tensor<4x2xi64>'}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<4x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_layout(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op layout must be [members, local experts] of i64, got 'tensor<8xi64>'}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<8xi64>, tensor<16xi64>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_counts(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<8xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op counts must hold every member's count of every expert (32), got 8}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<8xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_send_counts(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op send_counts must have one entry per member (4), got 2}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<4x2xi64>, tensor<16xi64>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_rows(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op rows must be [16, 32] of f32 (one per pair), got 'tensor<8x32xf32>'}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<8x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_pairs(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op pair_rows must have one entry per pair (16), got 8}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<8xi64>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_group(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<16xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op layout must have one row per group member (4), got 2}}
+  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<16xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<2x4xi64>, tensor<16xi64>
+  return
+}
+
+// -----
+
 dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
 func.func @broadcast_root(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{'dist.broadcast' op root 4 is out of range for a group of 4 ranks}}

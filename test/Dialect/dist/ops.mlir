@@ -94,6 +94,19 @@ func.func @moe_dispatch_combine(%tokens: tensor<64x32xf32>, %counts: tensor<4xi6
   return %back, %returned : tensor<64x32xf32>, tensor<4xi64>
 }
 
+// The dispatch plan of an expert-parallel layer: 8 tokens of this rank,
+// top-2 of 8 experts, 2 local experts on each of the 4 ranks.
+// CHECK-LABEL: func.func @moe_permute
+// CHECK-SAME: (%[[X:.*]]: tensor<8x32xbf16>, %[[I:.*]]: tensor<8x2xi64>, %[[C:.*]]: tensor<32xi64>)
+func.func @moe_permute(%x: tensor<8x32xbf16>, %ids: tensor<8x2xi64>, %counts: tensor<32xi64>) -> (tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>) {
+  // CHECK: dist.moe_permute %[[X]], %[[I]], %[[C]] on @experts mesh_axes = ["ep"] capacity = 3 : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  %rows, %sc, %layout, %pairs = dist.moe_permute %x, %ids, %counts on @experts mesh_axes = ["ep"] capacity = 3 : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  // Without a capacity nothing is dropped.
+  // CHECK: dist.moe_permute %[[X]], %[[I]], %[[C]] on @experts mesh_axes = ["ep"] : tensor<8x32xbf16>
+  %r2, %sc2, %l2, %p2 = dist.moe_permute %x, %ids, %counts on @experts mesh_axes = ["ep"] : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  return %rows, %sc, %layout, %pairs : tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+}
+
 // CHECK-LABEL: func.func @async
 // CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
 func.func @async(%x: tensor<8x16xf32>) {

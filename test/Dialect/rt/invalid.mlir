@@ -24,6 +24,24 @@ func.func @weight_value_mismatch() {
 
 // -----
 
+// A weight cut twice (experts over "ep", then each expert over "tp"):
+// [4, 8] / 2 on dim 0 / 2 on dim 1 is [2, 4], not [2, 8].
+func.func @weight_nested_shard_mismatch() {
+  // expected-error @+1 {{value must have the buffer's shape and element type (times the shard's parts)}}
+  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 1 : i64, parts = 2 : i64}}} : memref<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @weight_nested_shard_incomplete() {
+  // expected-error @+1 {{shard needs dim, parts and axis}}
+  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {dim = 1 : i64, parts = 2 : i64}}} : memref<2x4xf32>
+  return
+}
+
+// -----
+
 func.func @kernel_without_outputs(%b: memref<4xf32>) {
   // expected-error @+1 {{a kernel writes at least one buffer}}
   "rt.kernel"(%b) <{callee = "relu", operandSegmentSizes = array<i32: 1, 0>}> : (memref<4xf32>) -> ()

@@ -21,6 +21,15 @@ func.func @program() {
   return
 }
 
+// A weight cut twice: [4, 8] keeps half of dim 0 by "ep", then half of
+// dim 1 by "tp".
+// CHECK-LABEL: func.func @nested_shard
+// CHECK: rt.weight "w" {shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 1 : i64, parts = 2 : i64}}, value = dense<1.000000e+00> : tensor<4x8xf32>} : memref<2x4xf32>
+func.func @nested_shard() {
+  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 1 : i64, parts = 2 : i64}}} : memref<2x4xf32>
+  return
+}
+
 // An asynchronous call: the request is the event between start and wait.
 // CHECK-LABEL: func.func @async
 // CHECK: %[[R:.*]] = rt.start "all_reduce" ins(%{{.*}} : memref<8xf32>) outs(%{{.*}} : memref<8xf32>) {mesh = @mesh, mesh_axes = ["tp"]}

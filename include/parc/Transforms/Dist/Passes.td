@@ -252,22 +252,35 @@ def DistExpertParallel : Pass<"dist-expert-parallel", "::mlir::ModuleOp"> {
     Input: fused nn IR with `nn.moe` ops (after parc-nn-optimize, and after
     dist-tensor-parallel when both are used). With `ep` > 1 each nn.moe's
     stacked expert weights become `dist.local_part`s split on the expert
-    dim into `ep` contiguous blocks, and the op is marked `expert_shards` =
-    ep over mesh axis `ep_axis`: at run time each rank routes a contiguous
-    share of the tokens (which every rank holds), dispatches each chosen
-    (token, expert) pair to the expert's rank and combines the results back
-    with all-to-all of data-dependent counts (counts first, then payloads),
-    and the shares are all-gathered. The experts are split over a new 1-D
+    dim into `ep` contiguous blocks, and the op is replaced by its
+    expert-parallel steps, with the collectives placed here (they come from
+    the expert split, not from a resharding dist-comm would see): each rank
+    takes its contiguous share of the tokens (which every rank holds,
+    `dist.local_part`), routes it (`nn.moe_route`), the per-expert counts
+    are all-gathered (`dist.all_gather`, counts first), `dist.moe_permute`
+    applies the capacity and orders the kept pairs by expert, a
+    `dist.all_to_all_v` carries the rows to the experts' ranks (static
+    bound: tokens · min(top_k, experts/ep) rows, or experts/ep · capacity
+    if smaller), `nn.moe_experts` runs the local experts, a second
+    `dist.all_to_all_v` returns the results, `nn.moe_combine` weights and
+    sums them per token, and the shares are all-gathered. The experts are
+    split over a new 1-D
     mesh `ep`, or, when tensor parallelism already made a mesh, over its
     ranks: `ep` must then equal its size (attention and dense layers keep
     their tensor-parallel split, MoE layers are expert-parallel over the
     same ranks).
 
-    With `etp` (expert tensor parallelism; needs the tensor-parallel mesh
-    and `ep` = 1) every expert is split Megatron-style over the mesh's
+    With `etp` (expert tensor parallelism; needs the tensor-parallel mesh)
+    and `ep` = 1 every expert is split Megatron-style over the mesh's
     ranks instead: fc1 and fc3 by columns (the ffn dim), fc2 by rows, and
     the layer's output, a partial sum on each rank, is all-reduced. Every
     rank routes every token and computes its slice of every chosen expert.
+    With `etp` and `ep` > 1 the 1-D tensor-parallel mesh [N] becomes
+    [ep, N] with a new major axis "ep" (its collectives keep their groups):
+    the experts are split over "ep" as above and each expert's ffn over
+    the tensor-parallel axis (a `dist.local_part` of a `dist.local_part`);
+    the steps run over "ep" and the combined share, a partial sum, is
+    all-reduced over the tensor-parallel axis before the all-gather.
 
     With `capacity-factor` F > 0 every nn.moe gets `capacity` =
     ceil(F · tokens · top_k / experts) pairs per expert; later pairs are

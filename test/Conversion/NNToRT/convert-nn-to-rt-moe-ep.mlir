@@ -1,0 +1,58 @@
+// RUN: parc-opt %s --split-input-file --convert-nn-to-rt | FileCheck %s
+
+// The steps of an expert-parallel nn.moe each become one kernel on their
+// operands and results, attributes kept (the group of the permutation and
+// the exchanges; counts are buffers, not attributes). 2 ranks, 8 tokens
+// (4 per rank), top-2 of 4 experts (2 per rank): 8 rows out, at most
+// 8 x min(2, 2) = 16 rows in.
+// CHECK-LABEL: func.func @main()
+// CHECK: %[[X:.*]] = rt.input 0 "x" : memref<8x16xf32>
+// CHECK: %[[L:.*]] = rt.input 1 "logits" : memref<8x4xf32>
+// CHECK: %[[W1:.*]] = rt.weight "const.part" {{.*}} : memref<2x16x24xf32>
+// CHECK: %[[W2:.*]] = rt.weight "const.part_1" {{.*}} : memref<2x24x16xf32>
+// CHECK: rt.kernel "local_chunk" ins(%[[X]] : memref<8x16xf32>) outs(%[[XS:.*]] : memref<4x16xf32>)
+// CHECK: rt.kernel "local_chunk" ins(%[[L]] : memref<8x4xf32>) outs(%[[LS:.*]] : memref<4x4xf32>)
+// CHECK: rt.kernel "moe_route" ins(%[[LS]] : memref<4x4xf32>) outs(%[[IDS:.*]], %[[W:.*]], %[[N:.*]] : memref<4x2xi64>, memref<4x2xf32>, memref<4xi64>) {normalize = true, top_k = 2 : i64}
+// CHECK: rt.kernel "all_gather" ins(%[[N]] : memref<4xi64>) outs(%[[ALL:.*]] : memref<2x4xi64>)
+// CHECK: %[[ALLV:.*]] = rt.view %[[ALL]] : memref<2x4xi64> to memref<8xi64>
+// CHECK: rt.kernel "moe_permute" ins(%[[XS]], %[[IDS]], %[[ALLV]] : memref<4x16xf32>, memref<4x2xi64>, memref<8xi64>) outs(%[[ROWS:.*]], %[[SC:.*]], %[[LAY:.*]], %[[PAIRS:.*]] : memref<8x16xf32>, memref<2xi64>, memref<2x2xi64>, memref<8xi64>) {capacity = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
+// CHECK: rt.kernel "all_to_all_v" ins(%[[ROWS]], %[[SC]] : memref<8x16xf32>, memref<2xi64>) outs(%[[IN:.*]], %[[RC:.*]] : memref<16x16xf32>, memref<2xi64>) {axis = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
+// CHECK: rt.kernel "moe_experts" ins(%[[IN]], %[[LAY]], %[[W1]], %[[W2]] : memref<16x16xf32>, memref<2x2xi64>, memref<2x16x24xf32>, memref<2x24x16xf32>) outs(%[[OUT:.*]] : memref<16x16xf32>)
+// CHECK: rt.kernel "all_to_all_v" ins(%[[OUT]], %[[RC]] : memref<16x16xf32>, memref<2xi64>) outs(%[[BACK:.*]], %{{.*}} : memref<8x16xf32>, memref<2xi64>)
+// CHECK: rt.kernel "moe_combine" ins(%[[BACK]], %[[PAIRS]], %[[W]] : memref<8x16xf32>, memref<8xi64>, memref<4x2xf32>) outs(%[[MINE:.*]] : memref<4x16xf32>)
+// CHECK: rt.kernel "all_gather" ins(%[[MINE]] : memref<4x16xf32>)
+dist.mesh @mesh(shape = 2, axes = ["ep"])
+func.func @main(%x: tensor<8x16xf32> {onnx.name = "x"}, %l: tensor<8x4xf32> {onnx.name = "logits"}) -> (tensor<8x16xf32> {onnx.name = "y"}) {
+  %c1 = arith.constant dense<0.5> : tensor<4x16x24xf32>
+  %c2 = arith.constant dense<0.25> : tensor<4x24x16xf32>
+  %w1 = dist.local_part %c1 dim = 0 parts = 2 axis = "ep" : tensor<4x16x24xf32> -> tensor<2x16x24xf32>
+  %w2 = dist.local_part %c2 dim = 0 parts = 2 axis = "ep" : tensor<4x24x16xf32> -> tensor<2x24x16xf32>
+  %xs = dist.local_part %x dim = 0 parts = 2 axis = "ep" : tensor<8x16xf32> -> tensor<4x16xf32>
+  %ls = dist.local_part %l dim = 0 parts = 2 axis = "ep" : tensor<8x4xf32> -> tensor<4x4xf32>
+  %ids, %w, %n = nn.moe_route %ls {top_k = 2 : i64} : tensor<4x4xf32> -> (tensor<4x2xi64>, tensor<4x2xf32>, tensor<4xi64>)
+  %all = dist.all_gather %n on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4xi64> -> tensor<8xi64>
+  %rows, %sc, %lay, %pairs = dist.moe_permute %xs, %ids, %all on @mesh mesh_axes = ["ep"] : tensor<4x16xf32>, tensor<4x2xi64>, tensor<8xi64> -> tensor<8x16xf32>, tensor<2xi64>, tensor<2x2xi64>, tensor<8xi64>
+  %in, %rc = dist.all_to_all_v %rows, %sc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<8x16xf32>, tensor<2xi64> -> tensor<16x16xf32>, tensor<2xi64>
+  %out = nn.moe_experts %in, %lay, %w1, %w2 : (tensor<16x16xf32>, tensor<2x2xi64>, tensor<2x16x24xf32>, tensor<2x24x16xf32>) -> tensor<16x16xf32>
+  %back, %bc = dist.all_to_all_v %out, %rc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<16x16xf32>, tensor<2xi64> -> tensor<8x16xf32>, tensor<2xi64>
+  %mine = nn.moe_combine %back, %pairs, %w : (tensor<8x16xf32>, tensor<8xi64>, tensor<4x2xf32>) -> tensor<4x16xf32>
+  %y = dist.all_gather %mine on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4x16xf32> -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// A part of a part of a constant (an expert block, then its ffn columns) is
+// one weight cut twice, inner cut first: no weight for the inner part.
+// CHECK-LABEL: func.func @main()
+// CHECK-NOT: rt.weight
+// CHECK: %[[W:.*]] = rt.weight "const.part" {shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 2 : i64, parts = 2 : i64}}, value = dense<5.000000e-01> : tensor<4x16x24xf32>} : memref<2x16x12xf32>
+// CHECK-NOT: rt.weight
+// CHECK: rt.kernel "copy" ins(%[[W]]
+dist.mesh @mesh(shape = 2x2, axes = ["ep", "tp"])
+func.func @main() -> (tensor<2x16x12xf32> {onnx.name = "w"}) {
+  %c = arith.constant dense<0.5> : tensor<4x16x24xf32>
+  %e = dist.local_part %c dim = 0 parts = 2 axis = "ep" : tensor<4x16x24xf32> -> tensor<2x16x24xf32>
+  %w = dist.local_part %e dim = 2 parts = 2 axis = "tp" : tensor<2x16x24xf32> -> tensor<2x16x12xf32>
+  return %w : tensor<2x16x12xf32>
+}
