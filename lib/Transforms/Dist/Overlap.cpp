@@ -640,6 +640,12 @@ bool waitsForReceive(Operation *op) {
   return wait && wait.getAsync().getDefiningOp<dist::RecvStartOp>();
 }
 
+/// A send, a receive, or the wait for a started receive.
+bool isPointToPoint(Operation *op) {
+  return isa<dist::SendOp, dist::SendStartOp, dist::RecvOp, dist::RecvStartOp>(op) ||
+         waitsForReceive(op);
+}
+
 int64_t Overlapper::interleave(func::FuncOp func) {
   Block &body = func.getBody().front();
   // Every op's chain: its tag, else the one chain its operands come from.
@@ -688,11 +694,13 @@ int64_t Overlapper::interleave(func::FuncOp func) {
     return 0;
 
   // Point-to-point operations are matched by their order between two
-  // ranks: those of the chains keep their program order.
+  // ranks, and a stage blocked in a receive must already have sent what
+  // its peer needs first: the chains' sends and receive waits keep their
+  // program order, which the pipeline made deadlock-free.
   SmallVector<Operation *> p2p;
   for (auto &chain : chains)
     for (Operation *op : chain)
-      if (isa<dist::SendOp, dist::SendStartOp, dist::RecvOp, dist::RecvStartOp>(op))
+      if (isPointToPoint(op))
         p2p.push_back(op);
   llvm::sort(p2p, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   size_t nextP2P = 0;
@@ -706,8 +714,7 @@ int64_t Overlapper::interleave(func::FuncOp func) {
   // one out of turn, else -1.
   auto mustWaitFor = [&](int64_t c) -> int64_t {
     Operation *op = chains[c][next[c]];
-    if (nextP2P < p2p.size() && p2p[nextP2P] != op &&
-        isa<dist::SendOp, dist::SendStartOp, dist::RecvOp, dist::RecvStartOp>(op))
+    if (nextP2P < p2p.size() && p2p[nextP2P] != op && isPointToPoint(op))
       return chainOf.lookup(p2p[nextP2P]);
     return -1;
   };

@@ -143,3 +143,41 @@ module {
     return %y : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// An interleaved virtual stage: each chain sends its first chunk's output
+// and later waits for what the other stage computed from it. Stage 1 sends
+// micro-batch 0's reply only after it got both sends (the pipeline's
+// order), so waiting for micro-batch 0's reply before micro-batch 1 has
+// sent would deadlock: sends and receive waits keep their program order.
+// CHECK-LABEL: func.func @receive_waits_keep_their_order
+// CHECK: %[[Q0:.*]] = dist.recv_start
+// CHECK: %[[T0:.*]] = dist.send_start {{.*}}dist.micro_batch = 0
+// CHECK: %[[T1:.*]] = dist.send_start {{.*}}dist.micro_batch = 1
+// CHECK-NEXT: %[[V0:.*]] = dist.wait %[[Q0]]
+// CHECK-NEXT: nn.add %[[V0]]
+module {
+  dist.mesh @mesh(shape = 2x2, axes = ["pp", "tp"])
+  func.func @receive_waits_keep_their_order(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+    %w = arith.constant dense<0.5> : tensor<16x16xf32>
+    %q0 = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 1 : !dist.async<tensor<4x16xf32>>
+    %q1 = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 1 : !dist.async<tensor<4x16xf32>>
+    %x0 = nn.slice %x {dist.micro_batch = 0 : i64, starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<8x16xf32> -> tensor<4x16xf32>
+    %a0 = nn.linear %x0, %w {dist.micro_batch = 0 : i64} : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+    %r0 = dist.all_reduce %a0 on @mesh mesh_axes = ["tp"] {dist.micro_batch = 0 : i64} : tensor<4x16xf32>
+    %t0 = dist.send_start %r0 on @mesh mesh_axes = ["pp"] peer = 1 {dist.micro_batch = 0 : i64} : tensor<4x16xf32> -> !dist.async
+    %x1 = nn.slice %x {dist.micro_batch = 1 : i64, starts = array<i64: 4, 0>, steps = array<i64: 1, 1>} : tensor<8x16xf32> -> tensor<4x16xf32>
+    %a1 = nn.linear %x1, %w {dist.micro_batch = 1 : i64} : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+    %r1 = dist.all_reduce %a1 on @mesh mesh_axes = ["tp"] {dist.micro_batch = 1 : i64} : tensor<4x16xf32>
+    %t1 = dist.send_start %r1 on @mesh mesh_axes = ["pp"] peer = 1 {dist.micro_batch = 1 : i64} : tensor<4x16xf32> -> !dist.async
+    %v0 = dist.wait %q0 {dist.micro_batch = 0 : i64} : !dist.async<tensor<4x16xf32>>
+    %y0 = nn.add %v0, %x0 {dist.micro_batch = 0 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    %v1 = dist.wait %q1 {dist.micro_batch = 1 : i64} : !dist.async<tensor<4x16xf32>>
+    %y1 = nn.add %v1, %x1 {dist.micro_batch = 1 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+    dist.wait %t0 : !dist.async
+    dist.wait %t1 : !dist.async
+    %y = nn.concat %y0, %y1 {axis = 0 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+    return %y : tensor<8x16xf32>
+  }
+}
