@@ -185,8 +185,9 @@ public:
     StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
     llvm::Expected<double> peak = cluster.flopsFor(dtype);
     if (!peak) {
-      op->emitError() << "dist-overlap: cluster '" << cluster.name
-                      << "': " << llvm::toString(peak.takeError());
+      mlir::emitError(op->getLoc())
+          << "dist-overlap: cannot price " << dist::nodeOf(op) << ": "
+          << llvm::toString(peak.takeError());
       return failure();
     }
     return plan::DeviceRates{*peak * cluster.computeEfficiency,
@@ -791,7 +792,7 @@ struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (chunks < 0 || minRows < 1 || memoryBudget < 0) {
-      module.emitError() << "dist-overlap: chunks must be non-negative, "
+      mlir::emitError(module.getLoc()) << "dist-overlap: chunks must be non-negative, "
                             "min-rows at least 1 and memory-budget non-negative";
       return signalPassFailure();
     }
@@ -801,7 +802,9 @@ struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {
     if (chunks == 0 || explain) {
       llvm::Expected<plan::Cluster> c = plan::loadCluster(cluster, presetDirs());
       if (!c) {
-        module.emitError() << "dist-overlap: " << llvm::toString(c.takeError());
+        // At the model's location: a dump of the module would bury it.
+        mlir::emitError(module.getLoc())
+            << "dist-overlap: " << llvm::toString(c.takeError());
         return signalPassFailure();
       }
       pricer.emplace(std::move(*c));
