@@ -17,7 +17,9 @@ For each generated model and tp, three variants against --no-overlap:
   auto     the default: cuts chosen by the cost model on the cpu preset;
   mb2      `--micro-batches 2` without stages (tp 2 only), against
            `--micro-batches 2 --no-overlap`: the compile log must count
-           switches between the micro-batch chains.
+           switches between the micro-batch chains;
+  pp2-mb2  the same with `--pp 2` (tp 2 only, 4 ranks): the first stage's
+           micro-batches interleave.
 Compile both ways, run both under mpirun on the same inputs, compare every
 output. Prints a table (with the share of communication hidden that the
 run reports, for information: it is a timing) and `N passed, N failed`;
@@ -44,6 +46,8 @@ VARIANTS = {
     "chunks2": (["--overlap-chunks", "2"], ["--no-overlap"], "cut"),
     "auto": ([], ["--no-overlap"], None),
     "mb2": (["--micro-batches", "2"], ["--micro-batches", "2", "--no-overlap"], "switches"),
+    "pp2-mb2": (["--pp", "2", "--micro-batches", "2"],
+                ["--pp", "2", "--micro-batches", "2", "--no-overlap"], "switches"),
 }
 
 
@@ -115,15 +119,16 @@ def main():
     p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert"])
     p.add_argument("--tp", nargs="+", type=int, default=[2, 4])
     p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS),
-                   default=["chunks2", "auto", "mb2"])
+                   default=["chunks2", "auto", "mb2", "pp2-mb2"])
     args = p.parse_args()
     passed = failed = 0
     cache = {}
     print(f"{'model':10} {'tp':>3} {'variant':8} {'max rel diff on/off':>20} {'hidden':>7}  result")
+    # (hidden: rank 0's share of communication time hidden behind compute)
     for name in args.models:
         for tp in args.tp:
             for variant in args.variants:
-                if variant == "mb2" and tp != 2:
+                if variant in ("mb2", "pp2-mb2") and tp != 2:
                     continue
                 try:
                     ok, note, worst, share = check(args, name, tp, variant, cache)
