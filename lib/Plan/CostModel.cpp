@@ -82,7 +82,10 @@ double parc::plan::collectiveMatmulTime(const CollectiveMatmul &cm, int64_t chun
                                 rates.flopRate, rates.byteRate,
                                 rates.launchLatency);
   double comm = collectiveTime(cm.kind, cm.commBytes / c, cm.ranks, link);
-  return pipelinedTime(compute, comm, chunks);
+  double reassembly = chunks > 1 ? 2 * rooflineTime(0, cm.copyBytes, 1, rates.byteRate,
+                                                    rates.launchLatency)
+                                 : 0;
+  return pipelinedTime(compute, comm, chunks) + reassembly;
 }
 
 ChunkChoice parc::plan::bestCollectiveMatmul(

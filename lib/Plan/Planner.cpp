@@ -108,8 +108,9 @@ struct Context {
         if (*op.comm == Collective::AllReduce) {
           DeviceRates rates{flopRate, byteRate, cluster.kernelLatency};
           auto exposed = [&](Collective kind) {
-            CollectiveMatmul cm{kind, flops, op.actElems * fraction / div * bpe,
-                                op.weightReadElems / wdiv * bpe, b, config.tp};
+            double act = op.actElems * fraction / div * bpe;
+            CollectiveMatmul cm{kind, flops, act, op.weightReadElems / wdiv * bpe,
+                                b, config.tp, act};
             double cut = overlapChunks > 0
                              ? collectiveMatmulTime(cm, overlapChunks, rates, tpLink)
                              : bestCollectiveMatmul(cm, kMaxOverlapChunks, rates, tpLink).time;

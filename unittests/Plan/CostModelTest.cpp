@@ -90,6 +90,17 @@ TEST(CostModel, CollectiveMatmul) {
   cm.weightBytes = 1e6;
   DeviceRates slow{1e12, 1e9, 0};
   EXPECT_EQ(bestCollectiveMatmul(cm, 8, slow, link).chunks, 1);
+  // Splitting and concatenating 1 MB (input and output) at 1e15 B/s: each
+  // byte read and written once, 2 MB in 2 ns, plus two 1 us launches, on
+  // top of the pipeline.
+  cm.weightBytes = 0;
+  cm.copyBytes = 1e6;
+  DeviceRates launching{1e12, 1e15, 1e-6};
+  // One piece: 8 us + 1 us launch, then 3 us: no copy.
+  EXPECT_NEAR(collectiveMatmulTime(cm, 1, launching, link), 12e-6, 1e-15);
+  // Two: (4 + 1) + 5 + 2.5 us, and 2 ns + 2 · 1 us.
+  EXPECT_NEAR(collectiveMatmulTime(cm, 2, launching, link),
+              12.5e-6 + 2e-9 + 2e-6, 1e-15);
   EXPECT_DOUBLE_EQ(pipelinedTime(1.0, 0.5, 1), 1.5);
   EXPECT_DOUBLE_EQ(pipelinedTime(1.0, 0.5, 3), 1.0 + 2 * 1.0 + 0.5);
 }

@@ -69,12 +69,15 @@ double pipelinedTime(double pieceCompute, double pieceComm, int64_t chunks);
 
 /// What dist-overlap weighs for one product and its collective: the
 /// product's work (`flops`, activation bytes `actBytes` that divide among
-/// pieces, `weightBytes` every piece reads again) and the collective's
-/// whole tensor (`commBytes`) over `ranks` ranks of `link`.
+/// pieces, `weightBytes` every piece reads again), the collective's whole
+/// tensor (`commBytes`) over `ranks` ranks of `link`, and the bytes split
+/// into pieces and concatenated back when cut (`copyBytes`, each read and
+/// written once by a copy kernel).
 struct CollectiveMatmul {
   Collective kind = Collective::AllReduce;
   double flops = 0, actBytes = 0, weightBytes = 0, commBytes = 0;
   int64_t ranks = 1;
+  double copyBytes = 0;
 };
 
 /// Rates of one device: effective FLOP/s, bytes/s and the launch latency.
@@ -83,7 +86,8 @@ struct DeviceRates {
 };
 
 /// Time of `cm` cut into `chunks` pieces (1: the product, then its
-/// collective: nothing overlaps).
+/// collective: nothing overlaps), the split and the concatenation included
+/// (two copy kernels moving 2 · copyBytes).
 double collectiveMatmulTime(const CollectiveMatmul &cm, int64_t chunks,
                             const DeviceRates &rates, const Link &link);
 

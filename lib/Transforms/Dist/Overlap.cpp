@@ -327,6 +327,9 @@ std::optional<Cut> Overlapper::rowCut(nn::LinearOp lin, Operation *collective) {
   cut.cm.ranks = *n;
   cut.cm.commBytes = (double)wholeBytes(collective);
   addProduct(cut.cm, lin);
+  // The input is cut into pieces, the collective's results concatenated.
+  cut.cm.copyBytes = (double)(dist::bytesOf(xt) +
+                              dist::bytesOf(collective->getResult(0).getType()));
   return cut;
 }
 
@@ -350,6 +353,10 @@ std::optional<Cut> Overlapper::gatherCut(dist::AllGatherOp gather) {
   // The gathered input is read by every product but moved once.
   cut.cm.actBytes -= (double)(cut.products.size() - 1) *
                      (double)dist::bytesOf(gather.getType());
+  // The local rows are cut into pieces, each product's results concatenated.
+  cut.cm.copyBytes = (double)dist::bytesOf(xt);
+  for (nn::LinearOp lin : cut.products)
+    cut.cm.copyBytes += (double)dist::bytesOf(lin.getType());
   return cut;
 }
 

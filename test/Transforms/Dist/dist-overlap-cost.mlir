@@ -5,7 +5,9 @@
 // (slow). A piece of c computes max(FLOPs/c / 1e12, bytes/1e12) (the
 // activations divide, the 256 KiB weight is read by every piece) and then
 // runs its collective of 1/c of the bytes, paying every step's latency;
-// the pieces form a two-stage pipeline: p + (c-1)·max(p, a) + a.
+// the pieces form a two-stage pipeline: p + (c-1)·max(p, a) + a. Cutting
+// also copies the input into pieces and the results back together: each
+// of those bytes is read and written once, at 1000 GB/s.
 //
 // RUN: parc-opt %s --split-input-file --dist-overlap="cluster=%S/Inputs/overlap-fast-link.json explain=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FAST-WHY
 // RUN: parc-opt %s --split-input-file --dist-overlap="cluster=%S/Inputs/overlap-fast-link.json" | FileCheck %s --check-prefix=FAST
@@ -16,20 +18,22 @@
 // Row-parallel product 64x256 · 256x256 (8388608 FLOPs: 8.388608 us) and
 // the all-reduce of its 64x256 f32 result (65536 B; over 2 ranks a ring
 // takes 2 steps and moves 2·(2-1)/2 = 1× the bytes: 65536/8e9 = 8.192 us).
+// Cut, the 65536 B input and 65536 B result are copied: 2 · 131072 B at
+// 1000 GB/s = 0.262144 us.
 // Fast link (2 · 0.5 = 1 us of latency per all-reduce):
 //   not cut   8.388608 + 9.192                            = 17.58 us
-//   2 pieces  4.194304 + 2 · (1 + 4.096)                  = 14.39 us
-//   4 pieces  2.097152 + 4 · (1 + 2.048)                  = 14.29 us  <- chosen
-//   8 pieces  1.048576 + 8 · (1 + 1.024)                  = 17.24 us
+//   2 pieces  4.194304 + 2 · (1 + 4.096) + 0.262144       = 14.65 us
+//   4 pieces  2.097152 + 4 · (1 + 2.048) + 0.262144       = 14.55 us  <- chosen
+//   8 pieces  1.048576 + 8 · (1 + 1.024) + 0.262144       = 17.50 us
 // (each piece's compute is above its bytes: 4 pieces read 32768 B of
 // activations and the whole 262144 B weight, 0.29 us). Slow link (40 us
 // per all-reduce): every piece pays 40 us more than it hides.
 //   not cut   8.388608 + 48.192                           = 56.58 us  <- chosen
-//   2 pieces  4.194304 + 2 · (40 + 4.096)                 = 92.39 us
-//   4 pieces  2.097152 + 4 · (40 + 2.048)                 = 170.29 us
-//   8 pieces  1.048576 + 8 · (40 + 1.024)                 = 329.24 us
-// FAST-WHY: remark: collective matmul of node 'h0/attn/c_proj' (nn.linear) and its all_reduce (65536 B over 2 ranks, 64 rows to cut): not cut 17.58 us, 2 pieces 14.39 us, 4 pieces 14.29 us, 8 pieces 17.24 us; chosen: 4 pieces
-// SLOW-WHY: remark: collective matmul of node 'h0/attn/c_proj' (nn.linear) and its all_reduce (65536 B over 2 ranks, 64 rows to cut): not cut 56.58 us, 2 pieces 92.39 us, 4 pieces 170.29 us, 8 pieces 329.24 us; chosen: not cut
+//   2 pieces  4.194304 + 2 · (40 + 4.096) + 0.262144      = 92.65 us
+//   4 pieces  2.097152 + 4 · (40 + 2.048) + 0.262144      = 170.55 us
+//   8 pieces  1.048576 + 8 · (40 + 1.024) + 0.262144      = 329.50 us
+// FAST-WHY: remark: collective matmul of node 'h0/attn/c_proj' (nn.linear) and its all_reduce (65536 B over 2 ranks, 64 rows to cut): not cut 17.58 us, 2 pieces 14.65 us, 4 pieces 14.55 us, 8 pieces 17.50 us; chosen: 4 pieces
+// SLOW-WHY: remark: collective matmul of node 'h0/attn/c_proj' (nn.linear) and its all_reduce (65536 B over 2 ranks, 64 rows to cut): not cut 56.58 us, 2 pieces 92.65 us, 4 pieces 170.55 us, 8 pieces 329.50 us; chosen: not cut
 // With chunks=2 the cut is fixed whatever it costs.
 // FIXED: remark: collective matmul of node 'h0/attn/c_proj' (nn.linear) and its all_reduce {{.*}}; chosen: 2 pieces (fixed by chunks=2)
 // FAST-LABEL: func.func @row
@@ -56,16 +60,18 @@ module {
 // (64x256 gathered: 65536 B; a ring takes 1 step and moves (2-1)/2 of the
 // bytes, 4.096 us) feeding the same product. Pieces cut the 32 local rows:
 // 8 pieces would keep 4 rows, fewer than min-rows (8), so they are not
-// priced. Fast link (0.5 us per gather):
-//   not cut   8.388608 + 4.596                            = 12.98 us
-//   2 pieces  4.194304 + 4.194304 + (0.5 + 2.048)         = 10.94 us
-//   4 pieces  2.097152 + 3 · 2.097152 + (0.5 + 1.024)     = 9.91 us   <- chosen
+// priced. Cut, the 32768 B of local rows and the 65536 B result are
+// copied: 2 · 98304 B at 1000 GB/s = 0.196608 us. Fast link (0.5 us per
+// gather):
+//   not cut   8.388608 + 4.596                                 = 12.98 us
+//   2 pieces  4.194304 + 4.194304 + (0.5 + 2.048) + 0.196608   = 11.13 us
+//   4 pieces  2.097152 + 3 · 2.097152 + (0.5 + 1.024) + 0.196608 = 10.11 us <- chosen
 // Slow link (20 us per gather):
-//   not cut   8.388608 + 24.096                           = 32.48 us  <- chosen
-//   2 pieces  4.194304 + 2 · (20 + 2.048)                 = 48.29 us
-//   4 pieces  2.097152 + 4 · (20 + 1.024)                 = 86.19 us
-// FAST-WHY: remark: collective matmul of node 'h0/mlp/c_fc' (nn.linear) and its all_gather (65536 B over 2 ranks, 32 rows to cut): not cut 12.98 us, 2 pieces 10.94 us, 4 pieces 9.91 us; chosen: 4 pieces
-// SLOW-WHY: remark: collective matmul of node 'h0/mlp/c_fc' (nn.linear) and its all_gather (65536 B over 2 ranks, 32 rows to cut): not cut 32.48 us, 2 pieces 48.29 us, 4 pieces 86.19 us; chosen: not cut
+//   not cut   8.388608 + 24.096                                = 32.48 us <- chosen
+//   2 pieces  4.194304 + 2 · (20 + 2.048) + 0.196608           = 48.49 us
+//   4 pieces  2.097152 + 4 · (20 + 1.024) + 0.196608           = 86.39 us
+// FAST-WHY: remark: collective matmul of node 'h0/mlp/c_fc' (nn.linear) and its all_gather (65536 B over 2 ranks, 32 rows to cut): not cut 12.98 us, 2 pieces 11.13 us, 4 pieces 10.11 us; chosen: 4 pieces
+// SLOW-WHY: remark: collective matmul of node 'h0/mlp/c_fc' (nn.linear) and its all_gather (65536 B over 2 ranks, 32 rows to cut): not cut 32.48 us, 2 pieces 48.49 us, 4 pieces 86.39 us; chosen: not cut
 // FAST-LABEL: func.func @gather
 // FAST-COUNT-4: dist.all_gather_start %{{.*}} : tensor<8x256xf32> -> !dist.async<tensor<16x256xf32>>
 // SLOW-LABEL: func.func @gather

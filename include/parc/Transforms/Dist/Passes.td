@@ -151,10 +151,10 @@ def DistOverlap : Pass<"dist-overlap", "::mlir::ModuleOp"> {
     The cut is chosen with the cost model of lib/Plan on the cluster
     `cluster` (a preset name or a cluster JSON file): the product's roofline
     time and the ring time of its collective, per piece, each piece paying
-    a kernel launch and every step's link latency
-    (`parc::plan::collectiveMatmulTime`); the cheapest of no cut and 2, 4,
-    8 pieces wins, so cutting pays only when a piece's GEMM outlasts the
-    per-piece latency it adds. `chunks` > 0 overrides the choice (the most
+    a kernel launch and every step's link latency, plus the copies that
+    split and concatenate (`parc::plan::collectiveMatmulTime`); the
+    cheapest of no cut and 2, 4, 8 pieces wins, so cutting pays only when
+    what the pieces hide outweighs the latency and copies they add. `chunks` > 0 overrides the choice (the most
     pieces that divide the rows, at most `chunks`).
 
     Placement: every other all_reduce, all_gather, reduce_scatter and
@@ -262,7 +262,9 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
     mesh, if any, gets a leading `pp` axis), so tensor-parallel
     collectives stay within a stage. `@main` records `dist.pp_layout`
     (layers per stage) and `dist.micro_batches`; `dist-extract-stage`
-    then keeps one stage.
+    then keeps one stage. With several micro-batches, every op computed for
+    micro-batch i (and its receive waits and sends) also carries
+    `dist.micro_batch = i`: the chains `dist-overlap` may interleave.
 
     With `virtual` = V > 1 (interleaved virtual stages), the layers are cut
     into pp·V chunks (`layout` then lists pp·V counts) and chunk c runs on
