@@ -86,3 +86,33 @@ module {
     return %y : tensor<64x256xf32>
   }
 }
+
+// -----
+
+// Row-parallel product into a sequence-parallel reduce-scatter over 2
+// ranks: each rank keeps 32 of the 64 rows, and the pieces cut those (8
+// pieces would keep 4 rows, fewer than min-rows). The ring takes 1 step
+// and moves (2-1)/2 of the 65536 B, 4.096 us; cut, the 65536 B input and
+// the 32768 B result are copied, 0.196608 us. The product is the one above.
+//   fast: not cut   8.388608 + 4.596                                 = 12.98 us
+//         2 pieces  4.194304 + 4.194304 + (0.5 + 2.048) + 0.196608   = 11.13 us
+//         4 pieces  4 · 2.097152 + (0.5 + 1.024) + 0.196608          = 10.11 us <- chosen
+//   slow: not cut   8.388608 + 24.096                                = 32.48 us <- chosen
+//         2 pieces  4.194304 + 2 · (20 + 2.048) + 0.196608           = 48.49 us
+//         4 pieces  2.097152 + 4 · (20 + 1.024) + 0.196608           = 86.39 us
+// FAST-WHY: remark: collective matmul of node 'h0/mlp/c_proj' (nn.linear) and its reduce_scatter (65536 B over 2 ranks, 32 rows to cut): not cut 12.98 us, 2 pieces 11.13 us, 4 pieces 10.11 us; chosen: 4 pieces
+// SLOW-WHY: remark: collective matmul of node 'h0/mlp/c_proj' (nn.linear) and its reduce_scatter (65536 B over 2 ranks, 32 rows to cut): not cut 32.48 us, 2 pieces 48.49 us, 4 pieces 86.39 us; chosen: not cut
+// FAST-LABEL: func.func @scatter
+// FAST-COUNT-4: dist.reduce_scatter_start %{{.*}} scatter_axis = 0 : tensor<16x256xf32> -> !dist.async<tensor<8x256xf32>>
+// SLOW-LABEL: func.func @scatter
+// SLOW: dist.reduce_scatter_start %{{.*}} scatter_axis = 0 : tensor<64x256xf32> -> !dist.async<tensor<32x256xf32>>
+// SLOW-NOT: dist.reduce_scatter_start
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @scatter(%x: tensor<64x256xf32>) -> tensor<32x256xf32> {
+    %w = arith.constant dense<0.5> : tensor<256x256xf32>
+    %p = nn.linear %x, %w : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32> loc("h0/mlp/c_proj")
+    %s = dist.reduce_scatter %p on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<64x256xf32> -> tensor<32x256xf32>
+    return %s : tensor<32x256xf32>
+  }
+}
