@@ -115,6 +115,10 @@ void DistMicroBatchPass::runOnOperation() {
     }
   }
 
+  LLVM_DEBUG(llvm::dbgs() << "dist-micro-batch: " << perBatch.size()
+                          << " op(s) per micro-batch, "
+                          << body.getOperations().size() - 1 - perBatch.size()
+                          << " shared\n");
   OpBuilder b(main);
   auto fn = func::FuncOp::create(b, main.getLoc(), "micro_batched",
                                  b.getFunctionType(argTypes, resultTypes));

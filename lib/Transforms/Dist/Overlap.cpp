@@ -730,6 +730,10 @@ int64_t Overlapper::interleave(func::FuncOp func) {
   llvm::SmallPtrSet<Operation *, 8> fresh; // starts of the current run
   llvm::DenseMap<Operation *, int64_t> leftInFlight; // start → bytes
   int64_t inFlight = 0, switches = 0, cur = 0;
+  // For the explanation: compute run while each collective left in flight
+  // was, and what of the collectives it hid, by the cost model.
+  llvm::DenseMap<Operation *, double> covered;
+  double leftTime = 0, hiddenTime = 0;
   while (true) {
     SmallVector<int64_t, 2> active;
     for (int64_t c = 0; c < m && active.size() < 2; ++c)
@@ -767,7 +771,17 @@ int64_t Overlapper::interleave(func::FuncOp func) {
         if (it != leftInFlight.end()) {
           inFlight -= it->second;
           leftInFlight.erase(it);
+          if (auto n = pricer ? groupSize(start) : std::nullopt) {
+            double comm = pricer->commTime(start, *n);
+            leftTime += comm;
+            hiddenTime += std::min(comm, covered.lookup(start));
+          }
         }
+      }
+      if (pricer && !leftInFlight.empty()) {
+        double t = pricer->opTime(op);
+        for (auto &entry : leftInFlight)
+          covered[entry.first] += t;
       }
       if (kindOf(op))
         fresh.insert(op);
@@ -790,6 +804,12 @@ int64_t Overlapper::interleave(func::FuncOp func) {
       op->moveBefore(terminator);
   LLVM_DEBUG(llvm::dbgs() << "dist-overlap: " << m << " chains, " << switches
                           << " switches\n");
+  if (explain && pricer)
+    mlir::emitRemark(func.getLoc())
+        << "interleaved " << m << " micro-batch chains with " << switches
+        << " switch(es): the other chain's compute hides "
+        << microseconds(hiddenTime) << " of the " << microseconds(leftTime)
+        << " of collectives left in flight";
   return switches;
 }
 
