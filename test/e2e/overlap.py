@@ -18,6 +18,7 @@ For each generated model and tp, three variants against --no-overlap:
   mb2      `--micro-batches 2` without stages (tp 2 only), against
            `--micro-batches 2 --no-overlap`: the compile log must count
            switches between the micro-batch chains;
+  sp-mb2   the same with `--sp` (tp 2 only);
   pp2-mb2  the same with `--pp 2` (tp 2 only, 4 ranks): the first stage's
            micro-batches interleave.
 Compile both ways, run both under mpirun on the same inputs, compare every
@@ -46,6 +47,8 @@ VARIANTS = {
     "chunks2": (["--overlap-chunks", "2"], ["--no-overlap"], "cut"),
     "auto": ([], ["--no-overlap"], None),
     "mb2": (["--micro-batches", "2"], ["--micro-batches", "2", "--no-overlap"], "switches"),
+    "sp-mb2": (["--sp", "--micro-batches", "2"],
+               ["--sp", "--micro-batches", "2", "--no-overlap"], "switches"),
     "pp2-mb2": (["--pp", "2", "--micro-batches", "2"],
                 ["--pp", "2", "--micro-batches", "2", "--no-overlap"], "switches"),
 }
@@ -119,7 +122,7 @@ def main():
     p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert"])
     p.add_argument("--tp", nargs="+", type=int, default=[2, 4])
     p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS),
-                   default=["chunks2", "auto", "mb2", "pp2-mb2"])
+                   default=["chunks2", "auto", "mb2", "sp-mb2", "pp2-mb2"])
     args = p.parse_args()
     passed = failed = 0
     cache = {}
@@ -128,7 +131,7 @@ def main():
     for name in args.models:
         for tp in args.tp:
             for variant in args.variants:
-                if variant in ("mb2", "pp2-mb2") and tp != 2:
+                if variant.endswith("mb2") and tp != 2:
                     continue
                 try:
                     ok, note, worst, share = check(args, name, tp, variant, cache)
