@@ -659,7 +659,7 @@ int64_t Overlapper::interleave(func::FuncOp func) {
   // Every op's chain: its tag, else the one chain its operands come from.
   // Ops of no chain (weights, receives posted up front) run first; ops
   // reading several chains (the stacked outputs) last, and so does
-  // everything after them.
+  // everything computed from them.
   constexpr int64_t kFree = -1, kJoined = -2;
   llvm::DenseMap<Operation *, int64_t> chainOf;
   SmallVector<Operation *> free, joined;
@@ -678,8 +678,11 @@ int64_t Overlapper::interleave(func::FuncOp func) {
     from.erase(kFree);
     int64_t c = from.empty() ? kFree : from.size() == 1 ? *from.begin() : kJoined;
     if (auto tag = op.getAttrOfType<IntegerAttr>(dist::kMicroBatch)) {
-      // A tag that the data flow contradicts: leave the order alone.
-      if (c != kFree && c != tag.getInt())
+      // A tag that is no micro-batch index, or that the data flow
+      // contradicts: leave the order alone.
+      int64_t ops = body.getOperations().size();
+      if (tag.getInt() < 0 || tag.getInt() >= ops ||
+          (c != kFree && c != tag.getInt()))
         return 0;
       c = tag.getInt();
     } else if (c >= 0 && isa<dist::WaitOp>(op) &&

@@ -186,3 +186,23 @@ module {
     return %y : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// Tags that are no micro-batch index (written by hand, say) leave the
+// order as placement left it.
+// CHECK-LABEL: func.func @not_an_index
+// CHECK: %[[A:.*]] = nn.linear {{.*}}dist.micro_batch = -3
+// CHECK-NEXT: %[[S:.*]] = dist.all_reduce_start %[[A]]
+// CHECK-NEXT: %[[B:.*]] = nn.relu {{.*}}dist.micro_batch = 1000000000
+// CHECK-NEXT: dist.wait %[[S]]
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @not_an_index(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+    %w = arith.constant dense<0.5> : tensor<16x16xf32>
+    %a = nn.linear %x, %w {dist.micro_batch = -3 : i64} : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+    %b = nn.relu %x {dist.micro_batch = 1000000000 : i64} : tensor<4x16xf32>
+    %r = dist.all_reduce %a on @mesh mesh_axes = ["tp"] : tensor<4x16xf32>
+    return %r, %b : tensor<4x16xf32>, tensor<4x16xf32>
+  }
+}
