@@ -65,9 +65,11 @@ void DistMicroBatchPass::runOnOperation() {
   for (BlockArgument arg : body.getArguments()) {
     FailureOr<Type> t = stacked(arg.getType());
     if (failed(t)) {
-      auto name = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
       error() << "input "
-              << (name ? "'" + name.str() + "'" : std::to_string(arg.getArgNumber()))
+              << (name ? "'" + name.str() + "'"
+                       : std::to_string(arg.getArgNumber()))
               << " is a scalar: --micro-batches splits dim 0 of every input";
       return signalPassFailure();
     }
@@ -77,7 +79,8 @@ void DistMicroBatchPass::runOnOperation() {
     FailureOr<Type> t = stacked(r);
     if (failed(t)) {
       auto name = main.getResultAttrOfType<StringAttr>(k, "onnx.name");
-      error() << "output " << (name ? "'" + name.str() + "'" : std::to_string(k))
+      error() << "output "
+              << (name ? "'" + name.str() + "'" : std::to_string(k))
               << " is a scalar: --micro-batches stacks micro-batches on dim 0 "
                  "of every output";
       return signalPassFailure();
@@ -91,7 +94,8 @@ void DistMicroBatchPass::runOnOperation() {
   for (Operation &op : body.without_terminator()) {
     WalkResult r = op.walk([&](Operation *inner) {
       for (Value v : inner->getOperands()) {
-        if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body)
+        if (auto arg = dyn_cast<BlockArgument>(v);
+            arg && arg.getOwner() == &body)
           return WalkResult::interrupt();
         Operation *def = v.getDefiningOp();
         Operation *top = def ? body.findAncestorOpInBlock(*def) : nullptr;
@@ -108,7 +112,8 @@ void DistMicroBatchPass::runOnOperation() {
     Operation *def = v.getDefiningOp();
     if (def && !perBatch.contains(def)) {
       auto name = main.getResultAttrOfType<StringAttr>(k, "onnx.name");
-      error() << "output " << (name ? "'" + name.str() + "'" : std::to_string(k))
+      error() << "output "
+              << (name ? "'" + name.str() + "'" : std::to_string(k))
               << " does not depend on the inputs: it cannot be stacked from "
                  "micro-batches";
       return signalPassFailure();
@@ -146,11 +151,12 @@ void DistMicroBatchPass::runOnOperation() {
       auto t = cast<RankedTensorType>(arg.getType());
       SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
       starts[0] = i * t.getDimSize(0);
-      map.map(arg, chain(nn::SliceOp::create(
-                             b, arg.getLoc(), t, entry->getArgument(arg.getArgNumber()),
-                             b.getDenseI64ArrayAttr(starts),
-                             b.getDenseI64ArrayAttr(steps)))
-                       ->getResult(0));
+      map.map(arg,
+              chain(nn::SliceOp::create(b, arg.getLoc(), t,
+                                        entry->getArgument(arg.getArgNumber()),
+                                        b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(steps)))
+                  ->getResult(0));
     }
     for (Operation &op : body.without_terminator())
       if (perBatch.contains(&op))
@@ -160,8 +166,8 @@ void DistMicroBatchPass::runOnOperation() {
   }
   SmallVector<Value> results;
   for (auto [k, parts] : llvm::enumerate(outputs))
-    results.push_back(nn::ConcatOp::create(b, ret.getLoc(), resultTypes[k], parts,
-                                           b.getI64IntegerAttr(0)));
+    results.push_back(nn::ConcatOp::create(b, ret.getLoc(), resultTypes[k],
+                                           parts, b.getI64IntegerAttr(0)));
   func::ReturnOp::create(b, ret.getLoc(), results);
   fn->setAttr("dist.micro_batches", b.getI64IntegerAttr(m));
   main.erase();

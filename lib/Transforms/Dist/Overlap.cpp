@@ -62,8 +62,9 @@ RankedTensorType withDims(RankedTensorType t, ArrayRef<int64_t> shape) {
 std::optional<int64_t> groupSize(Operation *op) {
   auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
-  auto mesh = meshRef ? SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(op, meshRef)
-                      : dist::MeshOp();
+  auto mesh =
+      meshRef ? SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(op, meshRef)
+              : dist::MeshOp();
   if (!mesh || !axes)
     return std::nullopt;
   SmallVector<StringRef> names(axes.getAsValueRange<StringAttr>());
@@ -74,15 +75,18 @@ std::optional<int64_t> groupSize(Operation *op) {
 /// The same collective as `op`, started: same operands and attributes,
 /// an async result of its type.
 Operation *startOf(OpBuilder &b, Operation *op) {
-  OperationState state(op->getLoc(), op->getName().getStringRef().str() + "_start");
+  OperationState state(op->getLoc(),
+                       op->getName().getStringRef().str() + "_start");
   state.addOperands(op->getOperands());
   state.addAttributes(op->getAttrs());
-  state.addTypes(dist::AsyncType::get(b.getContext(), op->getResult(0).getType()));
+  state.addTypes(
+      dist::AsyncType::get(b.getContext(), op->getResult(0).getType()));
   return b.create(state);
 }
 
 /// A copy of linear `lin` on another input, with the result type given.
-Value linearOn(OpBuilder &b, nn::LinearOp lin, Value input, RankedTensorType type) {
+Value linearOn(OpBuilder &b, nn::LinearOp lin, Value input,
+               RankedTensorType type) {
   return nn::LinearOp::create(b, lin.getLoc(), type, input, lin.getWeight(),
                               lin.getBias(), lin.getTransposeWeightAttr());
 }
@@ -165,7 +169,8 @@ std::vector<std::string> presetDirs() {
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
   if (!exe.empty()) {
-    SmallString<256> d(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    SmallString<256> d(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
     llvm::sys::path::append(d, "share", "parc", "clusters");
     dirs.push_back(d.str().str());
   }
@@ -182,7 +187,9 @@ public:
   /// The device's rates for products in `element`'s type; fails (with an
   /// error at `op`) when the cluster gives no peak for it.
   FailureOr<plan::DeviceRates> rates(Operation *op, Type element) const {
-    StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+    StringRef dtype = element.isBF16()  ? "bf16"
+                      : element.isF16() ? "f16"
+                                        : "f32";
     llvm::Expected<double> peak = cluster.flopsFor(dtype);
     if (!peak) {
       mlir::emitError(op->getLoc())
@@ -215,8 +222,7 @@ public:
   /// results through memory. Communication and views cost nothing here.
   double opTime(Operation *op) const {
     if (!op->getDialect() || isa<dist::DistDialect>(op->getDialect()) ||
-        isa<nn::ReshapeOp>(op) ||
-        op->hasTrait<OpTrait::ConstantLike>())
+        isa<nn::ReshapeOp>(op) || op->hasTrait<OpTrait::ConstantLike>())
       return 0;
     double bytes = 0;
     for (Value v : op->getOperands())
@@ -234,15 +240,16 @@ public:
       llvm::consumeError(peak.takeError());
       return 0;
     }
-    return plan::rooflineTime((double)dist::flopsOf(op), bytes,
-                              *peak * cluster.computeEfficiency,
-                              cluster.memoryBandwidth * cluster.memoryEfficiency,
-                              cluster.kernelLatency);
+    return plan::rooflineTime(
+        (double)dist::flopsOf(op), bytes, *peak * cluster.computeEfficiency,
+        cluster.memoryBandwidth * cluster.memoryEfficiency,
+        cluster.kernelLatency);
   }
 
   double commTime(Operation *collective, int64_t ranks) const {
-    return plan::collectiveTime(*kindOf(collective), (double)wholeBytes(collective),
-                                ranks, link(collective, ranks));
+    return plan::collectiveTime(*kindOf(collective),
+                                (double)wholeBytes(collective), ranks,
+                                link(collective, ranks));
   }
 
   plan::Cluster cluster;
@@ -328,8 +335,9 @@ std::optional<Cut> Overlapper::rowCut(nn::LinearOp lin, Operation *collective) {
   cut.cm.commBytes = (double)wholeBytes(collective);
   addProduct(cut.cm, lin);
   // The input is cut into pieces, the collective's results concatenated.
-  cut.cm.copyBytes = (double)(dist::bytesOf(xt) +
-                              dist::bytesOf(collective->getResult(0).getType()));
+  cut.cm.copyBytes =
+      (double)(dist::bytesOf(xt) +
+               dist::bytesOf(collective->getResult(0).getType()));
   return cut;
 }
 
@@ -337,7 +345,8 @@ std::optional<Cut> Overlapper::gatherCut(dist::AllGatherOp gather) {
   auto n = groupSize(gather);
   int64_t axis = gather.getGatherAxis();
   auto xt = tensorOf(gather.getInput());
-  if (!n || gather.getSizes() || gather->use_empty() || axis >= xt.getRank() - 1)
+  if (!n || gather.getSizes() || gather->use_empty() ||
+      axis >= xt.getRank() - 1)
     return std::nullopt;
   Cut cut{gather, {}, xt.getDimSize(axis), {}};
   for (Operation *user : gather->getUsers()) {
@@ -376,8 +385,8 @@ FailureOr<int64_t> Overlapper::choose(const Cut &cut) {
   const plan::Link &link = pricer->link(op, cut.cm.ranks);
   auto isAllowed = [&](int64_t k) { return allowed(cut, k); };
   if (c == 0)
-    c = plan::bestCollectiveMatmul(cut.cm, plan::kMaxOverlapChunks, *rates, link,
-                                   isAllowed)
+    c = plan::bestCollectiveMatmul(cut.cm, plan::kMaxOverlapChunks, *rates,
+                                   link, isAllowed)
             .chunks;
   if (explain) {
     std::string products;
@@ -392,7 +401,8 @@ FailureOr<int64_t> Overlapper::choose(const Cut &cut) {
     for (int64_t k = 2; k <= plan::kMaxOverlapChunks; k *= 2)
       if (isAllowed(k))
         remark << ", " << k << " pieces "
-               << microseconds(plan::collectiveMatmulTime(cut.cm, k, *rates, link));
+               << microseconds(
+                      plan::collectiveMatmulTime(cut.cm, k, *rates, link));
     remark << "; chosen: ";
     if (c < 2)
       remark << "not cut";
@@ -423,7 +433,8 @@ bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective, int64_t c) {
           reduce.getReductionAttr()));
     }
     for (Operation *s : started)
-      waited.push_back(dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
+      waited.push_back(
+          dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
     reduce.getResult().replaceAllUsesWith(concat(b, loc, waited, axis));
   } else {
     auto scatter = cast<dist::ReduceScatterOp>(collective);
@@ -438,7 +449,8 @@ bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective, int64_t c) {
     auto gridShape = tensorOf(grid).getShape();
     SmallVector<Operation *> started;
     for (int64_t k = 0; k < c; ++k) {
-      SmallVector<int64_t> starts(gridShape.size(), 0), steps(gridShape.size(), 1);
+      SmallVector<int64_t> starts(gridShape.size(), 0),
+          steps(gridShape.size(), 1);
       starts[axis + 1] = k;
       SmallVector<int64_t> sliced(gridShape);
       sliced[axis + 1] = 1;
@@ -453,14 +465,16 @@ bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective, int64_t c) {
       Value y = linearOn(b, lin, piece, withDims(lin.getType(), yShape));
       yShape[axis] = sub;
       auto s = dist::ReduceScatterStartOp::create(
-          b, loc, dist::AsyncType::get(b.getContext(), withDims(lin.getType(), yShape)),
+          b, loc,
+          dist::AsyncType::get(b.getContext(), withDims(lin.getType(), yShape)),
           scatter.getMeshAttr(), scatter.getMeshAxesAttr(), y,
           scatter.getScatterAxisAttr(), scatter.getReductionAttr(),
           DenseI64ArrayAttr());
       started.push_back(s);
     }
     for (Operation *s : started)
-      waited.push_back(dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
+      waited.push_back(
+          dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
     scatter.getResult().replaceAllUsesWith(concat(b, loc, waited, axis));
   }
   collective->erase();
@@ -490,11 +504,13 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather, int64_t c) {
   for (nn::LinearOp lin : products)
     for (Value v : {lin.getWeight(), lin.getBias()}) {
       Operation *def = v ? v.getDefiningOp() : nullptr;
-      if (!def || def->getBlock() != first->getBlock() || def->isBeforeInBlock(first))
+      if (!def || def->getBlock() != first->getBlock() ||
+          def->isBeforeInBlock(first))
         continue;
       for (Value operand : def->getOperands()) {
         Operation *d = operand.getDefiningOp();
-        if (d && d->getBlock() == first->getBlock() && !d->isBeforeInBlock(first))
+        if (d && d->getBlock() == first->getBlock() &&
+            !d->isBeforeInBlock(first))
           return false;
       }
       hoist.push_back(def);
@@ -520,8 +536,8 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather, int64_t c) {
       SmallVector<int64_t> shape(lin.getType().getShape());
       shape[axis] = n * sub;
       Value y = linearOn(b, lin, rows, withDims(lin.getType(), shape));
-      slots[i].push_back(
-          reshape(b, loc, y, unfold(lin.getType().getShape(), axis, {n, 1, sub})));
+      slots[i].push_back(reshape(
+          b, loc, y, unfold(lin.getType().getShape(), axis, {n, 1, sub})));
     }
   }
   for (auto [i, lin] : llvm::enumerate(products)) {
@@ -545,7 +561,8 @@ FailureOr<int64_t> Overlapper::decompose(func::FuncOp func) {
   int64_t count = 0;
   for (Operation *op : candidates) {
     auto gather = dyn_cast<dist::AllGatherOp>(op);
-    auto lin = gather ? nn::LinearOp() : op->getOperand(0).getDefiningOp<nn::LinearOp>();
+    auto lin = gather ? nn::LinearOp()
+                      : op->getOperand(0).getDefiningOp<nn::LinearOp>();
     if (!gather && !(lin && lin->hasOneUse()))
       continue;
     std::optional<Cut> cut = gather ? gatherCut(gather) : rowCut(lin, op);
@@ -602,7 +619,8 @@ int64_t Overlapper::place(func::FuncOp func) {
                     dist::bytesOf(op->getResult(0).getType());
     Operation *startAt = &*b.getInsertionPoint();
     Operation *waitAt = firstUse ? firstUse : body.getTerminator();
-    bool overBudget = budget > 0 && inFlightAt(startAt, waitAt) + bytes > budget;
+    bool overBudget =
+        budget > 0 && inFlightAt(startAt, waitAt) + bytes > budget;
     if (overBudget)
       b.setInsertionPoint(op); // no room: start where it was
     Operation *start = startOf(b, op);
@@ -650,7 +668,8 @@ bool waitsForReceive(Operation *op) {
 
 /// A send, a receive, or the wait for a started receive.
 bool isPointToPoint(Operation *op) {
-  return isa<dist::SendOp, dist::SendStartOp, dist::RecvOp, dist::RecvStartOp>(op) ||
+  return isa<dist::SendOp, dist::SendStartOp, dist::RecvOp, dist::RecvStartOp>(
+             op) ||
          waitsForReceive(op);
 }
 
@@ -676,7 +695,9 @@ int64_t Overlapper::interleave(func::FuncOp func) {
       }
     });
     from.erase(kFree);
-    int64_t c = from.empty() ? kFree : from.size() == 1 ? *from.begin() : kJoined;
+    int64_t c = from.empty()       ? kFree
+                : from.size() == 1 ? *from.begin()
+                                   : kJoined;
     if (auto tag = op.getAttrOfType<IntegerAttr>(dist::kMicroBatch)) {
       // A tag that is no micro-batch index, or that the data flow
       // contradicts: leave the order alone.
@@ -686,7 +707,9 @@ int64_t Overlapper::interleave(func::FuncOp func) {
         return 0;
       c = tag.getInt();
     } else if (c >= 0 && isa<dist::WaitOp>(op) &&
-               cast<dist::WaitOp>(op).getAsync().getDefiningOp<dist::SendStartOp>()) {
+               cast<dist::WaitOp>(op)
+                   .getAsync()
+                   .getDefiningOp<dist::SendStartOp>()) {
       c = kJoined; // pipeline sends are waited for at the end, as placed
     }
     chainOf[&op] = c;
@@ -713,7 +736,8 @@ int64_t Overlapper::interleave(func::FuncOp func) {
     for (Operation *op : chain)
       if (isPointToPoint(op))
         p2p.push_back(op);
-  llvm::sort(p2p, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::sort(p2p,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   size_t nextP2P = 0;
 
   // Two chains at a time: the first two not done. The current chain runs
@@ -759,8 +783,8 @@ int64_t Overlapper::interleave(func::FuncOp func) {
       }
       if (waitsForCollective(op)) {
         Operation *start = cast<dist::WaitOp>(op).getAsync().getDefiningOp();
-        int64_t bytes = dist::bytesOf(start->getOperand(0).getType()) +
-                        wholeBytes(start);
+        int64_t bytes =
+            dist::bytesOf(start->getOperand(0).getType()) + wholeBytes(start);
         if (fresh.contains(start) && other >= 0 && mustWaitFor(other) < 0 &&
             !waitsForReceive(chains[other][next[other]]) &&
             (budget == 0 || inFlight + bytes <= budget)) {
@@ -800,9 +824,9 @@ int64_t Overlapper::interleave(func::FuncOp func) {
       cur = other;
   }
   Operation *terminator = body.getTerminator();
-  for (ArrayRef<Operation *> part : {ArrayRef<Operation *>(free),
-                                     ArrayRef<Operation *>(order),
-                                     ArrayRef<Operation *>(joined)})
+  for (ArrayRef<Operation *> part :
+       {ArrayRef<Operation *>(free), ArrayRef<Operation *>(order),
+        ArrayRef<Operation *>(joined)})
     for (Operation *op : part)
       op->moveBefore(terminator);
   LLVM_DEBUG(llvm::dbgs() << "dist-overlap: " << m << " chains, " << switches
@@ -822,15 +846,17 @@ struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (chunks < 0 || minRows < 1 || memoryBudget < 0) {
-      mlir::emitError(module.getLoc()) << "dist-overlap: chunks must be non-negative, "
-                            "min-rows at least 1 and memory-budget non-negative";
+      mlir::emitError(module.getLoc())
+          << "dist-overlap: chunks must be non-negative, "
+             "min-rows at least 1 and memory-budget non-negative";
       return signalPassFailure();
     }
     // The cost model decides the cuts unless they are fixed, and prices
     // every alternative for the explanation.
     std::optional<Pricer> pricer;
     if (chunks == 0 || explain) {
-      llvm::Expected<plan::Cluster> c = plan::loadCluster(cluster, presetDirs());
+      llvm::Expected<plan::Cluster> c =
+          plan::loadCluster(cluster, presetDirs());
       if (!c) {
         // At the model's location: a dump of the module would bury it.
         mlir::emitError(module.getLoc())
@@ -856,13 +882,15 @@ struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {
     Builder b(&getContext());
     SmallVector<NamedAttribute> pieces;
     for (auto [c, count] : overlapper.pieces)
-      pieces.push_back(b.getNamedAttr(std::to_string(c), b.getI64IntegerAttr(count)));
-    module->setAttr("dist.overlap",
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("decomposed", b.getI64IntegerAttr(decomposed)),
-                         b.getNamedAttr("early_starts", b.getI64IntegerAttr(early)),
-                         b.getNamedAttr("interleaved", b.getI64IntegerAttr(interleaved)),
-                         b.getNamedAttr("pieces", b.getDictionaryAttr(pieces))}));
+      pieces.push_back(
+          b.getNamedAttr(std::to_string(c), b.getI64IntegerAttr(count)));
+    module->setAttr(
+        "dist.overlap",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("decomposed", b.getI64IntegerAttr(decomposed)),
+             b.getNamedAttr("early_starts", b.getI64IntegerAttr(early)),
+             b.getNamedAttr("interleaved", b.getI64IntegerAttr(interleaved)),
+             b.getNamedAttr("pieces", b.getDictionaryAttr(pieces))}));
   }
 };
 
