@@ -368,14 +368,11 @@ void DistPipelinePass::runOnOperation() {
     if (isStageFree(&op))
       b.clone(op, shared);
 
-  auto tag = [&](Operation *op, int64_t s) {
+  // Micro-batch i's ops (not the receives posted up front) also carry i:
+  // independent chains that dist-overlap may interleave.
+  auto tag = [&](Operation *op, int64_t s, int64_t i = -1) {
     op->setAttr(kStage, b.getI64IntegerAttr(s));
-    return op;
-  };
-  // Micro-batch i's ops (not the receives posted up front): independent
-  // chains that dist-overlap may interleave.
-  auto chain = [&](Operation *op, int64_t i) {
-    if (microBatches > 1)
+    if (i >= 0 && microBatches > 1)
       op->setAttr(dist::kMicroBatch, b.getI64IntegerAttr(i));
     return op;
   };
@@ -422,27 +419,23 @@ void DistPipelinePass::runOnOperation() {
           auto t = cast<RankedTensorType>(v.getType());
           SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
           starts[0] = i * t.getDimSize(0);
-          got = chain(tag(nn::SliceOp::create(b, v.getLoc(), t, full,
-                                              b.getDenseI64ArrayAttr(starts),
-                                              b.getDenseI64ArrayAttr(steps)),
-                          s),
-                      i)
+          got = tag(nn::SliceOp::create(b, v.getLoc(), t, full,
+                                        b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(steps)),
+                    s, i)
                     ->getResult(0);
         }
       } else if (async) {
-        got = chain(tag(dist::WaitOp::create(b, v.getLoc(),
-                                             pending.lookup({i, v})),
-                        s),
-                    i)
+        got = tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})),
+                  s, i)
                   ->getResult(0);
       } else {
-        got = chain(tag(dist::RecvOp::create(
-                                b, v.getLoc(), v.getType(), meshRef, ppAxis,
-                                b.getI64IntegerAttr(source.lookup({i, v})),
-                                IntegerAttr()),
-                            s),
-                    i)
-                  ->getResult(0);
+        got =
+            tag(dist::RecvOp::create(
+                    b, v.getLoc(), v.getType(), meshRef, ppAxis,
+                    b.getI64IntegerAttr(source.lookup({i, v})), IntegerAttr()),
+                s, i)
+                ->getResult(0);
       }
       maps[i].map(v, got);
       return got;
@@ -472,7 +465,7 @@ void DistPipelinePass::runOnOperation() {
             resolve(i, operand);
           }
         });
-        Operation *clone = chain(tag(b.clone(*op, maps[i]), s), i);
+        Operation *clone = tag(b.clone(*op, maps[i]), s, i);
         for (Value r : op->getResults()) {
           auto it = crossing.find(r);
           if (it == crossing.end())
@@ -481,20 +474,17 @@ void DistPipelinePass::runOnOperation() {
           for (int64_t to : it->second) {
             if (async)
               sends.push_back(
-                  chain(tag(dist::SendStartOp::create(
-                                b, clone->getLoc(), dist::AsyncType::get(ctx),
-                                meshRef, ppAxis, local, b.getI64IntegerAttr(to),
-                                IntegerAttr()),
-                            s),
-                        i)
+                  tag(dist::SendStartOp::create(
+                          b, clone->getLoc(), dist::AsyncType::get(ctx),
+                          meshRef, ppAxis, local, b.getI64IntegerAttr(to),
+                          IntegerAttr()),
+                      s, i)
                       ->getResult(0));
             else
-              chain(tag(dist::SendOp::create(b, clone->getLoc(), meshRef,
-                                             ppAxis, local,
-                                             b.getI64IntegerAttr(to),
-                                             IntegerAttr()),
-                        s),
-                    i);
+              tag(dist::SendOp::create(b, clone->getLoc(), meshRef, ppAxis,
+                                       local, b.getI64IntegerAttr(to),
+                                       IntegerAttr()),
+                  s, i);
           }
         }
       }
