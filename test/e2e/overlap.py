@@ -15,6 +15,8 @@ For each generated model and tp, three variants against --no-overlap:
   chunks2  `--overlap-chunks 2`: every candidate cut (the compile log must
            count the collective matmuls);
   auto     the default: cuts chosen by the cost model on the cpu preset;
+  auto-slow  the cost model on a cluster whose slow, latency-free link and
+           slow device make cutting pay (SLOW_LINK below): it must cut;
   mb2      `--micro-batches 2` without stages (tp 2 only), against
            `--micro-batches 2 --no-overlap`: the compile log must count
            switches between the micro-batch chains;
@@ -46,11 +48,25 @@ VARIANTS = {
     # name: (flags with overlap, flags of the reference, what must be counted)
     "chunks2": (["--overlap-chunks", "2"], ["--no-overlap"], "cut"),
     "auto": ([], ["--no-overlap"], None),
+    "auto-slow": (["--cluster", "{slow_link}"], ["--no-overlap"], "cut"),
     "mb2": (["--micro-batches", "2"], ["--micro-batches", "2", "--no-overlap"], "switches"),
     "sp-mb2": (["--sp", "--micro-batches", "2"],
                ["--sp", "--micro-batches", "2", "--no-overlap"], "switches"),
     "pp2-mb2": (["--pp", "2", "--micro-batches", "2"],
                 ["--pp", "2", "--micro-batches", "2", "--no-overlap"], "switches"),
+}
+
+
+# A device of 1 GFLOP/s and a link of 0.1 GB/s without latency: a piece's
+# product and collective both take long next to its launch and copies, so
+# the cost model cuts even the test models' small products.
+SLOW_LINK = {
+    "name": "e2e-slow-link",
+    "device": {"name": "slow", "peak_tflops": {"f32": 0.001}, "memory_gib": 4,
+               "memory_bandwidth_gb_s": 100, "kernel_latency_us": 0},
+    "devices_per_node": 8,
+    "nodes": 1,
+    "intra_node": {"name": "slow", "bandwidth_gb_s": 0.1, "latency_us": 0},
 }
 
 
@@ -84,11 +100,16 @@ def check(args, name, tp, variant, cache):
         flags += ["--input-shape", f"{input_name}={shape}"]
         inputs += ["--input", f"{input_name}={path}"]
     on_flags, off_flags, what = VARIANTS[variant]
+    slow_link = os.path.join(args.work, "slow-link.json")
+    with open(slow_link, "w") as f:
+        json.dump(SLOW_LINK, f)
+    on_flags = [f.format(slow_link=slow_link) for f in on_flags]
     outputs, logs = {}, {}
     for mode, extra in (("on", on_flags), ("off", off_flags)):
         key = (name, tp, tuple(extra))
         if key not in cache:
-            out = os.path.join(work, "-".join(["o"] + [f.strip("-") for f in extra]))
+            out = os.path.join(work, "-".join(
+                ["o"] + [os.path.basename(f).strip("-") for f in extra]))
             log = run([os.path.join(args.tools, "parc"), "compile",
                        os.path.join(args.generated, name + ".onnx"), "--tp", str(tp),
                        "-o", out] + flags + extra)
@@ -122,7 +143,7 @@ def main():
     p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert"])
     p.add_argument("--tp", nargs="+", type=int, default=[2, 4])
     p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS),
-                   default=["chunks2", "auto", "mb2", "sp-mb2", "pp2-mb2"])
+                   default=["chunks2", "auto", "auto-slow", "mb2", "sp-mb2", "pp2-mb2"])
     args = p.parse_args()
     passed = failed = 0
     cache = {}
