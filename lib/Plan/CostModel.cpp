@@ -66,6 +66,42 @@ double parc::plan::overlappedTime(double compute, double comm, int64_t chunks) {
   return compute / c + (c - 1) * std::max(compute, comm) / c + comm / c;
 }
 
+double parc::plan::pipelinedTime(double pieceCompute, double pieceComm,
+                                 int64_t chunks) {
+  if (chunks <= 1)
+    return pieceCompute + pieceComm;
+  return pieceCompute + (double)(chunks - 1) * std::max(pieceCompute, pieceComm) +
+         pieceComm;
+}
+
+double parc::plan::collectiveMatmulTime(const CollectiveMatmul &cm, int64_t chunks,
+                                        const DeviceRates &rates,
+                                        const Link &link) {
+  double c = (double)std::max<int64_t>(chunks, 1);
+  double compute = rooflineTime(cm.flops / c, cm.actBytes / c + cm.weightBytes,
+                                rates.flopRate, rates.byteRate,
+                                rates.launchLatency);
+  double comm = collectiveTime(cm.kind, cm.commBytes / c, cm.ranks, link);
+  double reassembly = chunks > 1 ? 2 * rooflineTime(0, cm.copyBytes, 1, rates.byteRate,
+                                                    rates.launchLatency)
+                                 : 0;
+  return pipelinedTime(compute, comm, chunks) + reassembly;
+}
+
+ChunkChoice parc::plan::bestCollectiveMatmul(
+    const CollectiveMatmul &cm, int64_t maxChunks, const DeviceRates &rates,
+    const Link &link, llvm::function_ref<bool(int64_t)> allowed) {
+  ChunkChoice best{1, collectiveMatmulTime(cm, 1, rates, link)};
+  for (int64_t c = 2; c <= maxChunks; c *= 2) {
+    if (!allowed(c))
+      continue;
+    double t = collectiveMatmulTime(cm, c, rates, link);
+    if (t < best.time)
+      best = {c, t};
+  }
+  return best;
+}
+
 double parc::plan::kvCacheBytes(int64_t batch, int64_t context, int64_t layers,
                                 int64_t kvHeads, int64_t headDim,
                                 int64_t bytesPerElement) {

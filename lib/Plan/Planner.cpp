@@ -101,10 +101,25 @@ struct Context {
           c = collectiveTime(*op.comm, b, config.tp, tpLink);
           bytes += busFactor(*op.comm, config.tp) * b;
         }
-        // A row product's reduction hides behind its own pieces; what stays
-        // exposed is communication time.
-        if (*op.comm == Collective::AllReduce)
-          c = overlappedTime(t, c, overlapChunks) - t;
+        // A row product's reduction hides behind its own pieces, cut as
+        // dist-overlap cuts them (the cheapest count, or --overlap-chunks);
+        // what stays exposed is communication time. Under SP the
+        // all-gather is cut likewise, against a product of this size.
+        if (*op.comm == Collective::AllReduce) {
+          DeviceRates rates{flopRate, byteRate, cluster.kernelLatency};
+          auto exposed = [&](Collective kind) {
+            double act = op.actElems * fraction / div * bpe;
+            CollectiveMatmul cm{kind, flops, act, op.weightReadElems / wdiv * bpe,
+                                b, config.tp, act};
+            double cut = overlapChunks > 0
+                             ? collectiveMatmulTime(cm, overlapChunks, rates, tpLink)
+                             : bestCollectiveMatmul(cm, kMaxOverlapChunks, rates, tpLink).time;
+            return cut - collectiveMatmulTime(cm, 1, rates, tpLink) +
+                   collectiveTime(kind, b, config.tp, tpLink);
+          };
+          c = config.sp ? exposed(Collective::ReduceScatter) + exposed(Collective::AllGather)
+                        : exposed(Collective::AllReduce);
+        }
         comm += c;
       }
       if (op.dispatchElems > 0 && ep) {

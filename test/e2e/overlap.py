@@ -2,17 +2,31 @@
 """Overlap on equals overlap off.
 
 dist-overlap cuts row-parallel products and their all-reduces into chunks
-(collective matmul) and starts every collective early. Rows of a product
-are independent and each chunk is reduced on its own, so with the same
-inputs the program with overlap must compute what the program without it
-(`parc compile --no-overlap`) computes: bitwise for two ranks (a sum of two
-terms does not depend on the order), within 1e-5 relative otherwise (MPI
-may pick another reduction order for smaller messages).
+(collective matmul), starts every collective early, and interleaves
+independent micro-batch chains. Rows of a product are independent, each
+chunk is reduced on its own, and interleaving only reorders independent
+work, so with the same inputs the program with overlap must compute what
+the program without it (`parc compile --no-overlap`) computes: bitwise for
+two ranks (a sum of two terms does not depend on the order), within 1e-5
+relative otherwise (MPI may pick another reduction order for smaller
+messages).
 
-For each generated model and tp: compile both ways, check that the
-overlapped program really was cut (its compile log counts the collective
-matmuls), run both under mpirun on the same inputs, compare every output.
-Prints a table and `N passed, N failed`; exits 1 on any failure.
+For each generated model and tp, three variants against --no-overlap:
+  chunks2  `--overlap-chunks 2`: every candidate cut (the compile log must
+           count the collective matmuls);
+  auto     the default: cuts chosen by the cost model on the cpu preset;
+  auto-slow  the cost model on a cluster whose slow, latency-free link and
+           slow device make cutting pay (SLOW_LINK below): it must cut;
+  mb2      `--micro-batches 2` without stages (tp 2 only), against
+           `--micro-batches 2 --no-overlap`: the compile log must count
+           switches between the micro-batch chains;
+  sp-mb2   the same with `--sp` (tp 2 only);
+  pp2-mb2  the same with `--pp 2` (tp 2 only, 4 ranks): the first stage's
+           micro-batches interleave.
+Compile both ways, run both under mpirun on the same inputs, compare every
+output. Prints a table (with the share of communication hidden that the
+run reports, for information: it is a timing) and `N passed, N failed`;
+exits 1 on any failure.
 """
 import argparse
 import json
@@ -30,7 +44,47 @@ def run(cmd):
     return r.stdout
 
 
-def check(args, name, tp):
+VARIANTS = {
+    # name: (flags with overlap, flags of the reference, what must be counted)
+    "chunks2": (["--overlap-chunks", "2"], ["--no-overlap"], "cut"),
+    "auto": ([], ["--no-overlap"], None),
+    "auto-slow": (["--cluster", "{slow_link}"], ["--no-overlap"], "cut"),
+    "mb2": (["--micro-batches", "2"], ["--micro-batches", "2", "--no-overlap"], "switches"),
+    "sp-mb2": (["--sp", "--micro-batches", "2"],
+               ["--sp", "--micro-batches", "2", "--no-overlap"], "switches"),
+    "pp2-mb2": (["--pp", "2", "--micro-batches", "2"],
+                ["--pp", "2", "--micro-batches", "2", "--no-overlap"], "switches"),
+}
+
+
+# A device of 1 GFLOP/s and a link of 0.1 GB/s without latency: a piece's
+# product and collective both take long next to its launch and copies, so
+# the cost model cuts even the test models' small products.
+SLOW_LINK = {
+    "name": "e2e-slow-link",
+    "device": {"name": "slow", "peak_tflops": {"f32": 0.001}, "memory_gib": 4,
+               "memory_bandwidth_gb_s": 100, "kernel_latency_us": 0},
+    "devices_per_node": 8,
+    "nodes": 1,
+    "intra_node": {"name": "slow", "bandwidth_gb_s": 0.1, "latency_us": 0},
+}
+
+
+def counted(log, what):
+    line = log.split("overlap: ")[1].split("\n")[0]
+    if what == "cut":
+        return int(line.split()[0])
+    return int(line.split(" switch(es)")[0].split()[-1])
+
+
+def hidden(log):
+    for line in log.splitlines():
+        if "% of it hidden" in line:
+            return float(line.split("% of it hidden")[0].split()[-1])
+    return float("nan")
+
+
+def check(args, name, tp, variant, cache):
     cfg = json.load(open(os.path.join(args.generated, name + ".json")))
     c = cfg["config"]
     work = os.path.join(args.work, f"{name}-tp{tp}")
@@ -45,26 +99,40 @@ def check(args, name, tp):
         np.save(path, rng.integers(0, high, (c["batch"], c["seq"])).astype(np.int64))
         flags += ["--input-shape", f"{input_name}={shape}"]
         inputs += ["--input", f"{input_name}={path}"]
-    outputs, cut = {}, 0
-    for mode, extra in (("on", []), ("off", ["--no-overlap"])):
-        log = run([os.path.join(args.tools, "parc"), "compile",
-                   os.path.join(args.generated, name + ".onnx"), "--tp", str(tp),
-                   "-o", os.path.join(work, mode)] + flags + extra)
-        if mode == "on":
-            cut = int(log.split("overlap: ")[1].split()[0])
-        res = os.path.join(work, "res-" + mode)
-        run([os.path.join(args.tools, "parc-run"), os.path.join(work, mode),
-             "--output-dir", res] + inputs)
-        outputs[mode] = {f: np.load(os.path.join(res, f)) for f in sorted(os.listdir(res))}
-    if cut == 0:
-        return False, "dist-overlap cut no collective matmul", 0.0
+    on_flags, off_flags, what = VARIANTS[variant]
+    slow_link = os.path.join(args.work, "slow-link.json")
+    with open(slow_link, "w") as f:
+        json.dump(SLOW_LINK, f)
+    on_flags = [f.format(slow_link=slow_link) for f in on_flags]
+    outputs, logs = {}, {}
+    for mode, extra in (("on", on_flags), ("off", off_flags)):
+        key = (name, tp, tuple(extra))
+        if key not in cache:
+            out = os.path.join(work, "-".join(
+                ["o"] + [os.path.basename(f).strip("-") for f in extra]))
+            log = run([os.path.join(args.tools, "parc"), "compile",
+                       os.path.join(args.generated, name + ".onnx"), "--tp", str(tp),
+                       "-o", out] + flags + extra)
+            res = out + "-res"
+            log += run([os.path.join(args.tools, "parc-run"), out,
+                        "--output-dir", res] + inputs)
+            cache[key] = (log, {f: np.load(os.path.join(res, f)) for f in sorted(os.listdir(res))})
+        logs[mode], outputs[mode] = cache[key]
+    note = ""
+    if what:
+        n = counted(logs["on"], what)
+        if n == 0:
+            return False, f"dist-overlap counted no {what}", 0.0, float("nan")
+        note = f"{n} {'collective matmul(s) cut' if what == 'cut' else 'switch(es)'}"
+    else:
+        note = f"{counted(logs['on'], 'cut')} cut by the cost model"
     worst = 0.0
     for f, on in outputs["on"].items():
         off = outputs["off"][f]
         scale = max(float(np.abs(off).max()), 1e-30)
         worst = max(worst, float(np.abs(on.astype(np.float64) - off).max()) / scale)
     limit = 0.0 if tp == 2 else 1e-5
-    return worst <= limit, f"{cut} collective matmul(s) cut", worst
+    return worst <= limit, note, worst, hidden(logs["on"])
 
 
 def main():
@@ -74,18 +142,26 @@ def main():
     p.add_argument("--work", required=True, help="scratch directory")
     p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert"])
     p.add_argument("--tp", nargs="+", type=int, default=[2, 4])
+    p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS),
+                   default=["chunks2", "auto", "auto-slow", "mb2", "sp-mb2", "pp2-mb2"])
     args = p.parse_args()
     passed = failed = 0
-    print(f"{'model':10} {'tp':>3}  {'max rel diff on/off':>20}  result")
+    cache = {}
+    print(f"{'model':10} {'tp':>3} {'variant':8} {'max rel diff on/off':>20} {'hidden':>7}  result")
+    # (hidden: rank 0's share of communication time hidden behind compute)
     for name in args.models:
         for tp in args.tp:
-            try:
-                ok, note, worst = check(args, name, tp)
-            except RuntimeError as e:
-                ok, note, worst = False, str(e), float("nan")
-            passed += ok
-            failed += not ok
-            print(f"{name:10} {tp:3}  {worst:20.3e}  {'PASS' if ok else 'FAIL'}  {note}")
+            for variant in args.variants:
+                if variant.endswith("mb2") and tp != 2:
+                    continue
+                try:
+                    ok, note, worst, share = check(args, name, tp, variant, cache)
+                except RuntimeError as e:
+                    ok, note, worst, share = False, str(e), float("nan"), float("nan")
+                passed += ok
+                failed += not ok
+                print(f"{name:10} {tp:3} {variant:8} {worst:20.3e} {share:6.1f}%  "
+                      f"{'PASS' if ok else 'FAIL'}  {note}", flush=True)
     print(f"overlap (on vs --no-overlap): {passed} passed, {failed} failed")
     return 1 if failed else 0
 

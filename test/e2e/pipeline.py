@@ -76,7 +76,9 @@ REFUSALS = [
     ("gpt2_l6", ["--pp=3", "--pp-layout=2,4"], "gives 2 stage(s), but --pp is 3"),
     ("gpt2_l6", ["--pp=2", "--micro-batches=3"], "--micro-batches 3 does not divide the batch"),
     ("gpt2_l6", ["--pp=4", "--pp-virtual=2"], "needs at least one layer per virtual stage (8)"),
-    ("gpt2", ["--micro-batches=2"], "--micro-batches needs pipeline stages (--pp 2 or more)"),
+    # Without --pp, micro-batches are independent chains (dist-micro-batch),
+    # refused alike when they do not divide the batch.
+    ("gpt2", ["--micro-batches=3"], "--micro-batches 3 does not divide the batch"),
     ("gpt2", ["--pp-layout=1,1"], "--pp-layout needs --pp 2 or more"),
 ]
 

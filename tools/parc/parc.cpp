@@ -66,8 +66,9 @@ cl::opt<bool> noOverlap("no-overlap",
 cl::opt<int64_t> overlapChunks(
     "overlap-chunks",
     cl::desc("Pieces a product and its collective are cut into so that "
-             "they overlap (collective matmul; 1 = no cutting)"),
-    cl::init(2), cl::sub(compileCmd));
+             "they overlap (collective matmul; 0 = the cheapest by the cost "
+             "model on --cluster; 1 = no cutting)"),
+    cl::init(0), cl::sub(compileCmd));
 cl::opt<int64_t> ep("ep",
                     cl::desc("Expert-parallel degree: each MoE layer's experts "
                              "split over this many ranks (the --tp ranks when "
@@ -101,7 +102,10 @@ cl::opt<bool> autoPlan("auto", cl::desc("Let the planner choose the parallel pla
                        cl::sub(compileCmd));
 cl::opt<int64_t> autoDevices("devices", cl::desc("Devices --auto may use"), cl::init(0),
                              cl::sub(compileCmd));
-cl::opt<std::string> autoCluster("cluster", cl::desc("Cluster preset or JSON file for --auto"),
+cl::opt<std::string> autoCluster("cluster",
+                                 cl::desc("Cluster preset or JSON file for --auto "
+                                          "and for dist-overlap's cost model "
+                                          "(default: cpu)"),
                                  cl::sub(compileCmd));
 cl::opt<int64_t> pp("pp", cl::desc("Pipeline stages (each a program on tp ranks)"),
                     cl::init(1), cl::sub(compileCmd));
@@ -116,7 +120,9 @@ cl::opt<int64_t> ppVirtual("pp-virtual",
                            cl::init(1), cl::sub(compileCmd));
 cl::opt<int64_t> microBatches("micro-batches",
                               cl::desc("Split the batch (dim 0 of every input) "
-                                       "into this many pipeline micro-batches"),
+                                       "into this many micro-batches (pipeline "
+                                       "micro-batches with --pp; without, "
+                                       "chains whose communication interleaves)"),
                               cl::init(1), cl::sub(compileCmd));
 
 void progress(const Twine &message) {
@@ -269,8 +275,6 @@ LogicalResult Compilation::run() {
     return fail("--tp and --pp must be at least 1");
   if (microBatches < 1)
     return fail("--micro-batches must be at least 1");
-  if (microBatches > 1 && pp == 1)
-    return fail("--micro-batches needs pipeline stages (--pp 2 or more)");
   if (!ppLayout.empty() && pp == 1)
     return fail("--pp-layout needs --pp 2 or more");
   if (ppVirtual < 1)
@@ -410,8 +414,20 @@ LogicalResult Compilation::run() {
                         ","));
   }
 
-  if (tp > 1 && !noOverlap && overlapChunks < 1)
-    return fail("--overlap-chunks must be at least 1");
+  if (pp == 1 && microBatches > 1) {
+    progress(llvm::formatv("splitting the batch into {0} micro-batches",
+                           microBatches.getValue())
+                 .str());
+    if (failed(runPasses(*module, "dist-micro-batch", [](OpPassManager &pm) {
+          parc::dist::DistMicroBatchOptions options;
+          options.microBatches = microBatches;
+          pm.addPass(parc::dist::createDistMicroBatch(options));
+        })) ||
+        failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
+      return failure();
+  }
+  if (tp > 1 && !noOverlap && overlapChunks < 0)
+    return fail("--overlap-chunks must be 0 (chosen by the cost model) or more");
 
   for (StringRef dir : {"bin", "src", "weights"})
     if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
@@ -433,16 +449,26 @@ LogicalResult Compilation::run() {
       if (failed(runPasses(*program, "dist-overlap", [](OpPassManager &pm) {
             parc::dist::DistOverlapOptions options;
             options.chunks = overlapChunks;
+            options.cluster = autoCluster.empty() ? std::string("cpu") : autoCluster.getValue();
+            options.explain = explain;
             pm.addPass(parc::dist::createDistOverlap(options));
           })))
         return failure();
       auto stats = (*program)->getAttrOfType<DictionaryAttr>("dist.overlap");
-      progress(llvm::formatv("{0}overlap: {1} collective matmul(s) cut into {2}, "
-                             "{3} collective(s) started early",
+      std::string pieces;
+      for (NamedAttribute p : stats.getAs<DictionaryAttr>("pieces"))
+        pieces += llvm::formatv("{0}{1} into {2}", pieces.empty() ? " (" : ", ",
+                                cast<IntegerAttr>(p.getValue()).getInt(),
+                                p.getName().str())
+                      .str();
+      progress(llvm::formatv("{0}overlap: {1} collective matmul(s) cut{2}, "
+                             "{3} collective(s) started early, {4} switch(es) "
+                             "between micro-batches",
                              pp > 1 ? name + ": " : std::string(),
                              stats.getAs<IntegerAttr>("decomposed").getInt(),
-                             overlapChunks.getValue(),
-                             stats.getAs<IntegerAttr>("early_starts").getInt())
+                             pieces.empty() ? pieces : pieces + ")",
+                             stats.getAs<IntegerAttr>("early_starts").getInt(),
+                             stats.getAs<IntegerAttr>("interleaved").getInt())
                    .str());
     }
     auto info = emitProgram(*program, name, stage, totalWeightBytes, ranks);
@@ -496,6 +522,8 @@ LogicalResult Compilation::run() {
     commJson[entry.getKey()] = llvm::json::Object{
         {"count", entry.getValue().first}, {"bytes", entry.getValue().second}};
   manifest["comm_per_collective"] = std::move(commJson);
+  if (pp == 1 && microBatches > 1)
+    manifest["micro_batches"] = microBatches.getValue();
   if (pp > 1)
     manifest["pipeline"] = llvm::json::Object{
         {"stages", pp.getValue()},

@@ -75,9 +75,10 @@ cl::opt<int64_t> maxMicroBatches("max-micro-batches",
 cl::opt<int64_t> overlapChunks(
     "overlap-chunks",
     cl::desc("Pieces each row-parallel product and its all-reduce are cut into "
-             "to overlap, as parc compile's dist-overlap does (1: no overlap, "
-             "as with --no-overlap)"),
-    cl::init(2), cl::sub(planCmd));
+             "to overlap, as parc compile's dist-overlap does (0: the cheapest "
+             "cut, as dist-overlap chooses by default; 1: no overlap, as with "
+             "--no-overlap)"),
+    cl::init(0), cl::sub(planCmd));
 cl::opt<bool> json("json", cl::desc("Print the ranked table and the chosen plan as JSON"),
                    cl::sub(planCmd));
 cl::opt<std::string> svg("svg", cl::desc("Write the chosen plan's predicted per-rank "
@@ -171,10 +172,10 @@ int parc::driver::plan(const char *argv0) {
     return fail("--dtype must be bf16, f16 or f32, not '" + dtype + "'");
   if (top < 0)
     return fail("--top must be 0 (all rows) or more");
-  if (batch < 1 || seq < 1 || devices < 1 || context < 0 || overlapChunks < 1 ||
+  if (batch < 1 || seq < 1 || devices < 1 || context < 0 || overlapChunks < 0 ||
       maxMicroBatches < 1)
-    return fail("--batch, --seq, --devices, --overlap-chunks and --max-micro-batches "
-                "must be at least 1");
+    return fail("--batch, --seq, --devices and --max-micro-batches must be at "
+                "least 1, --overlap-chunks at least 0");
   auto cluster = plan::loadCluster(clusterName, presetDirs(argv0));
   if (!cluster)
     return fail(llvm::toString(cluster.takeError()));

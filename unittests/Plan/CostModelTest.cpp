@@ -62,6 +62,49 @@ TEST(CostModel, Overlap) {
   EXPECT_DOUBLE_EQ(overlappedTime(0.5, 1.0, 2), 0.25 + 0.5 + 0.5);
 }
 
+TEST(CostModel, CollectiveMatmul) {
+  // 8 MFLOP at 1 TFLOP/s (8 us), an all-reduce of 8000 B over 2 ranks on
+  // 8 GB/s with 1 us per step: 2 steps + 8000/8e9 s = 3 us.
+  CollectiveMatmul cm;
+  cm.flops = 8e6;
+  cm.commBytes = 8000;
+  cm.ranks = 2;
+  DeviceRates rates{1e12, 1e15, 0};
+  Link link{"l", 8e9, 1e-6};
+  EXPECT_NEAR(collectiveMatmulTime(cm, 1, rates, link), 11e-6, 1e-15);
+  // Two pieces of 4 us and 2 + 0.5 us: 4 + 4 + 2.5.
+  EXPECT_NEAR(collectiveMatmulTime(cm, 2, rates, link), 10.5e-6, 1e-15);
+  // Four of 2 us and 2 + 0.25 us: the latency is paid per piece, 2 + 3 *
+  // 2.25 + 2.25 = 11 us: more pieces lose.
+  EXPECT_NEAR(collectiveMatmulTime(cm, 4, rates, link), 11e-6, 1e-15);
+  ChunkChoice best = bestCollectiveMatmul(cm, 8, rates, link);
+  EXPECT_EQ(best.chunks, 2);
+  EXPECT_NEAR(best.time, 10.5e-6, 1e-15);
+  // Pieces that do not divide the rows are skipped.
+  EXPECT_EQ(bestCollectiveMatmul(cm, 8, rates, link,
+                                 [](int64_t c) { return c != 2; })
+                .chunks,
+            1);
+  // Every piece reads the whole weight: a memory-bound product (1 MB of
+  // weights at 1 GB/s = 1 ms, compute negligible) only loses by cutting.
+  cm.weightBytes = 1e6;
+  DeviceRates slow{1e12, 1e9, 0};
+  EXPECT_EQ(bestCollectiveMatmul(cm, 8, slow, link).chunks, 1);
+  // Splitting and concatenating 1 MB (input and output) at 1e15 B/s: each
+  // byte read and written once, 2 MB in 2 ns, plus two 1 us launches, on
+  // top of the pipeline.
+  cm.weightBytes = 0;
+  cm.copyBytes = 1e6;
+  DeviceRates launching{1e12, 1e15, 1e-6};
+  // One piece: 8 us + 1 us launch, then 3 us: no copy.
+  EXPECT_NEAR(collectiveMatmulTime(cm, 1, launching, link), 12e-6, 1e-15);
+  // Two: (4 + 1) + 5 + 2.5 us, and 2 ns + 2 · 1 us.
+  EXPECT_NEAR(collectiveMatmulTime(cm, 2, launching, link),
+              12.5e-6 + 2e-9 + 2e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(pipelinedTime(1.0, 0.5, 1), 1.5);
+  EXPECT_DOUBLE_EQ(pipelinedTime(1.0, 0.5, 3), 1.0 + 2 * 1.0 + 0.5);
+}
+
 TEST(CostModel, KvCache) {
   // Llama-3-70B at 8k context in bf16: 80 layers, 8 kv heads of 128:
   // 8192 * 80 * 8 * 128 * 2 * 2 B = 2.5 GiB (320 KiB per token).

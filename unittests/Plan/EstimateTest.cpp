@@ -186,6 +186,22 @@ TEST(Estimate, OverlappedAllReduce) {
   EXPECT_NEAR(e.time, 0.16 + 0.02, 1e-9);
 }
 
+TEST(Estimate, CheapestOverlapCut) {
+  // overlapChunks 0: the cut dist-overlap would choose. The row product
+  // (40 ms, its 1 GB weight half read in 1 ms by every piece) and its
+  // all-reduce (20 ms, no latency) in c pieces: p + (c-1)·max(p, a) + a =
+  // 60, 50, 45 and 42.5 ms for c = 1, 2, 4, 8 (no activations to copy).
+  // Eight pieces win: 2.5 ms of the 20 stay exposed per block.
+  PlanOptions o;
+  o.dtype = "bf16";
+  o.overlapChunks = 0;
+  Config c;
+  c.tp = 2;
+  Estimate e = estimate(twoBlocks(), roundCluster(), o, c, 100e12);
+  EXPECT_NEAR(e.commTime, 2 * 0.0025, 1e-9);
+  EXPECT_NEAR(e.time, 0.16 + 0.005, 1e-9);
+}
+
 TEST(Estimate, ExpertParallelOwnRanks) {
   // One block whose second op is an expert (routed work 8 TFLOP, 1G expert
   // weights) with a dispatch of 1M tokens x hidden elements, top-2.

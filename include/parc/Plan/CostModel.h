@@ -12,6 +12,8 @@
 
 #include "parc/Plan/Cluster.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdint>
 
 namespace parc::plan {
@@ -56,6 +58,52 @@ double pipelineTime(double stageTime, int64_t stages, int64_t microBatches,
 /// computed (dist-overlap's collective matmul): a two-stage pipeline,
 /// compute/c + (c-1) * max(compute, comm)/c + comm/c. One chunk: the sum.
 double overlappedTime(double compute, double comm, int64_t chunks);
+
+/// The same two-stage pipeline from the times of one piece: each of the
+/// `chunks` pieces computes for `pieceCompute`, then its collective runs for
+/// `pieceComm` while the next piece computes. Unlike overlappedTime, a
+/// piece pays the fixed costs (kernel launch, per-step link latency) in
+/// full, which is what makes too many pieces lose:
+/// pieceCompute + (c-1) * max(pieceCompute, pieceComm) + pieceComm.
+double pipelinedTime(double pieceCompute, double pieceComm, int64_t chunks);
+
+/// What dist-overlap weighs for one product and its collective: the
+/// product's work (`flops`, activation bytes `actBytes` that divide among
+/// pieces, `weightBytes` every piece reads again), the collective's whole
+/// tensor (`commBytes`) over `ranks` ranks of `link`, and the bytes split
+/// into pieces and concatenated back when cut (`copyBytes`, each read and
+/// written once by a copy kernel).
+struct CollectiveMatmul {
+  Collective kind = Collective::AllReduce;
+  double flops = 0, actBytes = 0, weightBytes = 0, commBytes = 0;
+  int64_t ranks = 1;
+  double copyBytes = 0;
+};
+
+/// Rates of one device: effective FLOP/s, bytes/s and the launch latency.
+struct DeviceRates {
+  double flopRate = 0, byteRate = 0, launchLatency = 0;
+};
+
+/// Time of `cm` cut into `chunks` pieces (1: the product, then its
+/// collective: nothing overlaps), the split and the concatenation included
+/// (two copy kernels moving 2 · copyBytes).
+double collectiveMatmulTime(const CollectiveMatmul &cm, int64_t chunks,
+                            const DeviceRates &rates, const Link &link);
+
+/// The most pieces dist-overlap weighs when it chooses the cut.
+constexpr int64_t kMaxOverlapChunks = 8;
+
+/// The cheapest cut of `cm` among 1, 2, 4, … `maxChunks` pieces for which
+/// `allowed(chunks)` holds (rows must divide); ties go to fewer pieces.
+struct ChunkChoice {
+  int64_t chunks = 1;
+  double time = 0;
+};
+ChunkChoice bestCollectiveMatmul(const CollectiveMatmul &cm, int64_t maxChunks,
+                                 const DeviceRates &rates, const Link &link,
+                                 llvm::function_ref<bool(int64_t)> allowed =
+                                     [](int64_t) { return true; });
 
 /// KV cache of a decoder: batch * context * layers * kvHeads * headDim * 2
 /// (keys and values) * bytesPerElement.

@@ -101,8 +101,9 @@ struct PlanOptions {
   int64_t context = 0;
   int64_t maxMicroBatches = 64;
   /// Pieces each row-parallel product and its collective are cut into to
-  /// overlap (dist-overlap's collective matmul); 1: collectives exposed.
-  int64_t overlapChunks = 2;
+  /// overlap (dist-overlap's collective matmul); 1: collectives exposed;
+  /// 0: the cheapest cut, as dist-overlap chooses it by default.
+  int64_t overlapChunks = 0;
   /// Parallelism axes a configuration may use (tp, sp, pp, ep, dp); empty:
   /// all. `parc compile --auto` restricts it to what compile supports.
   std::vector<std::string> allowedAxes;

@@ -1,6 +1,6 @@
 //===- Overlap.cpp - dist-overlap -------------------------------*- C++ -*-===//
 //
-// Communication is hidden only behind compute that does not need it. Two
+// Communication is hidden only behind compute that does not need it. Three
 // steps make such compute exist and use it:
 //
 // 1. Collective matmul. A row-parallel product followed by its all-reduce
@@ -9,11 +9,16 @@
 //    (sequence parallel → column parallel) is cut the same way: chunk k+1
 //    arrives while chunk k is multiplied. Rows are independent in a
 //    product, so only the order of the rows has to be restored, which
-//    static reshapes, slices and concats do.
+//    static reshapes, slices and concats do. How many chunks (none
+//    included) is priced with lib/Plan's cost model on a cluster: every
+//    chunk pays a launch and the link latency again.
 // 2. Placement. Every remaining collective becomes a `*_start` issued as
 //    soon as its operand exists and a `dist.wait` just before its first
 //    use, unless keeping its buffers alive that long would exceed the
 //    memory budget.
+// 3. Interleaving. Independent micro-batch chains are list-scheduled in
+//    pairs, so that one chain computes while the other's collective is in
+//    flight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,8 +27,18 @@
 #include "nn/NNOps.h"
 #include "parc/Transforms/Dist/Passes.h"
 
+#include "parc/Plan/Cluster.h"
+#include "parc/Plan/CostModel.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+
+#define DEBUG_TYPE "dist-overlap"
 
 namespace parc::dist {
 #define GEN_PASS_DEF_DISTOVERLAP
@@ -33,6 +48,7 @@ namespace parc::dist {
 using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
+namespace plan = parc::plan;
 
 namespace {
 
@@ -46,8 +62,9 @@ RankedTensorType withDims(RankedTensorType t, ArrayRef<int64_t> shape) {
 std::optional<int64_t> groupSize(Operation *op) {
   auto meshRef = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
-  auto mesh = meshRef ? SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(op, meshRef)
-                      : dist::MeshOp();
+  auto mesh =
+      meshRef ? SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(op, meshRef)
+              : dist::MeshOp();
   if (!mesh || !axes)
     return std::nullopt;
   SmallVector<StringRef> names(axes.getAsValueRange<StringAttr>());
@@ -58,15 +75,18 @@ std::optional<int64_t> groupSize(Operation *op) {
 /// The same collective as `op`, started: same operands and attributes,
 /// an async result of its type.
 Operation *startOf(OpBuilder &b, Operation *op) {
-  OperationState state(op->getLoc(), op->getName().getStringRef().str() + "_start");
+  OperationState state(op->getLoc(),
+                       op->getName().getStringRef().str() + "_start");
   state.addOperands(op->getOperands());
   state.addAttributes(op->getAttrs());
-  state.addTypes(dist::AsyncType::get(b.getContext(), op->getResult(0).getType()));
+  state.addTypes(
+      dist::AsyncType::get(b.getContext(), op->getResult(0).getType()));
   return b.create(state);
 }
 
 /// A copy of linear `lin` on another input, with the result type given.
-Value linearOn(OpBuilder &b, nn::LinearOp lin, Value input, RankedTensorType type) {
+Value linearOn(OpBuilder &b, nn::LinearOp lin, Value input,
+               RankedTensorType type) {
   return nn::LinearOp::create(b, lin.getLoc(), type, input, lin.getWeight(),
                               lin.getBias(), lin.getTransposeWeightAttr());
 }
@@ -103,50 +123,305 @@ SmallVector<int64_t> unfold(ArrayRef<int64_t> shape, int64_t axis,
   return out;
 }
 
-class Overlapper {
-public:
-  Overlapper(int64_t chunks, int64_t minRows, int64_t budget)
-      : chunks(chunks), minRows(minRows), budget(budget) {}
-
-  /// Step 1 on every candidate; returns how many were decomposed.
-  int64_t decompose(func::FuncOp func);
-  /// Step 2; returns how many collectives were started early.
-  int64_t place(func::FuncOp func);
-
-private:
-  /// Chunks for a product over `rows` rows: each keeps at least minRows,
-  /// below which a GEMM is too thin to hide anything.
-  int64_t chunksFor(int64_t rows) const {
-    int64_t c = chunks;
-    while (c > 1 && (rows % c || rows / c < minRows))
-      --c;
-    return c;
-  }
-  bool rowReduce(nn::LinearOp lin, Operation *collective);
-  bool gatherProducts(dist::AllGatherOp gather);
-
-  int64_t chunks, minRows, budget;
-};
-
 /// The product's input rows along `axis` (a non-feature dim).
 bool rowsAxisOk(nn::LinearOp lin, int64_t axis) {
   return axis >= 0 && axis < tensorOf(lin.getInput()).getRank() - 1;
 }
 
-bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective) {
+bool isCollective(Operation *op) {
+  return isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
+             dist::AllToAllOp>(op);
+}
+
+std::optional<plan::Collective> kindOf(Operation *op) {
+  if (isa<dist::AllReduceOp, dist::AllReduceStartOp>(op))
+    return plan::Collective::AllReduce;
+  if (isa<dist::AllGatherOp, dist::AllGatherStartOp>(op))
+    return plan::Collective::AllGather;
+  if (isa<dist::ReduceScatterOp, dist::ReduceScatterStartOp>(op))
+    return plan::Collective::ReduceScatter;
+  if (isa<dist::AllToAllOp, dist::AllToAllStartOp>(op))
+    return plan::Collective::AllToAll;
+  return std::nullopt;
+}
+
+/// The whole tensor a collective moves, as lib/Plan's collectiveTime takes
+/// it: the larger of its operand and result (a gather's output, a
+/// scatter's input).
+int64_t wholeBytes(Operation *op) {
+  auto payload = [](Type t) {
+    if (auto a = dyn_cast<dist::AsyncType>(t))
+      return a.getValueType() ? dist::bytesOf(a.getValueType()) : int64_t(0);
+    return dist::bytesOf(t);
+  };
+  return std::max(payload(op->getOperand(0).getType()),
+                  payload(op->getResult(0).getType()));
+}
+
+std::string microseconds(double s) {
+  return llvm::formatv("{0:f2} us", s * 1e6).str();
+}
+
+/// Cluster presets: installed beside the tools (<bin>/../share/parc/
+/// clusters, as `parc plan` finds them), then the source tree's.
+std::vector<std::string> presetDirs() {
+  std::vector<std::string> dirs;
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  if (!exe.empty()) {
+    SmallString<256> d(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(d, "share", "parc", "clusters");
+    dirs.push_back(d.str().str());
+  }
+  dirs.push_back(PARC_SOURCE_DIR "/share/clusters");
+  return dirs;
+}
+
+/// Times on the cluster with lib/Plan's formulas: a roofline per op, ring
+/// collectives on the link their group uses.
+class Pricer {
+public:
+  explicit Pricer(plan::Cluster cluster) : cluster(std::move(cluster)) {}
+
+  /// The device's rates for products in `element`'s type; fails (with an
+  /// error at `op`) when the cluster gives no peak for it.
+  FailureOr<plan::DeviceRates> rates(Operation *op, Type element) const {
+    StringRef dtype = element.isBF16()  ? "bf16"
+                      : element.isF16() ? "f16"
+                                        : "f32";
+    llvm::Expected<double> peak = cluster.flopsFor(dtype);
+    if (!peak) {
+      mlir::emitError(op->getLoc())
+          << "dist-overlap: cannot price " << dist::nodeOf(op) << ": "
+          << llvm::toString(peak.takeError());
+      return failure();
+    }
+    return plan::DeviceRates{*peak * cluster.computeEfficiency,
+                             cluster.memoryBandwidth * cluster.memoryEfficiency,
+                             cluster.kernelLatency};
+  }
+
+  /// The link of `collective`'s group: ranks `stride` apart, where the
+  /// stride is the product of the mesh dims after its axis.
+  const plan::Link &link(Operation *collective, int64_t ranks) const {
+    int64_t stride = 1;
+    auto meshRef = collective->getAttrOfType<FlatSymbolRefAttr>("mesh");
+    auto axes = collective->getAttrOfType<ArrayAttr>("mesh_axes");
+    auto mesh = meshRef ? SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
+                              collective, meshRef)
+                        : dist::MeshOp();
+    if (mesh && axes && !axes.empty())
+      if (auto index = mesh.getAxisIndex(cast<StringAttr>(axes[0]).getValue()))
+        for (int64_t d : mesh.getShape().drop_front(*index + 1))
+          stride *= d;
+    return cluster.linkFor(ranks, stride);
+  }
+
+  /// One op's roofline: its FLOPs, and the bytes of its operands and
+  /// results through memory. Communication and views cost nothing here.
+  double opTime(Operation *op) const {
+    if (!op->getDialect() || isa<dist::DistDialect>(op->getDialect()) ||
+        isa<nn::ReshapeOp>(op) || op->hasTrait<OpTrait::ConstantLike>())
+      return 0;
+    double bytes = 0;
+    for (Value v : op->getOperands())
+      bytes += dist::bytesOf(v.getType());
+    for (Value v : op->getResults())
+      bytes += dist::bytesOf(v.getType());
+    Type element = op->getNumResults()
+                       ? getElementTypeOrSelf(op->getResult(0).getType())
+                       : Type();
+    StringRef dtype = element && element.isBF16()  ? "bf16"
+                      : element && element.isF16() ? "f16"
+                                                   : "f32";
+    llvm::Expected<double> peak = cluster.flopsFor(dtype);
+    if (!peak) {
+      llvm::consumeError(peak.takeError());
+      return 0;
+    }
+    return plan::rooflineTime(
+        (double)dist::flopsOf(op), bytes, *peak * cluster.computeEfficiency,
+        cluster.memoryBandwidth * cluster.memoryEfficiency,
+        cluster.kernelLatency);
+  }
+
+  double commTime(Operation *collective, int64_t ranks) const {
+    return plan::collectiveTime(*kindOf(collective),
+                                (double)wholeBytes(collective), ranks,
+                                link(collective, ranks));
+  }
+
+  plan::Cluster cluster;
+};
+
+/// A collective matmul the pass may cut: the collective, its products, the
+/// rows the pieces divide and what the cost model needs.
+struct Cut {
+  Operation *collective;
+  SmallVector<nn::LinearOp> products;
+  int64_t rows;
+  plan::CollectiveMatmul cm;
+};
+
+class Overlapper {
+public:
+  Overlapper(int64_t chunks, int64_t minRows, int64_t budget,
+             const Pricer *pricer, bool explain)
+      : chunks(chunks), minRows(minRows), budget(budget), pricer(pricer),
+        explain(explain) {}
+
+  /// Step 1 on every candidate; returns how many were decomposed, or fails
+  /// when the cluster cannot price a product.
+  FailureOr<int64_t> decompose(func::FuncOp func);
+  /// Step 2; returns how many collectives were started early.
+  int64_t place(func::FuncOp func);
+  /// Step 3; returns how often one chain's collective was left in flight
+  /// while another chain computed.
+  int64_t interleave(func::FuncOp func);
+
+  /// Collective matmuls cut, by pieces.
+  std::map<int64_t, int64_t> pieces;
+
+private:
+  std::optional<Cut> rowCut(nn::LinearOp lin, Operation *collective);
+  std::optional<Cut> gatherCut(dist::AllGatherOp gather);
+  /// The pieces for `cut`: the override, or the cost model's choice.
+  FailureOr<int64_t> choose(const Cut &cut);
+  bool rowReduce(nn::LinearOp lin, Operation *collective, int64_t c);
+  bool gatherProducts(dist::AllGatherOp gather, int64_t c);
+  bool allowed(const Cut &cut, int64_t c) const {
+    return cut.rows % c == 0 && cut.rows / c >= minRows;
+  }
+
+  int64_t chunks, minRows, budget;
+  const Pricer *pricer;
+  bool explain;
+};
+
+/// Work of `lin` for the cost model.
+void addProduct(plan::CollectiveMatmul &cm, nn::LinearOp lin) {
+  cm.flops += (double)dist::flopsOf(lin);
+  cm.actBytes += (double)(dist::bytesOf(lin.getInput().getType()) +
+                          dist::bytesOf(lin.getType()));
+  cm.weightBytes += (double)dist::bytesOf(lin.getWeight().getType());
+  if (lin.getBias())
+    cm.weightBytes += (double)dist::bytesOf(lin.getBias().getType());
+}
+
+std::optional<Cut> Overlapper::rowCut(nn::LinearOp lin, Operation *collective) {
+  auto xt = tensorOf(lin.getInput());
+  auto n = groupSize(collective);
+  if (!n)
+    return std::nullopt;
+  Cut cut{collective, {lin}, 0, {}};
+  if (isa<dist::AllReduceOp>(collective)) {
+    // Rows of the product: the sequence dim (the last but one).
+    int64_t axis = xt.getRank() - 2;
+    if (axis < 0)
+      return std::nullopt;
+    cut.rows = xt.getDimSize(axis);
+  } else {
+    auto scatter = cast<dist::ReduceScatterOp>(collective);
+    int64_t axis = scatter.getScatterAxis();
+    if (scatter.getSizes() || !rowsAxisOk(lin, axis) ||
+        xt.getDimSize(axis) % *n)
+      return std::nullopt;
+    // Each rank's block of rows is cut (see rowReduce).
+    cut.rows = xt.getDimSize(axis) / *n;
+  }
+  cut.cm.kind = *kindOf(collective);
+  cut.cm.ranks = *n;
+  cut.cm.commBytes = (double)wholeBytes(collective);
+  addProduct(cut.cm, lin);
+  // The input is cut into pieces, the collective's results concatenated.
+  cut.cm.copyBytes =
+      (double)(dist::bytesOf(xt) +
+               dist::bytesOf(collective->getResult(0).getType()));
+  return cut;
+}
+
+std::optional<Cut> Overlapper::gatherCut(dist::AllGatherOp gather) {
+  auto n = groupSize(gather);
+  int64_t axis = gather.getGatherAxis();
+  auto xt = tensorOf(gather.getInput());
+  if (!n || gather.getSizes() || gather->use_empty() ||
+      axis >= xt.getRank() - 1)
+    return std::nullopt;
+  Cut cut{gather, {}, xt.getDimSize(axis), {}};
+  for (Operation *user : gather->getUsers()) {
+    auto lin = dyn_cast<nn::LinearOp>(user);
+    if (!lin || lin.getInput() != gather.getResult())
+      return std::nullopt;
+    cut.products.push_back(lin);
+    addProduct(cut.cm, lin);
+  }
+  cut.cm.kind = plan::Collective::AllGather;
+  cut.cm.ranks = *n;
+  cut.cm.commBytes = (double)wholeBytes(gather);
+  // The gathered input is read by every product but moved once.
+  cut.cm.actBytes -= (double)(cut.products.size() - 1) *
+                     (double)dist::bytesOf(gather.getType());
+  // The local rows are cut into pieces, each product's results concatenated.
+  cut.cm.copyBytes = (double)dist::bytesOf(xt);
+  for (nn::LinearOp lin : cut.products)
+    cut.cm.copyBytes += (double)dist::bytesOf(lin.getType());
+  return cut;
+}
+
+FailureOr<int64_t> Overlapper::choose(const Cut &cut) {
+  int64_t c = chunks;
+  if (c > 0)
+    while (c > 1 && !allowed(cut, c))
+      --c;
+  if (!pricer)
+    return c;
+  Operation *op = cut.collective;
+  nn::LinearOp product = cut.products.front();
+  FailureOr<plan::DeviceRates> rates =
+      pricer->rates(op, tensorOf(product.getResult()).getElementType());
+  if (failed(rates))
+    return failure();
+  const plan::Link &link = pricer->link(op, cut.cm.ranks);
+  auto isAllowed = [&](int64_t k) { return allowed(cut, k); };
+  if (c == 0)
+    c = plan::bestCollectiveMatmul(cut.cm, plan::kMaxOverlapChunks, *rates,
+                                   link, isAllowed)
+            .chunks;
+  if (explain) {
+    std::string products;
+    for (nn::LinearOp lin : cut.products)
+      products += (products.empty() ? "" : ", ") + dist::nodeOf(lin);
+    InFlightDiagnostic remark = op->emitRemark();
+    remark << "collective matmul of " << products << " and its "
+           << plan::collectiveName(cut.cm.kind) << " ("
+           << (int64_t)cut.cm.commBytes << " B over " << cut.cm.ranks
+           << " ranks, " << cut.rows << " rows to cut): not cut "
+           << microseconds(plan::collectiveMatmulTime(cut.cm, 1, *rates, link));
+    for (int64_t k = 2; k <= plan::kMaxOverlapChunks; k *= 2)
+      if (isAllowed(k))
+        remark << ", " << k << " pieces "
+               << microseconds(
+                      plan::collectiveMatmulTime(cut.cm, k, *rates, link));
+    remark << "; chosen: ";
+    if (c < 2)
+      remark << "not cut";
+    else
+      remark << c << " pieces";
+    if (chunks > 0)
+      remark << " (fixed by chunks=" << chunks << ")";
+  }
+  return c;
+}
+
+bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective, int64_t c) {
   Value x = lin.getInput();
   auto xt = tensorOf(x);
   Location loc = collective->getLoc();
   OpBuilder b(collective);
   SmallVector<Value> waited;
   if (auto reduce = dyn_cast<dist::AllReduceOp>(collective)) {
-    // Rows of the product: the sequence dim (the last but one).
     int64_t axis = xt.getRank() - 2;
-    if (axis < 0)
-      return false;
-    int64_t c = chunksFor(xt.getDimSize(axis));
-    if (c < 2)
-      return false;
     SmallVector<Operation *> started;
     for (Value piece : splitRows(b, loc, x, axis, c)) {
       SmallVector<int64_t> shape(lin.getType().getShape());
@@ -158,29 +433,24 @@ bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective) {
           reduce.getReductionAttr()));
     }
     for (Operation *s : started)
-      waited.push_back(dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
+      waited.push_back(
+          dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
     reduce.getResult().replaceAllUsesWith(concat(b, loc, waited, axis));
   } else {
     auto scatter = cast<dist::ReduceScatterOp>(collective);
     int64_t axis = scatter.getScatterAxis();
-    auto n = groupSize(scatter);
-    if (!n || scatter.getSizes() || !rowsAxisOk(lin, axis))
-      return false;
+    int64_t n = *groupSize(scatter);
     // Rank r receives rows [r·S/n, (r+1)·S/n). Chunk k takes the k-th
     // sub-block of every rank's block, so scattering chunk k hands rank r
     // its k-th sub-block, and concatenating over k restores its block.
     int64_t rows = xt.getDimSize(axis);
-    if (rows % *n)
-      return false;
-    int64_t c = chunksFor(rows / *n);
-    if (c < 2)
-      return false;
-    int64_t sub = rows / (*n * c);
-    Value grid = reshape(b, loc, x, unfold(xt.getShape(), axis, {*n, c, sub}));
+    int64_t sub = rows / (n * c);
+    Value grid = reshape(b, loc, x, unfold(xt.getShape(), axis, {n, c, sub}));
     auto gridShape = tensorOf(grid).getShape();
     SmallVector<Operation *> started;
     for (int64_t k = 0; k < c; ++k) {
-      SmallVector<int64_t> starts(gridShape.size(), 0), steps(gridShape.size(), 1);
+      SmallVector<int64_t> starts(gridShape.size(), 0),
+          steps(gridShape.size(), 1);
       starts[axis + 1] = k;
       SmallVector<int64_t> sliced(gridShape);
       sliced[axis + 1] = 1;
@@ -188,21 +458,23 @@ bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective) {
                                         b.getDenseI64ArrayAttr(starts),
                                         b.getDenseI64ArrayAttr(steps));
       SmallVector<int64_t> rowsShape(xt.getShape());
-      rowsShape[axis] = *n * sub;
+      rowsShape[axis] = n * sub;
       piece = reshape(b, loc, piece, rowsShape);
       SmallVector<int64_t> yShape(lin.getType().getShape());
-      yShape[axis] = *n * sub;
+      yShape[axis] = n * sub;
       Value y = linearOn(b, lin, piece, withDims(lin.getType(), yShape));
       yShape[axis] = sub;
       auto s = dist::ReduceScatterStartOp::create(
-          b, loc, dist::AsyncType::get(b.getContext(), withDims(lin.getType(), yShape)),
+          b, loc,
+          dist::AsyncType::get(b.getContext(), withDims(lin.getType(), yShape)),
           scatter.getMeshAttr(), scatter.getMeshAxesAttr(), y,
           scatter.getScatterAxisAttr(), scatter.getReductionAttr(),
           DenseI64ArrayAttr());
       started.push_back(s);
     }
     for (Operation *s : started)
-      waited.push_back(dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
+      waited.push_back(
+          dist::WaitOp::create(b, loc, s->getResult(0)).getResult());
     scatter.getResult().replaceAllUsesWith(concat(b, loc, waited, axis));
   }
   collective->erase();
@@ -210,23 +482,14 @@ bool Overlapper::rowReduce(nn::LinearOp lin, Operation *collective) {
   return true;
 }
 
-bool Overlapper::gatherProducts(dist::AllGatherOp gather) {
-  auto n = groupSize(gather);
+bool Overlapper::gatherProducts(dist::AllGatherOp gather, int64_t c) {
+  int64_t n = *groupSize(gather);
   int64_t axis = gather.getGatherAxis();
   Value x = gather.getInput();
   auto xt = tensorOf(x);
-  if (!n || gather.getSizes() || gather->use_empty() || axis >= xt.getRank() - 1)
-    return false;
   SmallVector<nn::LinearOp> products;
-  for (Operation *user : gather->getUsers()) {
-    auto lin = dyn_cast<nn::LinearOp>(user);
-    if (!lin || lin.getInput() != gather.getResult())
-      return false;
-    products.push_back(lin);
-  }
-  int64_t c = chunksFor(xt.getDimSize(axis));
-  if (c < 2)
-    return false;
+  for (Operation *user : gather->getUsers())
+    products.push_back(cast<nn::LinearOp>(user));
   // Chunk k of every rank arrives together: [n, S/(n·c)] rows, rank-major.
   // Its products land in slot k of an [n, c, S/(n·c)] grid of rows, which
   // is the gathered order once flattened.
@@ -241,11 +504,13 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather) {
   for (nn::LinearOp lin : products)
     for (Value v : {lin.getWeight(), lin.getBias()}) {
       Operation *def = v ? v.getDefiningOp() : nullptr;
-      if (!def || def->getBlock() != first->getBlock() || def->isBeforeInBlock(first))
+      if (!def || def->getBlock() != first->getBlock() ||
+          def->isBeforeInBlock(first))
         continue;
       for (Value operand : def->getOperands()) {
         Operation *d = operand.getDefiningOp();
-        if (d && d->getBlock() == first->getBlock() && !d->isBeforeInBlock(first))
+        if (d && d->getBlock() == first->getBlock() &&
+            !d->isBeforeInBlock(first))
           return false;
       }
       hoist.push_back(def);
@@ -257,7 +522,7 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather) {
   SmallVector<Operation *> started;
   for (Value piece : splitRows(b, loc, x, axis, c)) {
     SmallVector<int64_t> shape(xt.getShape());
-    shape[axis] = *n * sub;
+    shape[axis] = n * sub;
     started.push_back(dist::AllGatherStartOp::create(
         b, loc, dist::AsyncType::get(b.getContext(), withDims(xt, shape)),
         gather.getMeshAttr(), gather.getMeshAxesAttr(), piece,
@@ -269,10 +534,10 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather) {
     Value rows = dist::WaitOp::create(b, loc, s->getResult(0)).getResult();
     for (auto [i, lin] : llvm::enumerate(products)) {
       SmallVector<int64_t> shape(lin.getType().getShape());
-      shape[axis] = *n * sub;
+      shape[axis] = n * sub;
       Value y = linearOn(b, lin, rows, withDims(lin.getType(), shape));
-      slots[i].push_back(
-          reshape(b, loc, y, unfold(lin.getType().getShape(), axis, {*n, 1, sub})));
+      slots[i].push_back(reshape(
+          b, loc, y, unfold(lin.getType().getShape(), axis, {n, 1, sub})));
     }
   }
   for (auto [i, lin] : llvm::enumerate(products)) {
@@ -287,7 +552,7 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather) {
   return true;
 }
 
-int64_t Overlapper::decompose(func::FuncOp func) {
+FailureOr<int64_t> Overlapper::decompose(func::FuncOp func) {
   SmallVector<Operation *> candidates;
   func.walk([&](Operation *op) {
     if (isa<dist::AllReduceOp, dist::ReduceScatterOp, dist::AllGatherOp>(op))
@@ -295,13 +560,22 @@ int64_t Overlapper::decompose(func::FuncOp func) {
   });
   int64_t count = 0;
   for (Operation *op : candidates) {
-    if (auto gather = dyn_cast<dist::AllGatherOp>(op)) {
-      count += gatherProducts(gather);
+    auto gather = dyn_cast<dist::AllGatherOp>(op);
+    auto lin = gather ? nn::LinearOp()
+                      : op->getOperand(0).getDefiningOp<nn::LinearOp>();
+    if (!gather && !(lin && lin->hasOneUse()))
       continue;
-    }
-    auto lin = op->getOperand(0).getDefiningOp<nn::LinearOp>();
-    if (lin && lin->hasOneUse())
-      count += rowReduce(lin, op);
+    std::optional<Cut> cut = gather ? gatherCut(gather) : rowCut(lin, op);
+    if (!cut)
+      continue;
+    FailureOr<int64_t> c = choose(*cut);
+    if (failed(c))
+      return failure();
+    if (*c < 2)
+      continue;
+    bool done = gather ? gatherProducts(gather, *c) : rowReduce(lin, op, *c);
+    count += done;
+    pieces[*c] += done;
   }
   return count;
 }
@@ -310,8 +584,7 @@ int64_t Overlapper::place(func::FuncOp func) {
   Block &body = func.getBody().front();
   SmallVector<Operation *> collectives;
   for (Operation &op : body)
-    if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-            dist::AllToAllOp>(op))
+    if (isCollective(&op))
       collectives.push_back(&op);
   // Windows opened here, for the budget.
   struct Window {
@@ -346,7 +619,9 @@ int64_t Overlapper::place(func::FuncOp func) {
                     dist::bytesOf(op->getResult(0).getType());
     Operation *startAt = &*b.getInsertionPoint();
     Operation *waitAt = firstUse ? firstUse : body.getTerminator();
-    if (budget > 0 && inFlightAt(startAt, waitAt) + bytes > budget)
+    bool overBudget =
+        budget > 0 && inFlightAt(startAt, waitAt) + bytes > budget;
+    if (overBudget)
       b.setInsertionPoint(op); // no room: start where it was
     Operation *start = startOf(b, op);
     b.setInsertionPoint(waitAt);
@@ -354,36 +629,268 @@ int64_t Overlapper::place(func::FuncOp func) {
     op->getResult(0).replaceAllUsesWith(wait.getResult());
     early += start->getNextNode() != wait;
     windows.push_back({start, wait, bytes});
+    if (explain && pricer) {
+      // What runs between the start and the wait hides the collective.
+      double hidden = 0;
+      for (Operation *o = start->getNextNode(); o != wait; o = o->getNextNode())
+        hidden += pricer->opTime(o);
+      auto n = groupSize(op);
+      double comm = n ? pricer->commTime(start, *n) : 0;
+      InFlightDiagnostic remark = op->emitRemark();
+      remark << dist::nodeOf(op) << " (" << wholeBytes(op) << " B): blocking "
+             << microseconds(comm) << " exposed, started early "
+             << microseconds(std::max(0.0, comm - hidden)) << " exposed ("
+             << microseconds(hidden) << " of independent compute before its "
+             << "first use); chosen: ";
+      remark << (overBudget ? "started in place (the memory budget)"
+                            : "started early");
+    }
     op->erase();
   }
   return early;
+}
+
+/// A wait for a started collective (not a pipeline send or receive).
+bool waitsForCollective(Operation *op) {
+  auto wait = dyn_cast<dist::WaitOp>(op);
+  Operation *start = wait ? wait.getAsync().getDefiningOp() : nullptr;
+  return start && kindOf(start).has_value();
+}
+
+/// A wait for a pipeline receive: the data of a chain that starts with one
+/// may not have arrived yet.
+bool waitsForReceive(Operation *op) {
+  if (isa<dist::RecvOp>(op))
+    return true;
+  auto wait = dyn_cast<dist::WaitOp>(op);
+  return wait && wait.getAsync().getDefiningOp<dist::RecvStartOp>();
+}
+
+/// A send, a receive, or the wait for a started receive.
+bool isPointToPoint(Operation *op) {
+  return isa<dist::SendOp, dist::SendStartOp, dist::RecvOp, dist::RecvStartOp>(
+             op) ||
+         waitsForReceive(op);
+}
+
+int64_t Overlapper::interleave(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  // Every op's chain: its tag, else the one chain its operands come from.
+  // Ops of no chain (weights, receives posted up front) run first; ops
+  // reading several chains (the stacked outputs) last, and so does
+  // everything computed from them.
+  constexpr int64_t kFree = -1, kJoined = -2;
+  llvm::DenseMap<Operation *, int64_t> chainOf;
+  SmallVector<Operation *> free, joined;
+  SmallVector<SmallVector<Operation *>> chains;
+  for (Operation &op : body.without_terminator()) {
+    llvm::SmallSet<int64_t, 2> from;
+    op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        Operation *top = def ? body.findAncestorOpInBlock(*def) : nullptr;
+        auto it = top && top != &op ? chainOf.find(top) : chainOf.end();
+        if (it != chainOf.end())
+          from.insert(it->second);
+      }
+    });
+    from.erase(kFree);
+    int64_t c = from.empty()       ? kFree
+                : from.size() == 1 ? *from.begin()
+                                   : kJoined;
+    if (auto tag = op.getAttrOfType<IntegerAttr>(dist::kMicroBatch)) {
+      // A tag that is no micro-batch index, or that the data flow
+      // contradicts: leave the order alone.
+      int64_t ops = body.getOperations().size();
+      if (tag.getInt() < 0 || tag.getInt() >= ops ||
+          (c != kFree && c != tag.getInt()))
+        return 0;
+      c = tag.getInt();
+    } else if (c >= 0 && isa<dist::WaitOp>(op) &&
+               cast<dist::WaitOp>(op)
+                   .getAsync()
+                   .getDefiningOp<dist::SendStartOp>()) {
+      c = kJoined; // pipeline sends are waited for at the end, as placed
+    }
+    chainOf[&op] = c;
+    if (c == kFree)
+      free.push_back(&op);
+    else if (c == kJoined)
+      joined.push_back(&op);
+    else {
+      if ((int64_t)chains.size() <= c)
+        chains.resize(c + 1);
+      chains[c].push_back(&op);
+    }
+  }
+  int64_t m = chains.size();
+  if (m < 2)
+    return 0;
+
+  // Point-to-point operations are matched by their order between two
+  // ranks, and a stage blocked in a receive must already have sent what
+  // its peer needs first: the chains' sends and receive waits keep their
+  // program order, which the pipeline made deadlock-free.
+  SmallVector<Operation *> p2p;
+  for (auto &chain : chains)
+    for (Operation *op : chain)
+      if (isPointToPoint(op))
+        p2p.push_back(op);
+  llvm::sort(p2p,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  size_t nextP2P = 0;
+
+  // Two chains at a time: the first two not done. The current chain runs
+  // until it would wait for a collective it started since it last took
+  // over; then the other one runs while that collective is in flight.
+  SmallVector<size_t> next(m, 0);
+  auto done = [&](int64_t c) { return next[c] == chains[c].size(); };
+  // The chain that must run first when `c`'s next op is a point-to-point
+  // one out of turn, else -1.
+  auto mustWaitFor = [&](int64_t c) -> int64_t {
+    Operation *op = chains[c][next[c]];
+    if (nextP2P < p2p.size() && p2p[nextP2P] != op && isPointToPoint(op))
+      return chainOf.lookup(p2p[nextP2P]);
+    return -1;
+  };
+  SmallVector<Operation *> order;
+  llvm::SmallPtrSet<Operation *, 8> fresh; // starts of the current run
+  llvm::DenseMap<Operation *, int64_t> leftInFlight; // start → bytes
+  int64_t inFlight = 0, switches = 0, cur = 0;
+  // For the explanation: compute run while each collective left in flight
+  // was, and what of the collectives it hid, by the cost model.
+  llvm::DenseMap<Operation *, double> covered;
+  double leftTime = 0, hiddenTime = 0;
+  while (true) {
+    SmallVector<int64_t, 2> active;
+    for (int64_t c = 0; c < m && active.size() < 2; ++c)
+      if (!done(c))
+        active.push_back(c);
+    if (active.empty())
+      break;
+    if (done(cur))
+      cur = active.front();
+    int64_t other = -1;
+    for (int64_t c : active)
+      if (c != cur && other < 0)
+        other = c;
+    int64_t then = -1;
+    while (!done(cur)) {
+      Operation *op = chains[cur][next[cur]];
+      if (int64_t first = mustWaitFor(cur); first >= 0) {
+        then = first;
+        break;
+      }
+      if (waitsForCollective(op)) {
+        Operation *start = cast<dist::WaitOp>(op).getAsync().getDefiningOp();
+        int64_t bytes =
+            dist::bytesOf(start->getOperand(0).getType()) + wholeBytes(start);
+        if (fresh.contains(start) && other >= 0 && mustWaitFor(other) < 0 &&
+            !waitsForReceive(chains[other][next[other]]) &&
+            (budget == 0 || inFlight + bytes <= budget)) {
+          leftInFlight[start] = bytes;
+          inFlight += bytes;
+          ++switches;
+          then = other;
+          break;
+        }
+        auto it = leftInFlight.find(start);
+        if (it != leftInFlight.end()) {
+          inFlight -= it->second;
+          leftInFlight.erase(it);
+          if (auto n = pricer ? groupSize(start) : std::nullopt) {
+            double comm = pricer->commTime(start, *n);
+            leftTime += comm;
+            hiddenTime += std::min(comm, covered.lookup(start));
+          }
+        }
+      }
+      if (pricer && !leftInFlight.empty()) {
+        double t = pricer->opTime(op);
+        for (auto &entry : leftInFlight)
+          covered[entry.first] += t;
+      }
+      if (kindOf(op))
+        fresh.insert(op);
+      if (nextP2P < p2p.size() && p2p[nextP2P] == op)
+        ++nextP2P;
+      order.push_back(op);
+      ++next[cur];
+    }
+    fresh.clear();
+    if (then >= 0)
+      cur = then;
+    else if (other >= 0)
+      cur = other;
+  }
+  Operation *terminator = body.getTerminator();
+  for (ArrayRef<Operation *> part :
+       {ArrayRef<Operation *>(free), ArrayRef<Operation *>(order),
+        ArrayRef<Operation *>(joined)})
+    for (Operation *op : part)
+      op->moveBefore(terminator);
+  LLVM_DEBUG(llvm::dbgs() << "dist-overlap: " << m << " chains, " << switches
+                          << " switches\n");
+  if (explain && pricer)
+    mlir::emitRemark(func.getLoc())
+        << "interleaved " << m << " micro-batch chains with " << switches
+        << " switch(es): the other chain's compute hides "
+        << microseconds(hiddenTime) << " of the " << microseconds(leftTime)
+        << " of collectives left in flight";
+  return switches;
 }
 
 struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (chunks < 1 || minRows < 1 || memoryBudget < 0) {
-      getOperation().emitError()
-          << "dist-overlap: chunks and min-rows must be at least 1 and "
-             "memory-budget non-negative";
+    ModuleOp module = getOperation();
+    if (chunks < 0 || minRows < 1 || memoryBudget < 0) {
+      mlir::emitError(module.getLoc())
+          << "dist-overlap: chunks must be non-negative, "
+             "min-rows at least 1 and memory-budget non-negative";
       return signalPassFailure();
     }
-    Overlapper overlapper(chunks, minRows, memoryBudget);
-    int64_t decomposed = 0, early = 0;
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
+    // The cost model decides the cuts unless they are fixed, and prices
+    // every alternative for the explanation.
+    std::optional<Pricer> pricer;
+    if (chunks == 0 || explain) {
+      llvm::Expected<plan::Cluster> c =
+          plan::loadCluster(cluster, presetDirs());
+      if (!c) {
+        // At the model's location: a dump of the module would bury it.
+        mlir::emitError(module.getLoc())
+            << "dist-overlap: " << llvm::toString(c.takeError());
+        return signalPassFailure();
+      }
+      pricer.emplace(std::move(*c));
+    }
+    Overlapper overlapper(chunks, minRows, memoryBudget,
+                          pricer ? &*pricer : nullptr, explain);
+    int64_t decomposed = 0, early = 0, interleaved = 0;
+    for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;
-      decomposed += overlapper.decompose(func);
+      FailureOr<int64_t> cut = overlapper.decompose(func);
+      if (failed(cut))
+        return signalPassFailure();
+      decomposed += *cut;
       early += overlapper.place(func);
+      if (interleave)
+        interleaved += overlapper.interleave(func);
     }
-    auto *ctx = &getContext();
-    getOperation()->setAttr("dist.overlap",
-                            DictionaryAttr::get(ctx, {
-                                NamedAttribute(StringAttr::get(ctx, "decomposed"),
-                                               IntegerAttr::get(IntegerType::get(ctx, 64), decomposed)),
-                                NamedAttribute(StringAttr::get(ctx, "early_starts"),
-                                               IntegerAttr::get(IntegerType::get(ctx, 64), early))}));
+    Builder b(&getContext());
+    SmallVector<NamedAttribute> pieces;
+    for (auto [c, count] : overlapper.pieces)
+      pieces.push_back(
+          b.getNamedAttr(std::to_string(c), b.getI64IntegerAttr(count)));
+    module->setAttr(
+        "dist.overlap",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("decomposed", b.getI64IntegerAttr(decomposed)),
+             b.getNamedAttr("early_starts", b.getI64IntegerAttr(early)),
+             b.getNamedAttr("interleaved", b.getI64IntegerAttr(interleaved)),
+             b.getNamedAttr("pieces", b.getDictionaryAttr(pieces))}));
   }
 };
 

@@ -51,45 +51,6 @@ bool isStageFree(Operation *op) {
   return false;
 }
 
-int64_t numElements(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  return t ? t.getNumElements() : 0;
-}
-
-/// The cost model: FLOPs of one op (matrix products and attention by their
-/// multiply-adds, everything else one per output element).
-int64_t flops(Operation *op) {
-  auto dim = [](Value v, int64_t i) {
-    auto t = cast<RankedTensorType>(v.getType());
-    return t.getDimSize(i < 0 ? t.getRank() + i : i);
-  };
-  if (auto lin = dyn_cast<nn::LinearOp>(op))
-    return 2 * numElements(lin.getResult()) * dim(lin.getInput(), -1);
-  if (isa<nn::MatMulOp, nn::GemmOp>(op)) {
-    Value lhs = op->getOperand(0);
-    auto t = cast<RankedTensorType>(lhs.getType());
-    int64_t k =
-        t.getRank() == 1 ? t.getDimSize(0) : t.getDimSize(t.getRank() - 1);
-    if (auto gemm = dyn_cast<nn::GemmOp>(op); gemm && gemm.getTransA())
-      k = t.getDimSize(0);
-    return 2 * numElements(op->getResult(0)) * k;
-  }
-  if (auto att = dyn_cast<nn::AttentionOp>(op)) {
-    auto q = cast<RankedTensorType>(att.getQuery().getType());
-    int64_t t = dim(att.getKey(), 2);
-    return 4 * q.getNumElements() * t;
-  }
-  if (auto conv = dyn_cast<nn::ConvOp>(op)) {
-    auto w = cast<RankedTensorType>(conv->getOperand(1).getType());
-    return 2 * numElements(conv->getResult(0)) *
-           (w.getNumElements() / w.getDimSize(0));
-  }
-  int64_t n = 0;
-  for (Value r : op->getResults())
-    n += numElements(r);
-  return std::max<int64_t>(n, 1);
-}
-
 /// Splits `costs` into `parts` consecutive groups minimising the largest
 /// group sum (exact dynamic programme; layer counts are small).
 SmallVector<int64_t> balance(ArrayRef<int64_t> costs, int64_t parts) {
@@ -225,7 +186,7 @@ void DistPipelinePass::runOnOperation() {
   SmallVector<int64_t> layerCost(layers, 0);
   for (int64_t k = 0; k < layers; ++k)
     for (int64_t i = start[k]; i < start[k + 1]; ++i)
-      layerCost[k] += flops(ops[i]);
+      layerCost[k] += dist::flopsOf(ops[i]);
 
   SmallVector<int64_t> counts(layout.begin(), layout.end());
   if (!counts.empty()) {
@@ -407,8 +368,12 @@ void DistPipelinePass::runOnOperation() {
     if (isStageFree(&op))
       b.clone(op, shared);
 
-  auto tag = [&](Operation *op, int64_t s) {
+  // Micro-batch i's ops (not the receives posted up front) also carry i:
+  // independent chains that dist-overlap may interleave.
+  auto tag = [&](Operation *op, int64_t s, int64_t i = -1) {
     op->setAttr(kStage, b.getI64IntegerAttr(s));
+    if (i >= 0 && microBatches > 1)
+      op->setAttr(dist::kMicroBatch, b.getI64IntegerAttr(i));
     return op;
   };
   auto asyncOf = [&](Type t) { return dist::AsyncType::get(ctx, t); };
@@ -457,19 +422,19 @@ void DistPipelinePass::runOnOperation() {
           got = tag(nn::SliceOp::create(b, v.getLoc(), t, full,
                                         b.getDenseI64ArrayAttr(starts),
                                         b.getDenseI64ArrayAttr(steps)),
-                    s)
+                    s, i)
                     ->getResult(0);
         }
       } else if (async) {
-        got =
-            tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})), s)
-                ->getResult(0);
+        got = tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})),
+                  s, i)
+                  ->getResult(0);
       } else {
         got =
             tag(dist::RecvOp::create(
                     b, v.getLoc(), v.getType(), meshRef, ppAxis,
                     b.getI64IntegerAttr(source.lookup({i, v})), IntegerAttr()),
-                s)
+                s, i)
                 ->getResult(0);
       }
       maps[i].map(v, got);
@@ -500,7 +465,7 @@ void DistPipelinePass::runOnOperation() {
             resolve(i, operand);
           }
         });
-        Operation *clone = tag(b.clone(*op, maps[i]), s);
+        Operation *clone = tag(b.clone(*op, maps[i]), s, i);
         for (Value r : op->getResults()) {
           auto it = crossing.find(r);
           if (it == crossing.end())
@@ -513,13 +478,13 @@ void DistPipelinePass::runOnOperation() {
                           b, clone->getLoc(), dist::AsyncType::get(ctx),
                           meshRef, ppAxis, local, b.getI64IntegerAttr(to),
                           IntegerAttr()),
-                      s)
+                      s, i)
                       ->getResult(0));
             else
               tag(dist::SendOp::create(b, clone->getLoc(), meshRef, ppAxis,
                                        local, b.getI64IntegerAttr(to),
                                        IntegerAttr()),
-                  s);
+                  s, i);
           }
         }
       }

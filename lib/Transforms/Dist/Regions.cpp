@@ -39,6 +39,43 @@ std::string dist::nodeOf(Operation *op) {
   return "node '" + name + "' (" + op->getName().getStringRef().str() + ")";
 }
 
+static int64_t numElements(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t ? t.getNumElements() : 0;
+}
+
+int64_t dist::flopsOf(Operation *op) {
+  auto dim = [](Value v, int64_t i) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return t.getDimSize(i < 0 ? t.getRank() + i : i);
+  };
+  if (auto lin = dyn_cast<nn::LinearOp>(op))
+    return 2 * numElements(lin.getResult()) * dim(lin.getInput(), -1);
+  if (isa<nn::MatMulOp, nn::GemmOp>(op)) {
+    Value lhs = op->getOperand(0);
+    auto t = cast<RankedTensorType>(lhs.getType());
+    int64_t k =
+        t.getRank() == 1 ? t.getDimSize(0) : t.getDimSize(t.getRank() - 1);
+    if (auto gemm = dyn_cast<nn::GemmOp>(op); gemm && gemm.getTransA())
+      k = t.getDimSize(0);
+    return 2 * numElements(op->getResult(0)) * k;
+  }
+  if (auto att = dyn_cast<nn::AttentionOp>(op)) {
+    auto q = cast<RankedTensorType>(att.getQuery().getType());
+    int64_t t = dim(att.getKey(), 2);
+    return 4 * q.getNumElements() * t;
+  }
+  if (auto conv = dyn_cast<nn::ConvOp>(op)) {
+    auto w = cast<RankedTensorType>(conv->getOperand(1).getType());
+    return 2 * numElements(conv->getResult(0)) *
+           (w.getNumElements() / w.getDimSize(0));
+  }
+  int64_t n = 0;
+  for (Value r : op->getResults())
+    n += numElements(r);
+  return std::max<int64_t>(n, 1);
+}
+
 static FlatSymbolRefAttr meshRef(MLIRContext *ctx) {
   return FlatSymbolRefAttr::get(ctx, dist::kMeshName);
 }

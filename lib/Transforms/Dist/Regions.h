@@ -36,6 +36,9 @@ constexpr llvm::StringLiteral kSequenceParallelAttr = "dist.sequence_parallel";
 constexpr llvm::StringLiteral kHeadAttr = "dist.output_head";
 constexpr llvm::StringLiteral kVocabAttr = "dist.vocab_parallel";
 constexpr llvm::StringLiteral kRegionsCountAttr = "dist.tp_regions";
+/// The micro-batch an op computes for (dist-pipeline, dist-micro-batch):
+/// chains dist-overlap may interleave.
+constexpr llvm::StringLiteral kMicroBatch = "dist.micro_batch";
 
 inline mlir::RankedTensorType tensorOf(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());
@@ -49,6 +52,11 @@ bool isConstant(mlir::Value v);
 
 /// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
 std::string nodeOf(mlir::Operation *op);
+
+/// FLOPs of one op for the cost models of dist-pipeline and dist-overlap:
+/// matrix products and attention by their multiply-adds, everything else
+/// one per output element.
+int64_t flopsOf(mlir::Operation *op);
 
 /// Shardings over the `tp` axis of @mesh.
 ShardingAttr replicatedSharding(mlir::MLIRContext *ctx);

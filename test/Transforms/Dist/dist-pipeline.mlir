@@ -44,25 +44,25 @@
 // stacks the outputs.
 // GPIPE-LABEL: func.func @main(%arg0: tensor<2x2x4x8xf32>) -> tensor<2x2x4x32xf32>
 // GPIPE-SAME: dist.micro_batches = 2 : i64, dist.pp_layout = array<i64: 2, 2>
-// GPIPE: %[[X0:.*]] = nn.slice %arg0 {dist.stage = 0 : i64, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x2x4x8xf32> -> tensor<1x2x4x8xf32>
+// GPIPE: %[[X0:.*]] = nn.slice %arg0 {dist.micro_batch = 0 : i64, dist.stage = 0 : i64, starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<2x2x4x8xf32> -> tensor<1x2x4x8xf32>
 // GPIPE: nn.attention {{.*}}dist.stage = 0
 // GPIPE: nn.attention {{.*}}dist.stage = 0
 // GPIPE: %[[H0:.*]] = nn.add {{.*}}dist.stage = 0
-// GPIPE-NEXT: %[[T0:.*]] = dist.send_start %[[H0]] on @mesh mesh_axes = ["pp"] peer = 1 {dist.stage = 0 : i64} : tensor<1x2x4x8xf32> -> !dist.async
-// GPIPE-NEXT: %[[X1:.*]] = nn.slice %arg0 {dist.stage = 0 : i64, starts = array<i64: 1, 0, 0, 0>
+// GPIPE-NEXT: %[[T0:.*]] = dist.send_start %[[H0]] on @mesh mesh_axes = ["pp"] peer = 1 {dist.micro_batch = 0 : i64, dist.stage = 0 : i64} : tensor<1x2x4x8xf32> -> !dist.async
+// GPIPE-NEXT: %[[X1:.*]] = nn.slice %arg0 {dist.micro_batch = 1 : i64, dist.stage = 0 : i64, starts = array<i64: 1, 0, 0, 0>
 // GPIPE: nn.attention {{.*}}dist.stage = 0
 // GPIPE: nn.attention {{.*}}dist.stage = 0
 // GPIPE: %[[H1:.*]] = nn.add {{.*}}dist.stage = 0
-// GPIPE-NEXT: %[[T1:.*]] = dist.send_start %[[H1]] {{.*}} peer = 1 {dist.stage = 0 : i64}
+// GPIPE-NEXT: %[[T1:.*]] = dist.send_start %[[H1]] {{.*}} peer = 1 {dist.micro_batch = 1 : i64, dist.stage = 0 : i64}
 // GPIPE-NEXT: dist.wait %[[T0]] {dist.stage = 0 : i64} : !dist.async
 // GPIPE-NEXT: dist.wait %[[T1]] {dist.stage = 0 : i64} : !dist.async
 // GPIPE-NEXT: %[[R0:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 0 {dist.stage = 1 : i64} : !dist.async<tensor<1x2x4x8xf32>>
 // GPIPE-NEXT: %[[R1:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 0 {dist.stage = 1 : i64} : !dist.async<tensor<1x2x4x8xf32>>
-// GPIPE-NEXT: %[[V0:.*]] = dist.wait %[[R0]] {dist.stage = 1 : i64} : !dist.async<tensor<1x2x4x8xf32>>
-// GPIPE-NEXT: nn.attention %[[V0]], %[[V0]], %[[V0]] {dist.stage = 1 : i64
+// GPIPE-NEXT: %[[V0:.*]] = dist.wait %[[R0]] {dist.micro_batch = 0 : i64, dist.stage = 1 : i64} : !dist.async<tensor<1x2x4x8xf32>>
+// GPIPE-NEXT: nn.attention %[[V0]], %[[V0]], %[[V0]] {dist.micro_batch = 0 : i64, dist.stage = 1 : i64
 // GPIPE: %[[Y0:.*]] = nn.linear {{.*}}dist.stage = 1
-// GPIPE-NEXT: %[[V1:.*]] = dist.wait %[[R1]] {dist.stage = 1 : i64}
-// GPIPE-NEXT: nn.attention %[[V1]], %[[V1]], %[[V1]] {dist.stage = 1 : i64
+// GPIPE-NEXT: %[[V1:.*]] = dist.wait %[[R1]] {dist.micro_batch = 1 : i64, dist.stage = 1 : i64}
+// GPIPE-NEXT: nn.attention %[[V1]], %[[V1]], %[[V1]] {dist.micro_batch = 1 : i64, dist.stage = 1 : i64
 // GPIPE: %[[Y1:.*]] = nn.linear {{.*}}dist.stage = 1
 // GPIPE-NEXT: %[[Y:.*]] = nn.concat %[[Y0]], %[[Y1]] {axis = 0 : i64, dist.stage = 1 : i64} : (tensor<1x2x4x32xf32>, tensor<1x2x4x32xf32>) -> tensor<2x2x4x32xf32>
 // GPIPE-NEXT: return %[[Y]]
@@ -77,27 +77,27 @@
 // VIRT-NEXT: arith.constant
 // VIRT-NEXT: %[[B0:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 1 {dist.stage = 0 : i64}
 // VIRT-NEXT: %[[B1:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 1 {dist.stage = 0 : i64}
-// VIRT-NEXT: nn.slice %arg0 {dist.stage = 0 : i64, starts = array<i64: 0, 0, 0, 0>
-// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
-// VIRT-NEXT: nn.slice %arg0 {dist.stage = 0 : i64, starts = array<i64: 1, 0, 0, 0>
-// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
-// VIRT-NEXT: %[[C0:.*]] = dist.wait %[[B0]] {dist.stage = 0 : i64}
-// VIRT-NEXT: nn.attention %[[C0]], %[[C0]], %[[C0]] {dist.stage = 0 : i64
-// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
-// VIRT-NEXT: %[[C1:.*]] = dist.wait %[[B1]] {dist.stage = 0 : i64}
-// VIRT: dist.send_start {{.*}} peer = 1 {dist.stage = 0 : i64}
+// VIRT-NEXT: nn.slice %arg0 {dist.micro_batch = 0 : i64, dist.stage = 0 : i64, starts = array<i64: 0, 0, 0, 0>
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.micro_batch = 0 : i64, dist.stage = 0 : i64}
+// VIRT-NEXT: nn.slice %arg0 {dist.micro_batch = 1 : i64, dist.stage = 0 : i64, starts = array<i64: 1, 0, 0, 0>
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.micro_batch = 1 : i64, dist.stage = 0 : i64}
+// VIRT-NEXT: %[[C0:.*]] = dist.wait %[[B0]] {dist.micro_batch = 0 : i64, dist.stage = 0 : i64}
+// VIRT-NEXT: nn.attention %[[C0]], %[[C0]], %[[C0]] {dist.micro_batch = 0 : i64, dist.stage = 0 : i64
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.micro_batch = 0 : i64, dist.stage = 0 : i64}
+// VIRT-NEXT: %[[C1:.*]] = dist.wait %[[B1]] {dist.micro_batch = 1 : i64, dist.stage = 0 : i64}
+// VIRT: dist.send_start {{.*}} peer = 1 {dist.micro_batch = 1 : i64, dist.stage = 0 : i64}
 // VIRT-COUNT-4: dist.wait %{{.*}} {dist.stage = 0 : i64} : !dist.async
 // VIRT-NEXT: %[[A0:.*]] = dist.recv_start on @mesh mesh_axes = ["pp"] peer = 0 {dist.stage = 1 : i64}
 // VIRT-NEXT: %[[A1:.*]] = dist.recv_start {{.*}}peer = 0 {dist.stage = 1 : i64}
 // VIRT-NEXT: %[[A2:.*]] = dist.recv_start {{.*}}peer = 0 {dist.stage = 1 : i64}
 // VIRT-NEXT: %[[A3:.*]] = dist.recv_start {{.*}}peer = 0 {dist.stage = 1 : i64}
-// VIRT-NEXT: dist.wait %[[A0]] {dist.stage = 1 : i64}
-// VIRT: dist.send_start {{.*}} peer = 0 {dist.stage = 1 : i64}
-// VIRT-NEXT: dist.wait %[[A1]] {dist.stage = 1 : i64}
-// VIRT: dist.send_start {{.*}} peer = 0 {dist.stage = 1 : i64}
-// VIRT-NEXT: dist.wait %[[A2]] {dist.stage = 1 : i64}
+// VIRT-NEXT: dist.wait %[[A0]] {dist.micro_batch = 0 : i64, dist.stage = 1 : i64}
+// VIRT: dist.send_start {{.*}} peer = 0 {dist.micro_batch = 0 : i64, dist.stage = 1 : i64}
+// VIRT-NEXT: dist.wait %[[A1]] {dist.micro_batch = 1 : i64, dist.stage = 1 : i64}
+// VIRT: dist.send_start {{.*}} peer = 0 {dist.micro_batch = 1 : i64, dist.stage = 1 : i64}
+// VIRT-NEXT: dist.wait %[[A2]] {dist.micro_batch = 0 : i64, dist.stage = 1 : i64}
 // VIRT: %[[Y0:.*]] = nn.linear {{.*}}dist.stage = 1
-// VIRT-NEXT: dist.wait %[[A3]] {dist.stage = 1 : i64}
+// VIRT-NEXT: dist.wait %[[A3]] {dist.micro_batch = 1 : i64, dist.stage = 1 : i64}
 // VIRT: %[[Y1:.*]] = nn.linear {{.*}}dist.stage = 1
 // VIRT: nn.concat %[[Y0]], %[[Y1]]
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x32xf32> {

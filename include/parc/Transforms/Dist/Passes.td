@@ -133,20 +133,29 @@ def DistComm : Pass<"dist-comm", "::mlir::ModuleOp"> {
 }
 
 def DistOverlap : Pass<"dist-overlap", "::mlir::ModuleOp"> {
-  let summary = "Hide communication behind compute: collective matmul, early starts, late waits";
+  let summary = "Hide communication behind compute: collective matmul chosen by the cost model, early starts, late waits, interleaved micro-batches";
   let description = [{
-    Input: a partitioned program (after the tensor-parallel passes) with
-    synchronous `dist` collectives.
+    Input: a partitioned program (after the tensor-parallel passes, and
+    after `dist-extract-stage` or `dist-micro-batch` when there are stages
+    or micro-batches) with synchronous `dist` collectives.
 
     Collective matmul: a row-parallel `nn.linear` whose only use is a
-    `dist.all_reduce` (or a `dist.reduce_scatter` along its rows) is cut into
-    up to `chunks` pieces of rows; piece k's collective is started before
-    piece k+1 is multiplied. A `dist.all_gather` along rows whose users are
-    all `nn.linear`s is cut likewise: piece k+1 is gathered while piece k
+    `dist.all_reduce` (or a `dist.reduce_scatter` along its rows) can be cut
+    into pieces of rows; piece k's collective is started before piece k+1
+    is multiplied. A `dist.all_gather` along rows whose users are all
+    `nn.linear`s can be cut likewise: piece k+1 is gathered while piece k
     is multiplied. Static reshapes, slices and concats restore the row
     order, so results equal the undecomposed program's up to the reduction
-    order inside the collective. A piece keeps at least `min-rows` rows:
-    thinner GEMMs run too far below peak to hide anything.
+    order inside the collective. A piece keeps at least `min-rows` rows.
+
+    The cut is chosen with the cost model of lib/Plan on the cluster
+    `cluster` (a preset name or a cluster JSON file): the product's roofline
+    time and the ring time of its collective, per piece, each piece paying
+    a kernel launch and every step's link latency, plus the copies that
+    split and concatenate (`parc::plan::collectiveMatmulTime`); the
+    cheapest of no cut and 2, 4, 8 pieces wins, so cutting pays only when
+    what the pieces hide outweighs the latency and copies they add. `chunks` > 0 overrides the choice (the most
+    pieces that divide the rows, at most `chunks`).
 
     Placement: every other all_reduce, all_gather, reduce_scatter and
     all_to_all becomes its `*_start` right after its operand is defined and
@@ -154,15 +163,67 @@ def DistOverlap : Pass<"dist-overlap", "::mlir::ModuleOp"> {
     collective whose window would put more than that many bytes of
     collective buffers in flight starts where it was instead.
 
-    The module gets `dist.overlap = {decomposed, early_starts}`.
+    Interleaving (`interleave`): ops tagged `dist.micro_batch` (by
+    `dist-pipeline` and `dist-micro-batch`) form independent chains, one per
+    micro-batch, and ops computed from one chain's values belong to it.
+    They are list-scheduled in pairs: chain i runs until it would wait for
+    a collective it has just started, then chain i+1 runs (its attention,
+    say) while that collective is in flight, and back; chain i+2 joins when
+    chain i is done. A chain waiting on a pipeline receive is not switched
+    to (it would stall the stage). The budget bounds the bytes of
+    collectives left in flight across a switch. Ops of no chain run first,
+    ops reading several chains (the stacked outputs, pipeline send waits)
+    last.
+
+    With `explain`, each collective gets a remark naming its ONNX node with
+    the alternatives' predicted times and the choice. The module gets
+    `dist.overlap = {decomposed, early_starts, interleaved}`.
   }];
   let options = [
-    Option<"chunks", "chunks", "int64_t", "2",
-           "pieces a collective matmul is cut into (1: no decomposition)">,
+    Option<"chunks", "chunks", "int64_t", "0",
+           "pieces a collective matmul is cut into (0: the cheapest by the "
+           "cost model; 1: no decomposition)">,
     Option<"minRows", "min-rows", "int64_t", "8",
            "fewest rows of a piece's product">,
     Option<"memoryBudget", "memory-budget", "int64_t", "0",
-           "bytes of collective buffers allowed in flight (0: unlimited)">
+           "bytes of collective buffers allowed in flight (0: unlimited)">,
+    Option<"cluster", "cluster", "std::string", "\"cpu\"",
+           "cluster preset or JSON file the cost model prices on">,
+    Option<"interleave", "interleave", "bool", "true",
+           "interleave independent micro-batch chains">,
+    Option<"explain", "explain", "bool", "false",
+           "remark each collective's alternatives and the choice">
+  ];
+  let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
+}
+
+def DistMicroBatch : Pass<"dist-micro-batch", "::mlir::ModuleOp"> {
+  let summary = "Split the batch into independent micro-batch chains (without pipeline stages)";
+  let description = [{
+    Input: @main of a (partitioned) program imported at the shape of one
+    micro-batch. Output: @main over the whole batch (every input and output
+    `micro-batches` times as long on dim 0): each input is sliced along dim
+    0, everything computed from the inputs is cloned once per micro-batch
+    and tagged `dist.micro_batch = i`, the outputs are concatenated along
+    dim 0. Ops that do not depend on an input (weights and their parts) are
+    kept once and shared. The chains are independent, so `dist-overlap`
+    can interleave them: one micro-batch's collectives run while the next
+    computes.
+
+    Refused: a scalar input or output, or an output that does not depend
+    on the inputs.
+
+    ```mlir
+    // micro-batches=2: %x : tensor<4x8xf32> of batch 4
+    %x0 = nn.slice %x {starts = array<i64: 0, 0>, ...} : ... -> tensor<2x8xf32>
+    %y0 = nn.relu %x0 {dist.micro_batch = 0 : i64} : tensor<2x8xf32>
+    ...
+    %y = nn.concat %y0, %y1 {axis = 0 : i64} : ... -> tensor<4x8xf32>
+    ```
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "micro-batches the batch (dim 0 of every input) is split into">
   ];
   let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
 }
@@ -201,7 +262,9 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
     mesh, if any, gets a leading `pp` axis), so tensor-parallel
     collectives stay within a stage. `@main` records `dist.pp_layout`
     (layers per stage) and `dist.micro_batches`; `dist-extract-stage`
-    then keeps one stage.
+    then keeps one stage. With several micro-batches, every op computed for
+    micro-batch i (and its receive waits and sends) also carries
+    `dist.micro_batch = i`: the chains `dist-overlap` may interleave.
 
     With `virtual` = V > 1 (interleaved virtual stages), the layers are cut
     into pp·V chunks (`layout` then lists pp·V counts) and chunk c runs on

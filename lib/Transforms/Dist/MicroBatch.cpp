@@ -1,0 +1,177 @@
+//===- MicroBatch.cpp - dist-micro-batch ------------------------*- C++ -*-===//
+//
+// Without pipeline stages, micro-batches are still worth having: their
+// chains are independent, so one micro-batch's collectives can run while
+// the next one computes (dist-overlap interleaves them). @main, imported at
+// one micro-batch's shape, is rebuilt over the whole batch: inputs sliced
+// along dim 0, everything computed from them cloned once per micro-batch
+// and tagged with it, outputs concatenated. Weights are kept once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Regions.h"
+#include "dist/DistDialect.h"
+#include "nn/NNOps.h"
+#include "parc/Transforms/Dist/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "dist-micro-batch"
+
+namespace parc::dist {
+#define GEN_PASS_DEF_DISTMICROBATCH
+#include "parc/Transforms/Dist/Passes.h.inc"
+} // namespace parc::dist
+
+using namespace mlir;
+namespace nn = parc::nn;
+namespace dist = parc::dist;
+
+namespace {
+
+struct DistMicroBatchPass
+    : parc::dist::impl::DistMicroBatchBase<DistMicroBatchPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+
+void DistMicroBatchPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal()) {
+    module.emitError("expected a func.func @main with a body");
+    return signalPassFailure();
+  }
+  auto error = [&]() { return mlir::emitError(main.getLoc()); };
+  const int64_t m = microBatches;
+  if (m < 1) {
+    error() << "--micro-batches must be at least 1, got " << m;
+    return signalPassFailure();
+  }
+  if (m == 1)
+    return;
+  Block &body = main.getBody().front();
+  auto stacked = [&](Type type) -> FailureOr<Type> {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t || t.getRank() == 0)
+      return failure();
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] *= m;
+    return Type(RankedTensorType::get(shape, t.getElementType()));
+  };
+  SmallVector<Type> argTypes, resultTypes;
+  for (BlockArgument arg : body.getArguments()) {
+    FailureOr<Type> t = stacked(arg.getType());
+    if (failed(t)) {
+      auto name =
+          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+      error() << "input "
+              << (name ? "'" + name.str() + "'"
+                       : std::to_string(arg.getArgNumber()))
+              << " is a scalar: --micro-batches splits dim 0 of every input";
+      return signalPassFailure();
+    }
+    argTypes.push_back(*t);
+  }
+  for (auto [k, r] : llvm::enumerate(main.getResultTypes())) {
+    FailureOr<Type> t = stacked(r);
+    if (failed(t)) {
+      auto name = main.getResultAttrOfType<StringAttr>(k, "onnx.name");
+      error() << "output "
+              << (name ? "'" + name.str() + "'" : std::to_string(k))
+              << " is a scalar: --micro-batches stacks micro-batches on dim 0 "
+                 "of every output";
+      return signalPassFailure();
+    }
+    resultTypes.push_back(*t);
+  }
+
+  // Ops computed from an input (directly or through ops in their regions)
+  // run once per micro-batch; the rest (weights, their parts) once.
+  llvm::DenseSet<Operation *> perBatch;
+  for (Operation &op : body.without_terminator()) {
+    WalkResult r = op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        if (auto arg = dyn_cast<BlockArgument>(v);
+            arg && arg.getOwner() == &body)
+          return WalkResult::interrupt();
+        Operation *def = v.getDefiningOp();
+        Operation *top = def ? body.findAncestorOpInBlock(*def) : nullptr;
+        if (top && top != &op && perBatch.contains(top))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      perBatch.insert(&op);
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (def && !perBatch.contains(def)) {
+      auto name = main.getResultAttrOfType<StringAttr>(k, "onnx.name");
+      error() << "output "
+              << (name ? "'" + name.str() + "'" : std::to_string(k))
+              << " does not depend on the inputs: it cannot be stacked from "
+                 "micro-batches";
+      return signalPassFailure();
+    }
+  }
+
+  LLVM_DEBUG(llvm::dbgs() << "dist-micro-batch: " << perBatch.size()
+                          << " op(s) per micro-batch, "
+                          << body.getOperations().size() - 1 - perBatch.size()
+                          << " shared\n");
+  OpBuilder b(main);
+  auto fn = func::FuncOp::create(b, main.getLoc(), "micro_batched",
+                                 b.getFunctionType(argTypes, resultTypes));
+  if (ArrayAttr a = main.getAllArgAttrs())
+    fn.setAllArgAttrs(a);
+  if (ArrayAttr a = main.getAllResultAttrs())
+    fn.setAllResultAttrs(a);
+  for (NamedAttribute attr : main->getDiscardableAttrs())
+    fn->setAttr(attr.getName(), attr.getValue());
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+
+  IRMapping shared;
+  for (Operation &op : body.without_terminator())
+    if (!perBatch.contains(&op))
+      b.clone(op, shared);
+  SmallVector<SmallVector<Value>> outputs(ret.getNumOperands());
+  for (int64_t i = 0; i < m; ++i) {
+    IRMapping map = shared;
+    auto chain = [&](Operation *op) {
+      op->setAttr(dist::kMicroBatch, b.getI64IntegerAttr(i));
+      return op;
+    };
+    for (BlockArgument arg : body.getArguments()) {
+      auto t = cast<RankedTensorType>(arg.getType());
+      SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
+      starts[0] = i * t.getDimSize(0);
+      map.map(arg,
+              chain(nn::SliceOp::create(b, arg.getLoc(), t,
+                                        entry->getArgument(arg.getArgNumber()),
+                                        b.getDenseI64ArrayAttr(starts),
+                                        b.getDenseI64ArrayAttr(steps)))
+                  ->getResult(0));
+    }
+    for (Operation &op : body.without_terminator())
+      if (perBatch.contains(&op))
+        chain(b.clone(op, map));
+    for (auto [k, v] : llvm::enumerate(ret.getOperands()))
+      outputs[k].push_back(map.lookup(v));
+  }
+  SmallVector<Value> results;
+  for (auto [k, parts] : llvm::enumerate(outputs))
+    results.push_back(nn::ConcatOp::create(b, ret.getLoc(), resultTypes[k],
+                                           parts, b.getI64IntegerAttr(0)));
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  fn->setAttr("dist.micro_batches", b.getI64IntegerAttr(m));
+  main.erase();
+  fn.setName("main");
+}
+
+} // namespace
