@@ -12,23 +12,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "../comm_common.h"
+#include "../mpi_process.h"
 #include "../status.h"
 #include "half.h"
 
-// Only the C API: the deprecated MPI C++ bindings would add a link
-// dependency on libmpi_cxx to every generated program.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <memory>
-#include <sched.h>
 #include <string>
 #include <vector>
 
@@ -101,13 +91,6 @@ void halfReduce(void *in, void *inout, int *len, MPI_Datatype *type) {
   }
 }
 
-parc_rt_status_t mpiFail(parc_rt_status_t status, int code, const char *what) {
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return fail(status, "%s: MPI error: %s", what, text);
-}
-
 parc_rt_status_t createHalfTypes() {
   if (f16Type != MPI_DATATYPE_NULL)
     return PARC_RT_OK;
@@ -163,43 +146,20 @@ MPI_Datatype mpiType(parc_rt_dtype_t dtype) {
   }
 }
 
-parc_rt_status_t mpiOp(const char *what, parc_rt_dtype_t dtype,
-                       parc_rt_reduce_op_t op, MPI_Op &out) {
-  if (unsigned(op) > PARC_RT_REDUCE_MIN)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: invalid reduce op %d", what,
-                int(op));
-  if (dtype == PARC_RT_BOOL && op == PARC_RT_REDUCE_SUM)
-    return fail(PARC_RT_UNSUPPORTED, "%s: sum of bool is not supported", what);
-  if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16) {
-    out = halfOps[op];
-    return PARC_RT_OK;
-  }
-  out = op == PARC_RT_REDUCE_SUM   ? MPI_SUM
-        : op == PARC_RT_REDUCE_MAX ? MPI_MAX
-                                   : MPI_MIN;
-  return PARC_RT_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// Argument checks
-//===----------------------------------------------------------------------===//
-
-parc_rt_status_t checkComm(const char *op, parc_rt_comm_t *comm) {
-  if (!comm || comm->comm == MPI_COMM_NULL)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: communicator is null", op);
-  return PARC_RT_OK;
+/// The MPI op of a reduction comm_common.h's checkReduceOp accepted.
+MPI_Op mpiOp(parc_rt_dtype_t dtype, parc_rt_reduce_op_t op) {
+  if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16)
+    return halfOps[op];
+  return op == PARC_RT_REDUCE_SUM   ? MPI_SUM
+         : op == PARC_RT_REDUCE_MAX ? MPI_MAX
+                                    : MPI_MIN;
 }
 
 /// MPI counts are int.
-parc_rt_status_t checkBuffer(const std::string &what, parc_rt_dtype_t dtype,
-                             int64_t count, const void *buffer,
-                             const char *name) {
-  return parc::rt::checkBuffer(what, dtype, count, buffer, name, INT_MAX);
-}
+constexpr int64_t kMaxCount = INT_MAX;
 
-parc_rt_status_t checkPeer(const std::string &what, parc_rt_comm_t *comm,
-                           int peer, const char *role) {
-  return parc::rt::checkPeer(what, comm->size, peer, role);
+bool usable(const parc_rt_comm_t *comm) {
+  return comm && comm->comm != MPI_COMM_NULL;
 }
 
 //===----------------------------------------------------------------------===//
@@ -258,26 +218,8 @@ bool poll(parc_rt_request_t *r) {
   return r->completed;
 }
 
-/// Polls until complete or the deadline: spin briefly for latency, then
-/// yield and sleep so that ranks sharing cores leave them to the peers
-/// they are waiting for.
 bool pollUntil(parc_rt_request_t *r, double deadline) {
-  const double start = now();
-  for (;;) {
-    if (poll(r))
-      return true;
-    const double t = now();
-    if (t >= deadline)
-      return false;
-    if (t - start < 50e-6)
-      continue;
-    if (t - start < 2e-3) {
-      sched_yield();
-      continue;
-    }
-    timespec pause{0, 100 * 1000};
-    nanosleep(&pause, nullptr);
-  }
+  return parc::rt::pollUntil(deadline, [r] { return poll(r); });
 }
 
 parc_rt_status_t waitOne(parc_rt_request_t *raw) {
@@ -285,12 +227,8 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   parc_rt_context_t *ctx = r->ctx;
   const double entered = now();
   if (!pollUntil(r.get(), entered + ctx->timeoutSeconds)) {
-    parc_rt_status_t s = fail(
-        PARC_RT_TIMEOUT,
-        "%s on a communicator of %d ranks timed out after %g s at world rank "
-        "%d: a peer is hung, crashed or skipped it (PARC_RT_TIMEOUT_S sets "
-        "the limit)",
-        r->what.c_str(), r->commSize, ctx->timeoutSeconds, ctx->rank);
+    parc_rt_status_t s =
+        timedOut(r->what, r->commSize, ctx->timeoutSeconds, ctx->rank);
     ctx->orphans.push_back(std::move(r));
     return s;
   }
@@ -305,10 +243,16 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
 
 /// Starts a blocking operation through its `_start` form and waits.
 template <typename Start> parc_rt_status_t blocking(Start &&start) {
-  parc_rt_request_t *r = nullptr;
-  PARC_RT_RETURN_IF_ERROR(start(&r));
-  r->blocking = true;
-  return waitOne(r);
+  return parc::rt::blocking(start, [](parc_rt_request_t *r) {
+    r->blocking = true;
+    return waitOne(r);
+  });
+}
+
+/// Every `_start`'s first checks.
+parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
+                          parc_rt_request_t **out) {
+  return checkStart(op, out, usable(comm));
 }
 
 parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
@@ -336,28 +280,9 @@ parc_rt_status_t parc_rt_init(int *argc, char ***argv,
   if (!out_ctx)
     return fail(PARC_RT_INVALID_ARGUMENT, "init: out_ctx is null");
   *out_ctx = nullptr;
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (finalized)
-    return fail(PARC_RT_COMM_ERROR, "init: MPI was already finalized");
   auto ctx = std::make_unique<parc_rt_context_t>();
-  if (!initialized) {
-    // FUNNELED: kernels may use OpenMP threads, but only the thread that
-    // called init talks to MPI.
-    int provided = 0;
-    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS)
-      return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
-    ctx->ownsMpi = true;
-  }
-  // A private copy of the world keeps runtime traffic apart from the
-  // host's, and errors returned rather than fatal.
   MPI_Comm world = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world);
-  if (rc != MPI_SUCCESS)
-    return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
-  MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  PARC_RT_RETURN_IF_ERROR(startMpi(argc, argv, ctx->ownsMpi, world));
   PARC_RT_RETURN_IF_ERROR(createHalfTypes());
   ctx->timeoutSeconds = timeoutFromEnv();
   void *tagUb = nullptr;
@@ -389,12 +314,9 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
   }
   ctx->comms.clear();
   freeHalfTypes();
-  int rc = MPI_SUCCESS;
-  if (ctx->ownsMpi)
-    rc = MPI_Finalize();
+  const bool ownsMpi = ctx->ownsMpi;
   delete ctx;
-  return rc == MPI_SUCCESS ? PARC_RT_OK
-                           : mpiFail(PARC_RT_COMM_ERROR, rc, "finalize");
+  return finishMpi(ownsMpi);
 }
 
 int parc_rt_context_rank(const parc_rt_context_t *ctx) {
@@ -413,26 +335,6 @@ parc_rt_status_t parc_rt_context_set_timeout(parc_rt_context_t *ctx,
                 seconds);
   ctx->timeoutSeconds = seconds;
   return PARC_RT_OK;
-}
-
-void parc_rt_abort(parc_rt_context_t *ctx, parc_rt_status_t status) {
-  int rank = ctx ? ctx->rank : -1, initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!ctx && initialized && !finalized)
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *message = parc_rt_last_error();
-  if (!message || !*message)
-    message = parc_rt_status_string(status);
-  if (rank >= 0)
-    std::fprintf(stderr, "parc: rank %d: %s\n", rank, message);
-  else
-    std::fprintf(stderr, "parc: %s\n", message);
-  std::fflush(stderr);
-  const int code = status == PARC_RT_OK ? 1 : int(status);
-  if (initialized && !finalized)
-    MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);
 }
 
 parc_rt_comm_t *parc_rt_context_world(parc_rt_context_t *ctx) {
@@ -491,16 +393,14 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_reduce_op_t op,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_reduce", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_reduce", comm));
-  std::string what = describe("all_reduce", count, dtype, reduceOpName(op));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
-  MPI_Op mop = MPI_OP_NULL;
-  PARC_RT_RETURN_IF_ERROR(mpiOp(what.c_str(), dtype, op, mop));
+  PARC_RT_RETURN_IF_ERROR(prologue("all_reduce", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkCollective("all_reduce", count, dtype, &op, send,
+                                          recv, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   int rc = MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
-                          mpiType(dtype), mop, comm->comm, &r->request);
+                          mpiType(dtype), mpiOp(dtype, op), comm->comm,
+                          &r->request);
   return started(rc, std::move(r), out_request);
 }
 
@@ -518,11 +418,11 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           int64_t send_count,
                                           parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_gather", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_gather", comm));
-  std::string what = describe("all_gather", send_count, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, recv, "recv"));
+  PARC_RT_RETURN_IF_ERROR(prologue("all_gather", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkCollective("all_gather", send_count, dtype,
+                                          nullptr, send, recv, kMaxCount,
+                                          what));
   auto r = newRequest(comm, std::move(what));
   MPI_Datatype t = mpiType(dtype);
   int rc = MPI_Iallgather(send, int(send_count), t, recv, int(send_count), t,
@@ -544,21 +444,17 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                                               parc_rt_dtype_t dtype,
                                               parc_rt_reduce_op_t op,
                                               parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("reduce_scatter", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("reduce_scatter", comm));
-  std::string what =
-      describe("reduce_scatter", recv_count, dtype, reduceOpName(op));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, recv, "recv"));
-  if (recv_count * comm->size > INT_MAX)
+  PARC_RT_RETURN_IF_ERROR(prologue("reduce_scatter", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkCollective("reduce_scatter", recv_count, dtype,
+                                          &op, send, recv, kMaxCount, what));
+  if (recv_count * comm->size > kMaxCount)
     return fail(PARC_RT_UNSUPPORTED, "%s: total count exceeds %d", what.c_str(),
                 INT_MAX);
-  MPI_Op mop = MPI_OP_NULL;
-  PARC_RT_RETURN_IF_ERROR(mpiOp(what.c_str(), dtype, op, mop));
   auto r = newRequest(comm, std::move(what));
-  int rc =
-      MPI_Ireduce_scatter_block(send, recv, int(recv_count), mpiType(dtype),
-                                mop, comm->comm, &r->request);
+  int rc = MPI_Ireduce_scatter_block(send, recv, int(recv_count),
+                                     mpiType(dtype), mpiOp(dtype, op),
+                                     comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
 }
 
@@ -576,11 +472,10 @@ parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_to_all", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_to_all", comm));
-  std::string what = describe("all_to_all", count, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
+  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkCollective("all_to_all", count, dtype, nullptr,
+                                          send, recv, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   MPI_Datatype t = mpiType(dtype);
   int rc = MPI_Ialltoall(send, int(count), t, recv, int(count), t, comm->comm,
@@ -601,35 +496,20 @@ parc_rt_status_t parc_rt_all_to_all_v_start(
     const int64_t *send_displs, void *recv, const int64_t *recv_counts,
     const int64_t *recv_displs, parc_rt_dtype_t dtype,
     parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_to_all_v", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_to_all_v", comm));
-  if (!send_counts || !send_displs || !recv_counts || !recv_displs)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "all_to_all_v: counts and displacements are required");
-  int64_t sendTotal = 0, recvTotal = 0;
+  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all_v", comm, out_request));
   const int n = comm->size;
-  auto r = newRequest(comm, "");
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkAllToAllV(n, send, send_counts, send_displs,
+                                         recv, recv_counts, recv_displs, dtype,
+                                         kMaxCount, kMaxCount, what));
+  auto r = newRequest(comm, std::move(what));
+  // MPI takes int arrays, and reads them until completion.
   r->counts.resize(size_t(4 * n));
   const int64_t *arrays[4] = {send_counts, send_displs, recv_counts,
                               recv_displs};
-  static const char *names[4] = {"send count", "send displacement",
-                                 "recv count", "recv displacement"};
   for (int a = 0; a < 4; ++a)
-    for (int i = 0; i < n; ++i) {
-      const int64_t v = arrays[a][i];
-      if (v < 0 || v > INT_MAX)
-        return fail(PARC_RT_INVALID_ARGUMENT,
-                    "all_to_all_v: %s for rank %d is %lld, outside [0, %d]",
-                    names[a], i, (long long)v, INT_MAX);
-      r->counts[size_t(a * n + i)] = int(v);
-    }
-  for (int i = 0; i < n; ++i) {
-    sendTotal = std::max(sendTotal, send_displs[i] + send_counts[i]);
-    recvTotal = std::max(recvTotal, recv_displs[i] + recv_counts[i]);
-  }
-  r->what = describe("all_to_all_v", sendTotal, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(r->what, dtype, sendTotal, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(r->what, dtype, recvTotal, recv, "recv"));
+    for (int i = 0; i < n; ++i)
+      r->counts[size_t(a * n + i)] = int(arrays[a][i]);
   MPI_Datatype t = mpiType(dtype);
   int *c = r->counts.data();
   int rc = MPI_Ialltoallv(send, c, c + n, t, recv, c + 2 * n, c + 3 * n, t,
@@ -653,17 +533,12 @@ parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
                                     int64_t count, parc_rt_dtype_t dtype,
                                     int peer, int tag,
                                     parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("send", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("send", comm));
-  std::string what = describe(
-      "send", count, dtype,
-      ("to rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
-          .c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm, peer, "destination"));
-  if (tag < 0 || tag > comm->ctx->tagUpperBound)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag outside [0, %d]",
-                what.c_str(), comm->ctx->tagUpperBound);
+  PARC_RT_RETURN_IF_ERROR(prologue("send", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkPointToPoint(/*isSend=*/true, count, dtype, buf,
+                                            peer, tag, comm->size,
+                                            comm->ctx->tagUpperBound,
+                                            kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   int rc = MPI_Isend(buf, int(count), mpiType(dtype), peer, tag, comm->comm,
                      &r->request);
@@ -682,17 +557,12 @@ parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
                                     int64_t count, parc_rt_dtype_t dtype,
                                     int peer, int tag,
                                     parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("recv", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("recv", comm));
-  std::string what = describe(
-      "recv", count, dtype,
-      ("from rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
-          .c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "recv"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm, peer, "source"));
-  if (tag < 0 || tag > comm->ctx->tagUpperBound)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag outside [0, %d]",
-                what.c_str(), comm->ctx->tagUpperBound);
+  PARC_RT_RETURN_IF_ERROR(prologue("recv", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkPointToPoint(/*isSend=*/false, count, dtype,
+                                            buf, peer, tag, comm->size,
+                                            comm->ctx->tagUpperBound,
+                                            kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   r->checkCount = true;
   r->expectedCount = count;
@@ -711,8 +581,7 @@ parc_rt_status_t parc_rt_recv(parc_rt_comm_t *comm, void *buf, int64_t count,
 
 parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
                                        parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("barrier", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("barrier", comm));
+  PARC_RT_RETURN_IF_ERROR(prologue("barrier", comm, out_request));
   auto r = newRequest(comm, "barrier");
   int rc = MPI_Ibarrier(comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
@@ -727,12 +596,10 @@ parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
                                          int64_t count, parc_rt_dtype_t dtype,
                                          int root,
                                          parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("broadcast", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("broadcast", comm));
-  std::string what = describe("broadcast", count, dtype,
-                              ("root " + std::to_string(root)).c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "buf"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm, root, "root"));
+  PARC_RT_RETURN_IF_ERROR(prologue("broadcast", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkBroadcast(count, dtype, buf, root, comm->size, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   int rc = MPI_Ibcast(buf, int(count), mpiType(dtype), root, comm->comm,
                       &r->request);
@@ -755,22 +622,7 @@ parc_rt_status_t parc_rt_wait(parc_rt_request_t *request) {
 
 parc_rt_status_t parc_rt_wait_all(int64_t count,
                                   parc_rt_request_t *const *requests) {
-  if (count < 0 || (count > 0 && !requests))
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait_all: no request array");
-  parc_rt_status_t first = PARC_RT_OK;
-  std::string firstMessage;
-  for (int64_t i = 0; i < count; ++i) {
-    if (!requests[i])
-      continue;
-    parc_rt_status_t s = waitOne(requests[i]);
-    if (s != PARC_RT_OK && first == PARC_RT_OK) {
-      first = s;
-      firstMessage = parc_rt_last_error();
-    }
-  }
-  if (first != PARC_RT_OK)
-    return fail(first, "%s", firstMessage.c_str());
-  return PARC_RT_OK;
+  return waitAll(count, requests, waitOne);
 }
 
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done) {

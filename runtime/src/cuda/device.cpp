@@ -16,8 +16,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <sched.h>
-#include <time.h>
 
 using namespace parc::rt;
 using namespace parc::rt::cuda;
@@ -137,40 +135,38 @@ parc_rt_status_t checkErrorRecord(State *s) {
               r.axis);
 }
 
-/// Polls a stream until idle or the deadline: spin briefly, then yield,
-/// then sleep, like the MPI backend's waits.
+/// Polls a stream until idle, a failure or the deadline (comm_common.h's
+/// pollUntil, as the comm backends' waits).
 parc_rt_status_t pollStream(cudaStream_t stream, const char *which,
                             double deadline, double timeout) {
-  const double start = now();
-  for (;;) {
-    cudaError_t e = cudaStreamQuery(stream);
-    if (e == cudaSuccess)
-      return PARC_RT_OK;
-    if (e == cudaErrorNotReady)
-      cudaGetLastError(); // "not ready" is recorded as the last error: clear it
-    else
-      return fail(e == cudaErrorMemoryAllocation ? PARC_RT_OUT_OF_MEMORY
-                                                 : PARC_RT_INTERNAL,
-                  "a kernel on the %s stream failed: CUDA error %s: %s (run "
-                  "with PARC_RT_CUDA_SYNC=1 to name the node)",
-                  which, cudaGetErrorName(e), cudaGetErrorString(e));
-    PARC_RT_RETURN_IF_ERROR(commAsyncError("synchronize"));
-    const double t = now();
-    if (t >= deadline)
-      return fail(PARC_RT_TIMEOUT,
-                  "work on the %s stream did not complete within %g s at "
-                  "world rank %d: a collective peer is hung, crashed or "
-                  "skipped it (PARC_RT_TIMEOUT_S sets the limit)",
-                  which, timeout, currentWorldRank());
-    if (t - start < 50e-6)
-      continue;
-    if (t - start < 2e-3) {
-      sched_yield();
-      continue;
-    }
-    timespec pause{0, 50 * 1000};
-    nanosleep(&pause, nullptr);
-  }
+  parc_rt_status_t status = PARC_RT_OK;
+  bool idle = false;
+  pollUntil(
+      deadline,
+      [&] {
+        cudaError_t e = cudaStreamQuery(stream);
+        if (e == cudaSuccess)
+          return idle = true;
+        if (e != cudaErrorNotReady) {
+          status = fail(e == cudaErrorMemoryAllocation ? PARC_RT_OUT_OF_MEMORY
+                                                       : PARC_RT_INTERNAL,
+                        "a kernel on the %s stream failed: CUDA error %s: %s "
+                        "(run with PARC_RT_CUDA_SYNC=1 to name the node)",
+                        which, cudaGetErrorName(e), cudaGetErrorString(e));
+          return true;
+        }
+        cudaGetLastError(); // "not ready" is recorded as the last error: clear it
+        status = commAsyncError("synchronize");
+        return status != PARC_RT_OK;
+      },
+      /*sleepMicros=*/50);
+  if (idle || status != PARC_RT_OK)
+    return status;
+  return fail(PARC_RT_TIMEOUT,
+              "work on the %s stream did not complete within %g s at world "
+              "rank %d: a collective peer is hung, crashed or skipped it "
+              "(PARC_RT_TIMEOUT_S sets the limit)",
+              which, timeout, currentWorldRank());
 }
 
 } // namespace

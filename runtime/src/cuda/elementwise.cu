@@ -325,19 +325,6 @@ __global__ void fillKernel(W *dst, int64_t n, const W *src, W value) {
   PARC_GRID_STRIDE(i, n) { dst[i] = v; }
 }
 
-template <typename F> void visitWordType(size_t bytes, F &&f) {
-  switch (bytes) {
-  case 1:
-    return f(uint8_t{});
-  case 2:
-    return f(uint16_t{});
-  case 4:
-    return f(uint32_t{});
-  default:
-    return f(uint64_t{});
-  }
-}
-
 } // namespace
 
 extern "C" {
@@ -425,7 +412,7 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
   const Strided<4> strided = stridedFrom(loop);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(name, &s));
-  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+  visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
     using W = decltype(word);
     whereKernel<W><<<gridFor(n), 256, 0, s->compute>>>(
         strided, n, static_cast<const uint8_t *>(cond),
@@ -483,7 +470,7 @@ parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
                attributes.type == cudaMemoryTypeManaged;
   else
     cudaGetLastError();
-  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+  visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
     using W = decltype(word);
     W v{};
     if (!onDevice)

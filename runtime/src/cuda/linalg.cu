@@ -386,19 +386,6 @@ __global__ void maxPoolKernel(DevWindow w, int64_t planes,
   }
 }
 
-template <typename F> void visitWordType(size_t bytes, F &&f) {
-  switch (bytes) {
-  case 1:
-    return f(uint8_t{});
-  case 2:
-    return f(uint16_t{});
-  case 4:
-    return f(uint32_t{});
-  default:
-    return f(uint64_t{});
-  }
-}
-
 /// Attention products as one strided-batched GEMM over (batch, kv head):
 /// the `group` query heads of a kv head are consecutive rows of lhs/out.
 parc_rt_status_t attention(const char *op, parc_rt_dtype_t dtype,
@@ -638,7 +625,7 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
     const char *xi = static_cast<const char *>(x) + img * cIn * dw.inPlane * int64_t(elem);
     const void *matrix = xi;
     if (!direct) {
-      visitWordType(elem, [&](auto word) {
+      visitWord(elem, [&](auto word) {
         using W = decltype(word);
         im2colKernel<W>
             <<<gridFor(cIn * dw.kernelCount * dw.outCount), 256, 0,
