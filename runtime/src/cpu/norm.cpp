@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../row_plans.h"
 #include "dtype_traits.h"
 #include "fastmath.h"
 #include "shape.h"
@@ -16,22 +17,6 @@
 using namespace parc::rt;
 
 namespace {
-
-/// outer x axis x inner view of a tensor around `axis`.
-struct AxisView {
-  int64_t outer = 1, axis = 1, inner = 1;
-};
-
-parc_rt_status_t resolveAxis(const char *op, int64_t rank, const int64_t *dims,
-                             int64_t axis, AxisView &v) {
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  v.outer = numElements(a, dims);
-  v.axis = dims[a];
-  v.inner = numElements(rank - a - 1, dims + a + 1);
-  return PARC_RT_OK;
-}
 
 /// Softmax along a contiguous row (inner == 1), the attention hot path.
 template <parc_rt_dtype_t D, bool Log>
@@ -112,14 +97,10 @@ template <bool Log>
 parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype, const void *x,
                          void *y, int64_t rank, const int64_t *dims,
                          int64_t axis) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
   AxisView v;
-  PARC_RT_RETURN_IF_ERROR(resolveAxis(op, rank, dims, axis, v));
-  const int64_t count = v.outer * v.axis * v.inner;
-  if (count == 0)
+  PARC_RT_RETURN_IF_ERROR(planSoftmax(op, dtype, x, y, rank, dims, axis, v));
+  if (v.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
@@ -206,26 +187,17 @@ parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const void *x,
                       const void *scale, const void *bias, void *y,
                       int64_t rank, const int64_t *dims, int64_t axis,
                       float epsilon) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  if (!(epsilon >= 0.0f))
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: epsilon %g is not >= 0", op,
-                double(epsilon));
-  const int64_t rows = numElements(a, dims);
-  const int64_t n = numElements(rank - a, dims + a);
-  if (rows * n == 0)
+  NormPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planNorm(op, dtype, x, scale, y, rank, dims, axis, epsilon, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, rows * n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "scale", scale, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, rows * n));
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
       return unsupportedDtype(op, D);
     } else {
-      normRows<D, Rms>(rows, n, x, scale, bias, y, epsilon);
+      normRows<D, Rms>(p.rows, p.n, x, scale, bias, y, epsilon);
       return PARC_RT_OK;
     }
   };

@@ -20,12 +20,6 @@
 using namespace parc::rt;
 using namespace parc::rt::cuda;
 
-struct parc_rt_arena_t {
-  void *allocation = nullptr;
-  void *base = nullptr;
-  size_t bytes = 0;
-};
-
 namespace parc::rt::cuda {
 
 namespace {
@@ -314,6 +308,31 @@ parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes) {
   return synchronize(s, cuda::currentTimeout());
 }
 
+// cudaMalloc aligns to 256 bytes.
+size_t deviceArenaAlignment() { return 256; }
+
+parc_rt_status_t deviceArenaMap(size_t total, size_t requested, void **out) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState("arena_create", &s));
+  void *allocation = nullptr;
+  cudaError_t e = cudaMalloc(&allocation, total);
+  if (e != cudaSuccess)
+    return fail(PARC_RT_OUT_OF_MEMORY,
+                "arena_create: cannot allocate %zu bytes of device memory: %s",
+                requested, cudaGetErrorString(e));
+  e = cudaMemsetAsync(allocation, 0, total, s->compute);
+  if (e != cudaSuccess) {
+    cudaFree(allocation);
+    return cudaFail(e, "arena_create", "cudaMemsetAsync");
+  }
+  *out = allocation;
+  return PARC_RT_OK;
+}
+
+void deviceArenaUnmap(void *ptr, size_t) {
+  cudaFree(ptr); // waits for kernels still using it
+}
+
 parc_rt_status_t deviceSynchronize() {
   State *s = existingState();
   return s ? synchronize(s, cuda::currentTimeout()) : PARC_RT_OK;
@@ -329,7 +348,7 @@ parc_rt_status_t deviceCheckpoint() {
 } // namespace parc::rt
 
 //===----------------------------------------------------------------------===//
-// Arena and copies
+// Copies
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -346,60 +365,6 @@ bool isHostPointer(const void *p) {
 } // namespace
 
 extern "C" {
-
-parc_rt_status_t parc_rt_arena_create(size_t bytes, size_t alignment,
-                                      parc_rt_arena_t **out_arena) {
-  if (!out_arena)
-    return fail(PARC_RT_INVALID_ARGUMENT, "arena_create: out_arena is null");
-  *out_arena = nullptr;
-  if (alignment == 0 || (alignment & (alignment - 1)))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "arena_create: alignment %zu is not a power of two", alignment);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("arena_create", &s));
-  // cudaMalloc aligns to 256 bytes; larger alignments need slack.
-  const size_t slack = alignment > 256 ? alignment : 0;
-  const size_t total = (bytes ? bytes : 1) + slack;
-  void *allocation = nullptr;
-  cudaError_t e = cudaMalloc(&allocation, total);
-  if (e != cudaSuccess)
-    return fail(PARC_RT_OUT_OF_MEMORY,
-                "arena_create: cannot allocate %zu bytes of device memory: %s",
-                bytes, cudaGetErrorString(e));
-  auto *arena = new (std::nothrow) parc_rt_arena_t;
-  if (!arena) {
-    cudaFree(allocation);
-    return fail(PARC_RT_OUT_OF_MEMORY, "arena_create: out of memory");
-  }
-  arena->allocation = allocation;
-  uintptr_t p = reinterpret_cast<uintptr_t>(allocation);
-  p = (p + alignment - 1) & ~uintptr_t(alignment - 1);
-  arena->base = reinterpret_cast<void *>(p);
-  arena->bytes = bytes;
-  e = cudaMemsetAsync(allocation, 0, total, s->compute);
-  if (e != cudaSuccess) {
-    cudaFree(allocation);
-    delete arena;
-    return cudaFail(e, "arena_create", "cudaMemsetAsync");
-  }
-  *out_arena = arena;
-  return PARC_RT_OK;
-}
-
-void *parc_rt_arena_base(parc_rt_arena_t *arena) {
-  return arena ? arena->base : nullptr;
-}
-
-size_t parc_rt_arena_size(const parc_rt_arena_t *arena) {
-  return arena ? arena->bytes : 0;
-}
-
-void parc_rt_arena_release(parc_rt_arena_t *arena) {
-  if (!arena)
-    return;
-  cudaFree(arena->allocation); // waits for kernels still using it
-  delete arena;
-}
 
 // Any mix of host and device pointers (unified addressing). A copy that
 // involves host memory is complete when the call returns; device to device

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../broadcast_plan.h"
+#include "../elementwise_ops.h"
 #include "kernels.cuh"
 
 #include <cstring>
@@ -22,30 +23,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Unary
 //===----------------------------------------------------------------------===//
-
-const char *unaryName(parc_rt_unary_op_t op) {
-  static const char *names[] = {
-      "neg",  "abs",       "exp",     "log",  "sqrt", "reciprocal",
-      "tanh", "erf",       "sigmoid", "relu", "not",  "silu",
-      "gelu", "gelu_tanh", "floor",   "ceil", "sin",  "cos"};
-  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "unary";
-}
-
-bool unarySupported(parc_rt_unary_op_t op, parc_rt_dtype_t dtype) {
-  switch (dtype) {
-  case PARC_RT_BOOL:
-    return op == PARC_RT_UNARY_NOT;
-  case PARC_RT_I64:
-  case PARC_RT_I32:
-  case PARC_RT_I8:
-    return op == PARC_RT_UNARY_NEG || op == PARC_RT_UNARY_ABS ||
-           op == PARC_RT_UNARY_RELU;
-  case PARC_RT_U8:
-    return false;
-  default: // float types
-    return unsigned(op) <= PARC_RT_UNARY_COS && op != PARC_RT_UNARY_NOT;
-  }
-}
 
 template <parc_rt_dtype_t D>
 __device__ typename Dev<D>::Compute unaryOp(int op,
@@ -118,27 +95,6 @@ __global__ void unaryKernel(int op, const typename Dev<D>::Storage *x,
 //===----------------------------------------------------------------------===//
 // Binary
 //===----------------------------------------------------------------------===//
-
-const char *binaryName(parc_rt_binary_op_t op) {
-  static const char *names[] = {
-      "add",     "sub",           "mul",   "div",  "pow",
-      "min",     "max",           "equal", "less", "less_equal",
-      "greater", "greater_equal", "and",   "or",   "xor"};
-  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "binary";
-}
-
-bool isComparison(int op) {
-  return op >= PARC_RT_BINARY_EQUAL && op <= PARC_RT_BINARY_GREATER_EQUAL;
-}
-
-bool binarySupported(parc_rt_binary_op_t op, parc_rt_dtype_t dtype) {
-  if (isComparison(op))
-    return true;
-  if (dtype == PARC_RT_BOOL)
-    return op == PARC_RT_BINARY_AND || op == PARC_RT_BINARY_OR ||
-           op == PARC_RT_BINARY_XOR;
-  return unsigned(op) <= PARC_RT_BINARY_MAX;
-}
 
 template <typename C> __device__ C intPow(C base, C exp) {
   if constexpr (std::is_signed_v<C>)
@@ -332,15 +288,7 @@ extern "C" {
 parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
                                const void *x, void *y, int64_t count) {
   const char *name = unaryName(op);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative count %lld", name,
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, count));
-  if (!unarySupported(op, dtype))
-    return fail(PARC_RT_UNSUPPORTED, "unary '%s': dtype %s is not supported",
-                name, parc_rt_dtype_name(dtype));
+  PARC_RT_RETURN_IF_ERROR(checkUnary(op, dtype, x, y, count));
   if (count == 0)
     return PARC_RT_OK;
   State *s = nullptr;
@@ -372,8 +320,7 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
   if (n == 0)
     return PARC_RT_OK;
   if (!binarySupported(op, dtype))
-    return fail(PARC_RT_UNSUPPORTED, "%s: dtype %s is not supported", name,
-                parc_rt_dtype_name(dtype));
+    return binaryUnsupported(op, dtype);
   LoopNest<3> loop(out_rank, out_dims, {strides[0], strides[1], strides[2]});
   const Strided<3> strided = stridedFrom(loop);
   State *s = nullptr;
@@ -424,13 +371,7 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
 
 parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
                               parc_rt_dtype_t to, void *y, int64_t count) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", from));
-  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", to));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "cast: negative count %lld",
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData("cast", "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData("cast", "y", y, count));
+  PARC_RT_RETURN_IF_ERROR(checkCast(from, x, to, y, count));
   if (count == 0)
     return PARC_RT_OK;
   if (from == to)
@@ -453,12 +394,7 @@ parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
 // `value` may be host or device memory (one element of dtype).
 parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
                               const void *value) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype("fill", dtype));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "fill: negative count %lld",
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData("fill", "dst", dst, count));
-  PARC_RT_RETURN_IF_ERROR(checkData("fill", "value", value, count));
+  PARC_RT_RETURN_IF_ERROR(checkFill(dtype, dst, count, value));
   if (count == 0)
     return PARC_RT_OK;
   State *s = nullptr;

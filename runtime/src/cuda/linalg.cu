@@ -431,21 +431,13 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
                                 const int64_t *b_dims, void *out,
                                 int64_t out_rank, const int64_t *out_dims) {
   const char *op = "matmul";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "a", a_rank, a_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "b", b_rank, b_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
-  MatmulShape ms;
-  PARC_RT_RETURN_IF_ERROR(
-      resolveMatmul(a_rank, a_dims, b_rank, b_dims, out_rank, out_dims, ms));
-  const int64_t aCount = numElements(a_rank, a_dims),
-                bCount = numElements(b_rank, b_dims),
-                outCount = numElements(out_rank, out_dims);
-  if (outCount == 0)
+  MatmulPlan p;
+  PARC_RT_RETURN_IF_ERROR(planMatmul(dtype, a, a_rank, a_dims, b, b_rank,
+                                     b_dims, out, out_rank, out_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, aCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, bCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outCount));
+  const MatmulShape &ms = p.shape;
+  const int64_t outCount = p.outCount;
   if (!isFloat(dtype) && dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -498,24 +490,10 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
                               int64_t n, int64_t k, int trans_a, int trans_b,
                               float alpha, float beta) {
   const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  if (m < 0 || n < 0 || k < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "gemm: negative size M=%lld N=%lld K=%lld", (long long)m,
-                (long long)n, (long long)k);
-  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, m, n, k));
-  const int64_t yDims[2] = {m, n};
-  if (c) {
-    PARC_RT_RETURN_IF_ERROR(checkShape(op, "c", c_rank, c_dims));
-    int64_t unused[2];
-    PARC_RT_RETURN_IF_ERROR(
-        broadcastStrides(op, "c", c_rank, c_dims, 2, yDims, unused));
-  }
+  PARC_RT_RETURN_IF_ERROR(checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
   if (m == 0 || n == 0)
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, m * k));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, k * n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, m * n));
+  const int64_t yDims[2] = {m, n};
   if (!isFloat(dtype))
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -589,19 +567,14 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
                               const int64_t *dilations, void *y,
                               const int64_t *y_dims) {
   const char *op = "conv";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  Window win;
-  PARC_RT_RETURN_IF_ERROR(resolveConv(op, rank, x_dims, w_dims, group, strides,
-                                      pads, dilations, y_dims, win));
-  const int64_t batch = x_dims[0], cIn = x_dims[1], cOut = w_dims[0];
-  const int64_t xCount = numElements(rank, x_dims),
-                wCount = numElements(rank, w_dims),
-                yCount = numElements(rank, y_dims);
-  if (yCount == 0)
+  ConvPlan p;
+  PARC_RT_RETURN_IF_ERROR(planConv(dtype, x, rank, x_dims, w, w_dims, group,
+                                   strides, pads, dilations, y, y_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "w", w, wCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
+  const Window &win = p.win;
+  const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut,
+                yCount = p.yCount;
   if (!isFloat(dtype))
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -680,22 +653,15 @@ parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
                                   const int64_t *pads, const int64_t *dilations,
                                   void *y, const int64_t *y_dims) {
   const char *op = "max_pool";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  Window win;
-  PARC_RT_RETURN_IF_ERROR(resolvePool(op, rank, x_dims, kernel, strides, pads,
-                                      dilations, y_dims, win));
-  const int64_t xCount = numElements(rank, x_dims),
-                yCount = numElements(rank, y_dims);
-  if (yCount == 0)
+  PoolPlan p;
+  PARC_RT_RETURN_IF_ERROR(planMaxPool(dtype, x, rank, x_dims, kernel, strides,
+                                      pads, dilations, y, y_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
-  if (dtype == PARC_RT_BOOL)
-    return unsupportedDtype(op, dtype);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  const DevWindow dw = devWindow(win);
-  const int64_t planes = x_dims[0] * x_dims[1];
+  const DevWindow dw = devWindow(p.win);
+  const int64_t planes = p.planes;
   visitDtype(
       dtype,
       [&](auto tag) {
