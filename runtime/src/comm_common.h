@@ -1,10 +1,10 @@
 //===- comm_common.h - What every comm backend checks the same way -*- C++ -*-===//
 //
-// Argument checks, operation descriptions for messages, request
-// bookkeeping, polling with a deadline and the collective timeout setting,
-// shared by the MPI (cpu) and NCCL (cuda) backends so that both accept and
-// reject the same calls and report a bad call or a hung peer in the same
-// words. A backend keeps only how it issues and completes an operation.
+// Argument checks, operation descriptions for messages, polling with a
+// deadline and the collective timeout setting, shared by the MPI (cpu) and
+// NCCL (cuda) backends so that both accept and reject the same calls and
+// report a bad call or a hung peer in the same words. A backend keeps only
+// how it issues and completes an operation.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PARC_RUNTIME_COMM_COMMON_H
@@ -181,41 +181,6 @@ checkAllToAllV(int n, const void *send, const int64_t *sendCounts,
   PARC_RT_RETURN_IF_ERROR(
       checkBuffer(what, dtype, sendTotal, send, "send", maxCount));
   return checkBuffer(what, dtype, recvTotal, recv, "recv", maxCount);
-}
-
-//===----------------------------------------------------------------------===//
-// Requests and waiting
-//===----------------------------------------------------------------------===//
-
-/// A blocking operation: its `_start` form, then the backend's wait.
-template <typename Start, typename Wait>
-parc_rt_status_t blocking(Start &&start, Wait &&wait) {
-  parc_rt_request_t *r = nullptr;
-  PARC_RT_RETURN_IF_ERROR(start(&r));
-  return wait(r);
-}
-
-/// parc_rt_wait_all over the backend's wait: every request is waited for
-/// (and freed) even after a failure; the first failure is reported.
-template <typename Wait>
-parc_rt_status_t waitAll(int64_t count, parc_rt_request_t *const *requests,
-                         Wait &&wait) {
-  if (count < 0 || (count > 0 && !requests))
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait_all: no request array");
-  parc_rt_status_t first = PARC_RT_OK;
-  std::string firstMessage;
-  for (int64_t i = 0; i < count; ++i) {
-    if (!requests[i])
-      continue;
-    parc_rt_status_t s = wait(requests[i]);
-    if (s != PARC_RT_OK && first == PARC_RT_OK) {
-      first = s;
-      firstMessage = parc_rt_last_error();
-    }
-  }
-  if (first != PARC_RT_OK)
-    return fail(first, "%s", firstMessage.c_str());
-  return PARC_RT_OK;
 }
 
 /// Monotonic seconds.

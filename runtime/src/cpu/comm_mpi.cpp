@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../comm_backend.h"
 #include "../comm_common.h"
 #include "../mpi_process.h"
 #include "../status.h"
@@ -24,10 +25,8 @@
 
 using namespace parc::rt;
 
-struct parc_rt_comm_t {
-  parc_rt_context_t *ctx = nullptr;
+struct parc_rt_comm_t : parc::rt::CommBase {
   MPI_Comm comm = MPI_COMM_NULL;
-  int rank = 0, size = 1;
 };
 
 struct parc_rt_request_t {
@@ -48,13 +47,8 @@ struct parc_rt_request_t {
   std::vector<int> counts;
 };
 
-struct parc_rt_context_t {
-  int rank = 0, size = 1;
-  bool ownsMpi = false;
-  double timeoutSeconds = 300.0;
+struct parc_rt_context_t : parc::rt::ContextBase {
   int tagUpperBound = 32767;
-  parc_rt_comm_t *world = nullptr;
-  std::vector<parc_rt_comm_t *> comms; // world and splits, for finalize
   // Requests abandoned by a timed-out wait: MPI cannot cancel collectives,
   // so they stay here until finalize drains them.
   std::vector<std::unique_ptr<parc_rt_request_t>> orphans;
@@ -241,14 +235,6 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   return r->result;
 }
 
-/// Starts a blocking operation through its `_start` form and waits.
-template <typename Start> parc_rt_status_t blocking(Start &&start) {
-  return parc::rt::blocking(start, [](parc_rt_request_t *r) {
-    r->blocking = true;
-    return waitOne(r);
-  });
-}
-
 /// Every `_start`'s first checks.
 parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
                           parc_rt_request_t **out) {
@@ -268,6 +254,19 @@ parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
 }
 
 } // namespace
+
+namespace parc::rt {
+
+ContextBase *contextBase(parc_rt_context_t *ctx) { return ctx; }
+const ContextBase *contextBase(const parc_rt_context_t *ctx) { return ctx; }
+const CommBase *commBase(const parc_rt_comm_t *comm) { return comm; }
+
+parc_rt_status_t waitRequest(parc_rt_request_t *request, bool blocking) {
+  request->blocking = blocking;
+  return waitOne(request);
+}
+
+} // namespace parc::rt
 
 extern "C" {
 
@@ -319,28 +318,6 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
   return finishMpi(ownsMpi);
 }
 
-int parc_rt_context_rank(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->rank : -1;
-}
-
-int parc_rt_context_size(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->size : 0;
-}
-
-parc_rt_status_t parc_rt_context_set_timeout(parc_rt_context_t *ctx,
-                                             double seconds) {
-  if (!ctx || !(seconds > 0))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "context_set_timeout: need a context and seconds > 0 (got %g)",
-                seconds);
-  ctx->timeoutSeconds = seconds;
-  return PARC_RT_OK;
-}
-
-parc_rt_comm_t *parc_rt_context_world(parc_rt_context_t *ctx) {
-  return ctx ? ctx->world : nullptr;
-}
-
 //===----------------------------------------------------------------------===//
 // Communicators
 //===----------------------------------------------------------------------===//
@@ -359,14 +336,6 @@ parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
   if (split == MPI_COMM_NULL)
     return PARC_RT_OK; // negative color: this rank is in no group
   return wrapComm(ctx, split, out_comm);
-}
-
-int parc_rt_comm_rank(const parc_rt_comm_t *comm) {
-  return comm ? comm->rank : -1;
-}
-
-int parc_rt_comm_size(const parc_rt_comm_t *comm) {
-  return comm ? comm->size : 0;
 }
 
 parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
@@ -404,15 +373,6 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
   return started(rc, std::move(r), out_request);
 }
 
-parc_rt_status_t parc_rt_all_reduce(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype,
-                                    parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_reduce_start(comm, send, recv, count, dtype, op, r);
-  });
-}
-
 parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t send_count,
@@ -428,14 +388,6 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
   int rc = MPI_Iallgather(send, int(send_count), t, recv, int(send_count), t,
                           comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_all_gather(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t send_count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_gather_start(comm, send, recv, send_count, dtype, r);
-  });
 }
 
 parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
@@ -458,16 +410,6 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
   return started(rc, std::move(r), out_request);
 }
 
-parc_rt_status_t parc_rt_reduce_scatter(parc_rt_comm_t *comm, const void *send,
-                                        void *recv, int64_t recv_count,
-                                        parc_rt_dtype_t dtype,
-                                        parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_reduce_scatter_start(comm, send, recv, recv_count, dtype, op,
-                                        r);
-  });
-}
-
 parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t count, parc_rt_dtype_t dtype,
@@ -481,14 +423,6 @@ parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
   int rc = MPI_Ialltoall(send, int(count), t, recv, int(count), t, comm->comm,
                          &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_to_all_start(comm, send, recv, count, dtype, r);
-  });
 }
 
 parc_rt_status_t parc_rt_all_to_all_v_start(
@@ -545,14 +479,6 @@ parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
   return started(rc, std::move(r), out_request);
 }
 
-parc_rt_status_t parc_rt_send(parc_rt_comm_t *comm, const void *buf,
-                              int64_t count, parc_rt_dtype_t dtype, int peer,
-                              int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_send_start(comm, buf, count, dtype, peer, tag, r);
-  });
-}
-
 parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
                                     int64_t count, parc_rt_dtype_t dtype,
                                     int peer, int tag,
@@ -570,13 +496,6 @@ parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
   int rc = MPI_Irecv(buf, int(count), r->datatype, peer, tag, comm->comm,
                      &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_recv(parc_rt_comm_t *comm, void *buf, int64_t count,
-                              parc_rt_dtype_t dtype, int peer, int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_recv_start(comm, buf, count, dtype, peer, tag, r);
-  });
 }
 
 parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
@@ -604,25 +523,6 @@ parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
   int rc = MPI_Ibcast(buf, int(count), mpiType(dtype), root, comm->comm,
                       &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_broadcast(parc_rt_comm_t *comm, void *buf,
-                                   int64_t count, parc_rt_dtype_t dtype,
-                                   int root) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_broadcast_start(comm, buf, count, dtype, root, r);
-  });
-}
-
-parc_rt_status_t parc_rt_wait(parc_rt_request_t *request) {
-  if (!request)
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait: request is null");
-  return waitOne(request);
-}
-
-parc_rt_status_t parc_rt_wait_all(int64_t count,
-                                  parc_rt_request_t *const *requests) {
-  return waitAll(count, requests, waitOne);
 }
 
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done) {

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../comm_backend.h"
 #include "../comm_common.h"
 #include "../mpi_process.h"
 #include "cuda_common.h"
@@ -42,11 +43,9 @@
 using namespace parc::rt;
 using namespace parc::rt::cuda;
 
-struct parc_rt_comm_t {
-  parc_rt_context_t *ctx = nullptr;
+struct parc_rt_comm_t : parc::rt::CommBase {
   MPI_Comm mpi = MPI_COMM_NULL;
   ncclComm_t nccl = nullptr; // null for one rank without NCCL
-  int rank = 0, size = 1;
 };
 
 struct parc_rt_request_t {
@@ -55,12 +54,7 @@ struct parc_rt_request_t {
   std::string what;
 };
 
-struct parc_rt_context_t {
-  int rank = 0, size = 1;
-  bool ownsMpi = false;
-  double timeoutSeconds = 300.0;
-  parc_rt_comm_t *world = nullptr;
-  std::vector<parc_rt_comm_t *> comms; // world and splits, for finalize
+struct parc_rt_context_t : parc::rt::ContextBase {
   cudaEvent_t ready = nullptr;         // compute -> comm ordering
   std::vector<cudaEvent_t> events;     // spare request events
   void *barrierWord = nullptr;         // device scratch of barrier_start
@@ -253,10 +247,6 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   return commAsyncError(r->what.c_str());
 }
 
-template <typename Start> parc_rt_status_t blocking(Start &&start) {
-  return parc::rt::blocking(start, waitOne);
-}
-
 /// Common prologue of a `_start`: out cleared, communicator and state.
 parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
                           parc_rt_request_t **out, State **s) {
@@ -283,6 +273,19 @@ parc_rt_status_t mpiWait(parc_rt_comm_t *comm, MPI_Request request,
 }
 
 } // namespace
+
+namespace parc::rt {
+
+ContextBase *contextBase(parc_rt_context_t *ctx) { return ctx; }
+const ContextBase *contextBase(const parc_rt_context_t *ctx) { return ctx; }
+const CommBase *commBase(const parc_rt_comm_t *comm) { return comm; }
+
+// Later kernels wait for the op; the host does not, blocking or not.
+parc_rt_status_t waitRequest(parc_rt_request_t *request, bool) {
+  return waitOne(request);
+}
+
+} // namespace parc::rt
 
 namespace parc::rt::cuda {
 
@@ -395,28 +398,6 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
   return finishMpi(ownsMpi);
 }
 
-int parc_rt_context_rank(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->rank : -1;
-}
-
-int parc_rt_context_size(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->size : 0;
-}
-
-parc_rt_status_t parc_rt_context_set_timeout(parc_rt_context_t *ctx,
-                                             double seconds) {
-  if (!ctx || !(seconds > 0))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "context_set_timeout: need a context and seconds > 0 (got %g)",
-                seconds);
-  ctx->timeoutSeconds = seconds;
-  return PARC_RT_OK;
-}
-
-parc_rt_comm_t *parc_rt_context_world(parc_rt_context_t *ctx) {
-  return ctx ? ctx->world : nullptr;
-}
-
 //===----------------------------------------------------------------------===//
 // Communicators
 //===----------------------------------------------------------------------===//
@@ -440,14 +421,6 @@ parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
     return PARC_RT_OK; // negative color: this rank is in no group
   MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN);
   return wrapComm(ctx, split, out_comm, "comm_split");
-}
-
-int parc_rt_comm_rank(const parc_rt_comm_t *comm) {
-  return comm ? comm->rank : -1;
-}
-
-int parc_rt_comm_size(const parc_rt_comm_t *comm) {
-  return comm ? comm->size : 0;
 }
 
 parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
@@ -492,15 +465,6 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
   return started(s, comm, std::move(what), out_request);
 }
 
-parc_rt_status_t parc_rt_all_reduce(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype,
-                                    parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_reduce_start(comm, send, recv, count, dtype, op, r);
-  });
-}
-
 parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t send_count,
@@ -524,14 +488,6 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
   return started(s, comm, std::move(what), out_request);
 }
 
-parc_rt_status_t parc_rt_all_gather(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t send_count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_gather_start(comm, send, recv, send_count, dtype, r);
-  });
-}
-
 parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                                               const void *send, void *recv,
                                               int64_t recv_count,
@@ -553,16 +509,6 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                           ncclOp(op), comm->nccl, s->comm),
         what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_reduce_scatter(parc_rt_comm_t *comm, const void *send,
-                                        void *recv, int64_t recv_count,
-                                        parc_rt_dtype_t dtype,
-                                        parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_reduce_scatter_start(comm, send, recv, recv_count, dtype, op,
-                                        r);
-  });
 }
 
 parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
@@ -591,14 +537,6 @@ parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
     PARC_NCCL_RETURN_IF_ERROR(ncclGroupEnd(), what.c_str(), comm->nccl);
   }
   return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_to_all_start(comm, send, recv, count, dtype, r);
-  });
 }
 
 parc_rt_status_t parc_rt_all_to_all_v_start(
@@ -676,14 +614,6 @@ parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
   return started(s, comm, std::move(what), out_request);
 }
 
-parc_rt_status_t parc_rt_send(parc_rt_comm_t *comm, const void *buf,
-                              int64_t count, parc_rt_dtype_t dtype, int peer,
-                              int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_send_start(comm, buf, count, dtype, peer, tag, r);
-  });
-}
-
 parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
                                     int64_t count, parc_rt_dtype_t dtype,
                                     int peer, int tag,
@@ -705,13 +635,6 @@ parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
                s->comm),
       what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_recv(parc_rt_comm_t *comm, void *buf, int64_t count,
-                              parc_rt_dtype_t dtype, int peer, int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_recv_start(comm, buf, count, dtype, peer, tag, r);
-  });
 }
 
 // A device-side barrier: a one-word all-reduce on the comm stream.
@@ -759,25 +682,6 @@ parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
                                             comm->nccl, s->comm),
                               what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_broadcast(parc_rt_comm_t *comm, void *buf,
-                                   int64_t count, parc_rt_dtype_t dtype,
-                                   int root) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_broadcast_start(comm, buf, count, dtype, root, r);
-  });
-}
-
-parc_rt_status_t parc_rt_wait(parc_rt_request_t *request) {
-  if (!request)
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait: request is null");
-  return waitOne(request);
-}
-
-parc_rt_status_t parc_rt_wait_all(int64_t count,
-                                  parc_rt_request_t *const *requests) {
-  return waitAll(count, requests, waitOne);
 }
 
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done) {
