@@ -1,4 +1,4 @@
-//===- comm_api.cpp - The comm ABI every backend shares --------------------===//
+//===- comm_api.cpp - The comm ABI every backend shares -------------------===//
 //
 // Context and communicator accessors, waits, and the blocking form of each
 // collective: its `_start`, then a wait. The backends (comm_backend.h)

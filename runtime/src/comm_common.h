@@ -147,7 +147,8 @@ inline parc_rt_status_t checkBroadcast(int64_t count, parc_rt_dtype_t dtype,
                                        int64_t maxCount, std::string &what) {
   what = describe("broadcast", count, dtype,
                   ("root " + std::to_string(root)).c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "buf", maxCount));
+  PARC_RT_RETURN_IF_ERROR(
+      checkBuffer(what, dtype, count, buf, "buf", maxCount));
   return checkPeer(what, commSize, root, "root");
 }
 

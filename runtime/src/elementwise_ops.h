@@ -1,4 +1,5 @@
-//===- elementwise_ops.h - unary, binary, cast, fill: names, support -*- C++ -*-===//
+//===- elementwise_ops.h - Elementwise op names and support -----*- C++ -*-===//
+//-*-===//
 //
 // What the elementwise ABI accepts, for both backends: op names for
 // messages, which op runs on which dtype, and the checks of the flat
@@ -9,6 +10,7 @@
 #ifndef PARC_RUNTIME_ELEMENTWISE_OPS_H
 #define PARC_RUNTIME_ELEMENTWISE_OPS_H
 
+#include "broadcast_plan.h"
 #include "cpu/shape.h"
 #include "status.h"
 
@@ -88,10 +90,10 @@ inline parc_rt_status_t checkFlat(const char *op, parc_rt_dtype_t dtype,
   return checkData(op, bName, b, count);
 }
 
-inline parc_rt_status_t checkUnary(parc_rt_unary_op_t op,
-                                   parc_rt_dtype_t dtype, const void *x,
-                                   void *y, int64_t count) {
-  PARC_RT_RETURN_IF_ERROR(checkFlat(unaryName(op), dtype, count, x, "x", y, "y"));
+inline parc_rt_status_t checkUnary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
+                                   const void *x, void *y, int64_t count) {
+  PARC_RT_RETURN_IF_ERROR(
+      checkFlat(unaryName(op), dtype, count, x, "x", y, "y"));
   return unarySupported(op, dtype) ? PARC_RT_OK : unaryUnsupported(op, dtype);
 }
 
@@ -106,6 +108,38 @@ inline parc_rt_status_t checkCast(parc_rt_dtype_t from, const void *x,
 inline parc_rt_status_t checkFill(parc_rt_dtype_t dtype, void *dst,
                                   int64_t count, const void *value) {
   return checkFlat("fill", dtype, count, dst, "dst", value, "value");
+}
+
+/// binary: a and b broadcast to out (planBroadcast's count and strides),
+/// the op supported on dtype.
+inline parc_rt_status_t
+planBinary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype, const void *a,
+           int64_t aRank, const int64_t *aDims, const void *b, int64_t bRank,
+           const int64_t *bDims, void *out, int64_t outRank,
+           const int64_t *outDims, int64_t &count,
+           int64_t (&strides)[3][PARC_RT_MAX_RANK]) {
+  PARC_RT_RETURN_IF_ERROR(planBroadcast<2>(
+      binaryName(op), dtype, {{"a", a, aRank, aDims}, {"b", b, bRank, bDims}},
+      out, outRank, outDims, count, strides));
+  if (count == 0 || binarySupported(op, dtype))
+    return PARC_RT_OK;
+  return binaryUnsupported(op, dtype);
+}
+
+/// where: cond (bool), x and y broadcast to out.
+inline parc_rt_status_t planWhere(parc_rt_dtype_t dtype, const void *cond,
+                                  int64_t condRank, const int64_t *condDims,
+                                  const void *x, int64_t xRank,
+                                  const int64_t *xDims, const void *y,
+                                  int64_t yRank, const int64_t *yDims,
+                                  void *out, int64_t outRank,
+                                  const int64_t *outDims, int64_t &count,
+                                  int64_t (&strides)[4][PARC_RT_MAX_RANK]) {
+  return planBroadcast<3>("where", dtype,
+                          {{"cond", cond, condRank, condDims},
+                           {"x", x, xRank, xDims},
+                           {"y", y, yRank, yDims}},
+                          out, outRank, outDims, count, strides);
 }
 
 } // namespace parc::rt

@@ -344,11 +344,12 @@ struct ConvPlan {
   bool empty() const { return yCount == 0; }
 };
 
-inline parc_rt_status_t
-planConv(parc_rt_dtype_t dtype, const void *x, int64_t rank,
-         const int64_t *xDims, const void *w, const int64_t *wDims,
-         int64_t group, const int64_t *strides, const int64_t *pads,
-         const int64_t *dilations, void *y, const int64_t *yDims, ConvPlan &p) {
+inline parc_rt_status_t planConv(parc_rt_dtype_t dtype, const void *x,
+                                 int64_t rank, const int64_t *xDims,
+                                 const void *w, const int64_t *wDims,
+                                 int64_t group, const int64_t *strides,
+                                 const int64_t *pads, const int64_t *dilations,
+                                 void *y, const int64_t *yDims, ConvPlan &p) {
   const char *op = "conv";
   PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
   PARC_RT_RETURN_IF_ERROR(resolveConv(op, rank, xDims, wDims, group, strides,
@@ -377,8 +378,7 @@ struct PoolPlan {
 inline parc_rt_status_t planMaxPool(parc_rt_dtype_t dtype, const void *x,
                                     int64_t rank, const int64_t *xDims,
                                     const int64_t *kernel,
-                                    const int64_t *strides,
-                                    const int64_t *pads,
+                                    const int64_t *strides, const int64_t *pads,
                                     const int64_t *dilations, void *y,
                                     const int64_t *yDims, PoolPlan &p) {
   const char *op = "max_pool";

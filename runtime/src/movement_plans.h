@@ -1,4 +1,5 @@
-//===- movement_plans.h - transpose, slice, concat, split as copies -*- C++ -*-===//
+//===- movement_plans.h - transpose, slice, concat, split as copies -*- C++
+//-*-===//
 //
 // These kernels move bytes without computing: transpose, slice, concat,
 // split and expand are a few strided copies; gather, scatter_elements and
@@ -28,6 +29,12 @@ struct StridedCopyPlan {
   void *dst = nullptr;
   const void *src = nullptr;
 };
+
+/// The backend's strided copy: runs `plans` in order (`op` names the
+/// failures). copy_ops.cpp builds transpose, slice, concat, split and
+/// expand on it.
+parc_rt_status_t runCopyPlans(const char *op, parc_rt_dtype_t dtype,
+                              const std::vector<StridedCopyPlan> &plans);
 
 /// y = x with dims permuted (y's dim i is x's dim perm[i]).
 inline parc_rt_status_t planTranspose(parc_rt_dtype_t dtype, const void *x,
@@ -179,8 +186,8 @@ inline parc_rt_status_t planExpand(parc_rt_dtype_t dtype, const void *x,
   PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
   PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
   StridedCopyPlan p;
-  PARC_RT_RETURN_IF_ERROR(broadcastStrides(op, "x", rank, dims, out_rank,
-                                           out_dims, p.srcStrides));
+  PARC_RT_RETURN_IF_ERROR(
+      broadcastStrides(op, "x", rank, dims, out_rank, out_dims, p.srcStrides));
   const int64_t count = numElements(out_rank, out_dims);
   if (count == 0)
     return PARC_RT_OK;
@@ -211,11 +218,12 @@ struct GatherPlan {
   bool empty() const { return outer * count * inner == 0; }
 };
 
-inline parc_rt_status_t
-planGather(parc_rt_dtype_t dtype, const void *data, int64_t rank,
-           const int64_t *dims, int64_t axis, parc_rt_dtype_t index_dtype,
-           const void *indices, int64_t index_rank, const int64_t *index_dims,
-           void *out, GatherPlan &p) {
+inline parc_rt_status_t planGather(parc_rt_dtype_t dtype, const void *data,
+                                   int64_t rank, const int64_t *dims,
+                                   int64_t axis, parc_rt_dtype_t index_dtype,
+                                   const void *indices, int64_t index_rank,
+                                   const int64_t *index_dims, void *out,
+                                   GatherPlan &p) {
   const char *op = "gather";
   PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
   PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));

@@ -1,4 +1,4 @@
-//===- row_plans.h - softmax, norms, reductions, topk, rotary -*- C++ -*-===//
+//===- row_plans.h - softmax, norms, reductions, topk, rotary ---*- C++ -*-===//
 //
 // Kernels that walk a tensor as rows or lines around one axis (softmax,
 // layer/RMS norm, topk, rotary) or that reduce over a set of axes. Their
@@ -79,6 +79,14 @@ inline parc_rt_status_t planNorm(const char *op, parc_rt_dtype_t dtype,
   PARC_RT_RETURN_IF_ERROR(checkData(op, "scale", scale, p.n));
   return checkData(op, "y", y, p.rows * p.n);
 }
+
+/// The backend's softmax and norm kernels over planned rows (row_ops.cpp
+/// builds the four ABI entry points on them).
+parc_rt_status_t runSoftmax(const char *op, bool log, parc_rt_dtype_t dtype,
+                            const AxisView &v, const void *x, void *y);
+parc_rt_status_t runNorm(const char *op, bool rms, parc_rt_dtype_t dtype,
+                         const NormPlan &p, const void *x, const void *scale,
+                         const void *bias, void *y, float epsilon);
 
 /// "reduce_sum" etc., the op name of a reduction in messages.
 inline const char *reductionName(parc_rt_reduction_t r) {
@@ -236,8 +244,8 @@ struct RotaryTablesPlan {
 inline parc_rt_status_t
 planRotaryTables(int64_t x_rank, const int64_t *x_dims, int64_t cos_rank,
                  const int64_t *cos_dims, int64_t sin_rank,
-                 const int64_t *sin_dims, int64_t y_rank,
-                 const int64_t *y_dims, RotaryTablesPlan &p) {
+                 const int64_t *sin_dims, int64_t y_rank, const int64_t *y_dims,
+                 RotaryTablesPlan &p) {
   const char *op = "rotary";
   PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", x_rank, x_dims));
   PARC_RT_RETURN_IF_ERROR(checkShape(op, "cos", cos_rank, cos_dims));

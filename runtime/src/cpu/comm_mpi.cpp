@@ -367,9 +367,9 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
   PARC_RT_RETURN_IF_ERROR(checkCollective("all_reduce", count, dtype, &op, send,
                                           recv, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
-  int rc = MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
-                          mpiType(dtype), mpiOp(dtype, op), comm->comm,
-                          &r->request);
+  int rc =
+      MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
+                     mpiType(dtype), mpiOp(dtype, op), comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
 }
 
@@ -380,9 +380,8 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           parc_rt_request_t **out_request) {
   PARC_RT_RETURN_IF_ERROR(prologue("all_gather", comm, out_request));
   std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("all_gather", send_count, dtype,
-                                          nullptr, send, recv, kMaxCount,
-                                          what));
+  PARC_RT_RETURN_IF_ERROR(checkCollective(
+      "all_gather", send_count, dtype, nullptr, send, recv, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   MPI_Datatype t = mpiType(dtype);
   int rc = MPI_Iallgather(send, int(send_count), t, recv, int(send_count), t,
@@ -404,9 +403,9 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
     return fail(PARC_RT_UNSUPPORTED, "%s: total count exceeds %d", what.c_str(),
                 INT_MAX);
   auto r = newRequest(comm, std::move(what));
-  int rc = MPI_Ireduce_scatter_block(send, recv, int(recv_count),
-                                     mpiType(dtype), mpiOp(dtype, op),
-                                     comm->comm, &r->request);
+  int rc =
+      MPI_Ireduce_scatter_block(send, recv, int(recv_count), mpiType(dtype),
+                                mpiOp(dtype, op), comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
 }
 
@@ -469,10 +468,9 @@ parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
                                     parc_rt_request_t **out_request) {
   PARC_RT_RETURN_IF_ERROR(prologue("send", comm, out_request));
   std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkPointToPoint(/*isSend=*/true, count, dtype, buf,
-                                            peer, tag, comm->size,
-                                            comm->ctx->tagUpperBound,
-                                            kMaxCount, what));
+  PARC_RT_RETURN_IF_ERROR(
+      checkPointToPoint(/*isSend=*/true, count, dtype, buf, peer, tag,
+                        comm->size, comm->ctx->tagUpperBound, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   int rc = MPI_Isend(buf, int(count), mpiType(dtype), peer, tag, comm->comm,
                      &r->request);
@@ -485,10 +483,9 @@ parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
                                     parc_rt_request_t **out_request) {
   PARC_RT_RETURN_IF_ERROR(prologue("recv", comm, out_request));
   std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkPointToPoint(/*isSend=*/false, count, dtype,
-                                            buf, peer, tag, comm->size,
-                                            comm->ctx->tagUpperBound,
-                                            kMaxCount, what));
+  PARC_RT_RETURN_IF_ERROR(
+      checkPointToPoint(/*isSend=*/false, count, dtype, buf, peer, tag,
+                        comm->size, comm->ctx->tagUpperBound, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   r->checkCount = true;
   r->expectedCount = count;

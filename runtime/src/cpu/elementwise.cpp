@@ -282,17 +282,14 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
                                 int64_t b_rank, const int64_t *b_dims,
                                 void *out, int64_t out_rank,
                                 const int64_t *out_dims) {
-  const char *name = binaryName(op);
   int64_t n = 0;
   int64_t strides[3][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<2>(
-      name, dtype, {{"a", a, a_rank, a_dims}, {"b", b, b_rank, b_dims}}, out,
-      out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planBinary(op, dtype, a, a_rank, a_dims, b, b_rank,
+                                     b_dims, out, out_rank, out_dims, n,
+                                     strides));
   if (n == 0)
     return PARC_RT_OK;
-  if (!binarySupported(op, dtype))
-    return binaryUnsupported(op, dtype);
-  LoopNest<3> loop(out_rank, out_dims, {strides[0], strides[1], strides[2]});
+  const LoopNest<3> loop = broadcastLoop<2>(out_rank, out_dims, strides);
   const int64_t bCount = numElements(b_rank, b_dims);
   return visitDtype(
       dtype,
@@ -308,18 +305,14 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
                                const int64_t *x_dims, const void *y,
                                int64_t y_rank, const int64_t *y_dims, void *out,
                                int64_t out_rank, const int64_t *out_dims) {
-  const char *name = "where";
   int64_t n = 0;
   int64_t strides[4][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<3>(
-      name, dtype,
-      {{"cond", cond, cond_rank, cond_dims}, {"x", x, x_rank, x_dims},
-       {"y", y, y_rank, y_dims}},
-      out, out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planWhere(dtype, cond, cond_rank, cond_dims, x,
+                                    x_rank, x_dims, y, y_rank, y_dims, out,
+                                    out_rank, out_dims, n, strides));
   if (n == 0)
     return PARC_RT_OK;
-  LoopNest<4> loop(out_rank, out_dims,
-                   {strides[0], strides[1], strides[2], strides[3]});
+  const LoopNest<4> loop = broadcastLoop<3>(out_rank, out_dims, strides);
   const int64_t sc = loop.innerStride(1), sx = loop.innerStride(2),
                 sy = loop.innerStride(3);
   visitWord(parc_rt_dtype_size(dtype), [&](auto word) {

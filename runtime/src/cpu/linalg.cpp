@@ -93,7 +93,8 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
                               int64_t n, int64_t k, int trans_a, int trans_b,
                               float alpha, float beta) {
   const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
+  PARC_RT_RETURN_IF_ERROR(
+      checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
   if (m == 0 || n == 0)
     return PARC_RT_OK;
   const int64_t yDims[2] = {m, n};

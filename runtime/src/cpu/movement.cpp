@@ -1,8 +1,8 @@
-//===- movement.cpp - transpose, slice, concat/split, gather, scatter, ... ===//
+//===- movement.cpp - strided copies, gather, scatter, trilu (cpu) --------===//
 //
 // Pure data movement is dtype-agnostic: every op here except scatter with a
-// reduction is a strided copy of 1/2/4/8-byte words. transpose, slice,
-// expand, concat and split all reduce to stridedCopy with suitable strides.
+// reduction moves 1/2/4/8-byte words. transpose, slice, expand, concat and
+// split (src/copy_ops.cpp) are strided copies run by runCopyPlans here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,9 +147,9 @@ void scatterApply(const std::vector<int64_t> &targets, const void *updatesv,
 
 } // namespace
 
-/// Runs the strided copies a movement_plans.h planner worked out.
-static parc_rt_status_t runPlans(const char *, parc_rt_dtype_t dtype,
-                                 const std::vector<StridedCopyPlan> &plans) {
+parc_rt_status_t
+parc::rt::runCopyPlans(const char *, parc_rt_dtype_t dtype,
+                       const std::vector<StridedCopyPlan> &plans) {
   for (const StridedCopyPlan &p : plans)
     stridedCopy(parc_rt_dtype_size(dtype), p.rank, p.dims, p.dst, p.dstStrides,
                 p.src, p.srcStrides);
@@ -157,46 +157,6 @@ static parc_rt_status_t runPlans(const char *, parc_rt_dtype_t dtype,
 }
 
 extern "C" {
-
-parc_rt_status_t parc_rt_transpose(parc_rt_dtype_t dtype, const void *x,
-                                   int64_t rank, const int64_t *dims,
-                                   const int64_t *perm, void *y) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planTranspose(dtype, x, rank, dims, perm, y, plans));
-  return runPlans("transpose", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_slice(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims,
-                               const int64_t *starts, const int64_t *steps,
-                               void *y, const int64_t *out_dims) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(
-      planSlice(dtype, x, rank, dims, starts, steps, y, out_dims, plans));
-  return runPlans("slice", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
-                                const void *const *inputs,
-                                const int64_t *axis_sizes, int64_t rank,
-                                const int64_t *out_dims, int64_t axis,
-                                void *out) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/true, dtype, out, rank, out_dims,
-                                     axis, n, axis_sizes, inputs, plans));
-  return runPlans("concat", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims, int64_t axis,
-                               int64_t n, const int64_t *axis_sizes,
-                               void *const *outputs) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/false, dtype, const_cast<void *>(x),
-                                     rank, dims, axis, n, axis_sizes, outputs,
-                                     plans));
-  return runPlans("split", dtype, plans);
-}
 
 parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
                                 int64_t rank, const int64_t *dims, int64_t axis,
@@ -290,15 +250,6 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
     return PARC_RT_OK;
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
-}
-
-parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,
-                                int64_t rank, const int64_t *dims, void *y,
-                                int64_t out_rank, const int64_t *out_dims) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(
-      planExpand(dtype, x, rank, dims, y, out_rank, out_dims, plans));
-  return runPlans("expand", dtype, plans);
 }
 
 parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,

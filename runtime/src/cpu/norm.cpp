@@ -94,13 +94,8 @@ void softmaxStrided(const AxisView &v, const void *xv, void *yv) {
 }
 
 template <bool Log>
-parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype, const void *x,
-                         void *y, int64_t rank, const int64_t *dims,
-                         int64_t axis) {
-  AxisView v;
-  PARC_RT_RETURN_IF_ERROR(planSoftmax(op, dtype, x, y, rank, dims, axis, v));
-  if (v.empty())
-    return PARC_RT_OK;
+parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype,
+                         const AxisView &v, const void *x, void *y) {
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
@@ -183,15 +178,9 @@ void normRows(int64_t rows, int64_t n, const void *xv, const void *scalev,
 }
 
 template <bool Rms>
-parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const void *x,
-                      const void *scale, const void *bias, void *y,
-                      int64_t rank, const int64_t *dims, int64_t axis,
-                      float epsilon) {
-  NormPlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planNorm(op, dtype, x, scale, y, rank, dims, axis, epsilon, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const NormPlan &p,
+                      const void *x, const void *scale, const void *bias,
+                      void *y, float epsilon) {
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
@@ -206,34 +195,17 @@ parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const void *x,
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_softmax(parc_rt_dtype_t dtype, const void *x, void *y,
-                                 int64_t rank, const int64_t *dims,
-                                 int64_t axis) {
-  return softmax<false>("softmax", dtype, x, y, rank, dims, axis);
+parc_rt_status_t parc::rt::runSoftmax(const char *op, bool log,
+                                      parc_rt_dtype_t dtype, const AxisView &v,
+                                      const void *x, void *y) {
+  return log ? softmax<true>(op, dtype, v, x, y)
+             : softmax<false>(op, dtype, v, x, y);
 }
 
-parc_rt_status_t parc_rt_log_softmax(parc_rt_dtype_t dtype, const void *x,
-                                     void *y, int64_t rank, const int64_t *dims,
-                                     int64_t axis) {
-  return softmax<true>("log_softmax", dtype, x, y, rank, dims, axis);
+parc_rt_status_t parc::rt::runNorm(const char *op, bool rms,
+                                   parc_rt_dtype_t dtype, const NormPlan &p,
+                                   const void *x, const void *scale,
+                                   const void *bias, void *y, float epsilon) {
+  return rms ? norm<true>(op, dtype, p, x, scale, bias, y, epsilon)
+             : norm<false>(op, dtype, p, x, scale, bias, y, epsilon);
 }
-
-parc_rt_status_t parc_rt_layer_norm(parc_rt_dtype_t dtype, const void *x,
-                                    const void *scale, const void *bias,
-                                    void *y, int64_t rank, const int64_t *dims,
-                                    int64_t axis, float epsilon) {
-  return norm<false>("layer_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                     epsilon);
-}
-
-parc_rt_status_t parc_rt_rms_norm(parc_rt_dtype_t dtype, const void *x,
-                                  const void *scale, const void *bias, void *y,
-                                  int64_t rank, const int64_t *dims,
-                                  int64_t axis, float epsilon) {
-  return norm<true>("rms_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                    epsilon);
-}
-
-} // extern "C"

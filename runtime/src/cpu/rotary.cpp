@@ -57,8 +57,8 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
                                 int64_t seq_axis, int64_t rotary_dim,
                                 const void *cos, const void *sin, void *y) {
   RotaryPlan p;
-  PARC_RT_RETURN_IF_ERROR(planRotary(dtype, x, rank, dims, seq_axis, rotary_dim,
-                                     cos, sin, y, p));
+  PARC_RT_RETURN_IF_ERROR(
+      planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));
   if (p.empty())
     return PARC_RT_OK;
   auto run = [&](auto tag) {

@@ -260,11 +260,10 @@ parc_rt_status_t mpiWait(parc_rt_comm_t *comm, MPI_Request request,
                          const char *what) {
   parc_rt_context_t *ctx = comm->ctx;
   int rc = MPI_SUCCESS, done = 0;
-  const bool finished =
-      pollUntil(now() + ctx->timeoutSeconds, [&] {
-        rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-        return rc != MPI_SUCCESS || done;
-      });
+  const bool finished = pollUntil(now() + ctx->timeoutSeconds, [&] {
+    rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return rc != MPI_SUCCESS || done;
+  });
   if (rc != MPI_SUCCESS)
     return mpiFail(PARC_RT_COMM_ERROR, rc, what);
   if (!finished)
@@ -473,9 +472,8 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(prologue("all_gather", comm, out_request, &s));
   std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("all_gather", send_count, dtype,
-                                          nullptr, send, recv, kMaxCount,
-                                          what));
+  PARC_RT_RETURN_IF_ERROR(checkCollective(
+      "all_gather", send_count, dtype, nullptr, send, recv, kMaxCount, what));
   PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
   if (!comm->nccl)
     PARC_RT_RETURN_IF_ERROR(localCopy(
@@ -504,10 +502,10 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
     PARC_RT_RETURN_IF_ERROR(localCopy(
         s, recv, send, size_t(recv_count) * parc_rt_dtype_size(dtype), what));
   else
-    PARC_NCCL_RETURN_IF_ERROR(
-        ncclReduceScatter(send, recv, size_t(recv_count), ncclTypeOf(dtype),
-                          ncclOp(op), comm->nccl, s->comm),
-        what.c_str(), comm->nccl);
+    PARC_NCCL_RETURN_IF_ERROR(ncclReduceScatter(send, recv, size_t(recv_count),
+                                                ncclTypeOf(dtype), ncclOp(op),
+                                                comm->nccl, s->comm),
+                              what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
 }
 
@@ -607,10 +605,9 @@ parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
                 "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
                 what.c_str());
   PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  PARC_NCCL_RETURN_IF_ERROR(
-      ncclSend(buf, size_t(count), ncclTypeOf(dtype), peer, comm->nccl,
-               s->comm),
-      what.c_str(), comm->nccl);
+  PARC_NCCL_RETURN_IF_ERROR(ncclSend(buf, size_t(count), ncclTypeOf(dtype),
+                                     peer, comm->nccl, s->comm),
+                            what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
 }
 
@@ -630,10 +627,9 @@ parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
                 "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
                 what.c_str());
   PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  PARC_NCCL_RETURN_IF_ERROR(
-      ncclRecv(buf, size_t(count), ncclTypeOf(dtype), peer, comm->nccl,
-               s->comm),
-      what.c_str(), comm->nccl);
+  PARC_NCCL_RETURN_IF_ERROR(ncclRecv(buf, size_t(count), ncclTypeOf(dtype),
+                                     peer, comm->nccl, s->comm),
+                            what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
 }
 
@@ -678,8 +674,8 @@ parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
   PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
   if (comm->nccl)
     PARC_NCCL_RETURN_IF_ERROR(ncclBroadcast(buf, buf, size_t(count),
-                                            ncclTypeOf(dtype), root,
-                                            comm->nccl, s->comm),
+                                            ncclTypeOf(dtype), root, comm->nccl,
+                                            s->comm),
                               what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
 }

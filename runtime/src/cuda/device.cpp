@@ -149,7 +149,8 @@ parc_rt_status_t pollStream(cudaStream_t stream, const char *which,
                         which, cudaGetErrorName(e), cudaGetErrorString(e));
           return true;
         }
-        cudaGetLastError(); // "not ready" is recorded as the last error: clear it
+        cudaGetLastError(); // "not ready" is recorded as the last error: clear
+                            // it
         status = commAsyncError("synchronize");
         return status != PARC_RT_OK;
       },

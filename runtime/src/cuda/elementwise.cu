@@ -291,18 +291,12 @@ parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
   PARC_RT_RETURN_IF_ERROR(checkUnary(op, dtype, x, y, count));
   if (count == 0)
     return PARC_RT_OK;
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(name, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        using S = typename Dev<D>::Storage;
-        unaryKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
-            int(op), static_cast<const S *>(x), static_cast<S *>(y), count);
-      },
-      [] {});
-  return launched(s, name);
+  return launchTyped<Kinds::Any>(name, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    unaryKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
+        int(op), static_cast<const S *>(x), static_cast<S *>(y), count);
+  });
 }
 
 parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
@@ -314,28 +308,20 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
   const char *name = binaryName(op);
   int64_t n = 0;
   int64_t strides[3][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<2>(
-      name, dtype, {{"a", a, a_rank, a_dims}, {"b", b, b_rank, b_dims}}, out,
-      out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planBinary(op, dtype, a, a_rank, a_dims, b, b_rank,
+                                     b_dims, out, out_rank, out_dims, n,
+                                     strides));
   if (n == 0)
     return PARC_RT_OK;
-  if (!binarySupported(op, dtype))
-    return binaryUnsupported(op, dtype);
-  LoopNest<3> loop(out_rank, out_dims, {strides[0], strides[1], strides[2]});
+  const LoopNest<3> loop = broadcastLoop<2>(out_rank, out_dims, strides);
   const Strided<3> strided = stridedFrom(loop);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(name, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        using S = typename Dev<D>::Storage;
-        binaryKernel<D><<<gridFor(n), 256, 0, s->compute>>>(
-            int(op), strided, n, static_cast<const S *>(a),
-            static_cast<const S *>(b), out, s->error);
-      },
-      [] {});
-  return launched(s, name);
+  return launchTyped<Kinds::Any>(name, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    binaryKernel<D><<<gridFor(n), 256, 0, s->compute>>>(
+        int(op), strided, n, static_cast<const S *>(a),
+        static_cast<const S *>(b), out, s->error);
+  });
 }
 
 parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
@@ -347,15 +333,12 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
   const char *name = "where";
   int64_t n = 0;
   int64_t strides[4][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<3>(
-      name, dtype,
-      {{"cond", cond, cond_rank, cond_dims}, {"x", x, x_rank, x_dims},
-       {"y", y, y_rank, y_dims}},
-      out, out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planWhere(dtype, cond, cond_rank, cond_dims, x,
+                                    x_rank, x_dims, y, y_rank, y_dims, out,
+                                    out_rank, out_dims, n, strides));
   if (n == 0)
     return PARC_RT_OK;
-  LoopNest<4> loop(out_rank, out_dims,
-                   {strides[0], strides[1], strides[2], strides[3]});
+  const LoopNest<4> loop = broadcastLoop<3>(out_rank, out_dims, strides);
   const Strided<4> strided = stridedFrom(loop);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(name, &s));
@@ -377,18 +360,11 @@ parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
   if (from == to)
     return x == y ? PARC_RT_OK
                   : parc_rt_copy(y, x, size_t(count) * parc_rt_dtype_size(from));
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("cast", &s));
-  visitDtype(
-      from,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        castKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
-            static_cast<const typename Dev<D>::Storage *>(x), int(to), y,
-            count);
-      },
-      [] {});
-  return launched(s, "cast");
+  return launchTyped<Kinds::Any>("cast", from, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    castKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
+        static_cast<const typename Dev<D>::Storage *>(x), int(to), y, count);
+  });
 }
 
 // `value` may be host or device memory (one element of dtype).

@@ -490,7 +490,8 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
                               int64_t n, int64_t k, int trans_a, int trans_b,
                               float alpha, float beta) {
   const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
+  PARC_RT_RETURN_IF_ERROR(
+      checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
   if (m == 0 || n == 0)
     return PARC_RT_OK;
   const int64_t yDims[2] = {m, n};
@@ -573,8 +574,7 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
   if (p.empty())
     return PARC_RT_OK;
   const Window &win = p.win;
-  const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut,
-                yCount = p.yCount;
+  const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut, yCount = p.yCount;
   if (!isFloat(dtype))
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -658,24 +658,14 @@ parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
                                       pads, dilations, y, y_dims, p));
   if (p.empty())
     return PARC_RT_OK;
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   const DevWindow dw = devWindow(p.win);
   const int64_t planes = p.planes;
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Bool) {
-          using St = typename Dev<D>::Storage;
-          maxPoolKernel<D><<<gridFor(planes * dw.outCount), 256, 0,
-                             s->compute>>>(dw, planes,
-                                           static_cast<const St *>(x),
-                                           static_cast<St *>(y));
-        }
-      },
-      [] {});
-  return launched(s, op);
+  return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using St = typename Dev<D>::Storage;
+    maxPoolKernel<D><<<gridFor(planes * dw.outCount), 256, 0, s->compute>>>(
+        dw, planes, static_cast<const St *>(x), static_cast<St *>(y));
+  });
 }
 
 } // extern "C"

@@ -95,40 +95,23 @@ __global__ void softmaxStridedKernel(const typename Dev<D>::Storage *x,
 }
 
 template <bool Log>
-parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype, const void *x,
-                         void *y, int64_t rank, const int64_t *dims,
-                         int64_t axis) {
-  AxisView v;
-  PARC_RT_RETURN_IF_ERROR(planSoftmax(op, dtype, x, y, rank, dims, axis, v));
-  if (v.empty())
-    return PARC_RT_OK;
+parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype,
+                         const AxisView &v, const void *x, void *y) {
   const int64_t outer = v.outer, n = v.axis, inner = v.inner;
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          const S *xs = static_cast<const S *>(x);
-          S *ys = static_cast<S *>(y);
-          if (inner == 1)
-            softmaxRowsKernel<D, Log>
-                <<<rowBlocks(outer), rowThreads(n), 0, s->compute>>>(xs, ys,
-                                                                     outer, n);
-          else
-            softmaxStridedKernel<D, Log>
-                <<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(
-                    xs, ys, outer, n, inner);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return PARC_RT_INTERNAL; });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    const S *xs = static_cast<const S *>(x);
+    S *ys = static_cast<S *>(y);
+    if (inner == 1)
+      softmaxRowsKernel<D, Log>
+          <<<rowBlocks(outer), rowThreads(n), 0, s->compute>>>(xs, ys, outer,
+                                                               n);
+    else
+      softmaxStridedKernel<D, Log>
+          <<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(xs, ys, outer,
+                                                                n, inner);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -171,36 +154,17 @@ __global__ void normKernel(const typename Dev<D>::Storage *x,
 }
 
 template <bool Rms>
-parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const void *x,
-                      const void *scale, const void *bias, void *y,
-                      int64_t rank, const int64_t *dims, int64_t axis,
-                      float epsilon) {
-  NormPlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planNorm(op, dtype, x, scale, y, rank, dims, axis, epsilon, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const NormPlan &p,
+                      const void *x, const void *scale, const void *bias,
+                      void *y, float epsilon) {
   const int64_t rows = p.rows, n = p.n;
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          normKernel<D, Rms><<<rowBlocks(rows), rowThreads(n), 0, s->compute>>>(
-              static_cast<const S *>(x), static_cast<const S *>(scale),
-              static_cast<const S *>(bias), static_cast<S *>(y), rows, n,
-              epsilon);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return PARC_RT_INTERNAL; });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    normKernel<D, Rms><<<rowBlocks(rows), rowThreads(n), 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<const S *>(scale),
+        static_cast<const S *>(bias), static_cast<S *>(y), rows, n, epsilon);
+  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -414,35 +378,22 @@ __global__ void rotaryFullKernel(const typename Dev<D>::Storage *x,
 
 } // namespace
 
+parc_rt_status_t parc::rt::runSoftmax(const char *op, bool log,
+                                      parc_rt_dtype_t dtype, const AxisView &v,
+                                      const void *x, void *y) {
+  return log ? softmax<true>(op, dtype, v, x, y)
+             : softmax<false>(op, dtype, v, x, y);
+}
+
+parc_rt_status_t parc::rt::runNorm(const char *op, bool rms,
+                                   parc_rt_dtype_t dtype, const NormPlan &p,
+                                   const void *x, const void *scale,
+                                   const void *bias, void *y, float epsilon) {
+  return rms ? norm<true>(op, dtype, p, x, scale, bias, y, epsilon)
+             : norm<false>(op, dtype, p, x, scale, bias, y, epsilon);
+}
+
 extern "C" {
-
-parc_rt_status_t parc_rt_softmax(parc_rt_dtype_t dtype, const void *x, void *y,
-                                 int64_t rank, const int64_t *dims,
-                                 int64_t axis) {
-  return softmax<false>("softmax", dtype, x, y, rank, dims, axis);
-}
-
-parc_rt_status_t parc_rt_log_softmax(parc_rt_dtype_t dtype, const void *x,
-                                     void *y, int64_t rank, const int64_t *dims,
-                                     int64_t axis) {
-  return softmax<true>("log_softmax", dtype, x, y, rank, dims, axis);
-}
-
-parc_rt_status_t parc_rt_layer_norm(parc_rt_dtype_t dtype, const void *x,
-                                    const void *scale, const void *bias,
-                                    void *y, int64_t rank, const int64_t *dims,
-                                    int64_t axis, float epsilon) {
-  return norm<false>("layer_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                     epsilon);
-}
-
-parc_rt_status_t parc_rt_rms_norm(parc_rt_dtype_t dtype, const void *x,
-                                  const void *scale, const void *bias, void *y,
-                                  int64_t rank, const int64_t *dims,
-                                  int64_t axis, float epsilon) {
-  return norm<true>("rms_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                    epsilon);
-}
 
 parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
                                 parc_rt_dtype_t dtype, const void *x,
@@ -477,28 +428,18 @@ parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
       stridedFrom(LoopNest<1>(keptRank, keptDims, {keptStrides}));
   const Strided<1> red =
       stridedFrom(LoopNest<1>(redRank, redDims, {redStrides}));
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Bool) {
-          using S = typename Dev<D>::Storage;
-          const S *xs = static_cast<const S *>(x);
-          S *ys = static_cast<S *>(y);
-          if (reduced >= 256)
-            reduceBlockKernel<D>
-                <<<rowBlocks(outCount), 256, 0, s->compute>>>(
-                    int(reduction), xs, ys, kept, outCount, red, reduced);
-          else
-            reduceThreadKernel<D><<<gridFor(outCount, 128), 128, 0,
-                                    s->compute>>>(int(reduction), xs, ys, kept,
-                                                  outCount, red, reduced);
-        }
-      },
-      [] {});
-  return launched(s, op);
+  return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    const S *xs = static_cast<const S *>(x);
+    S *ys = static_cast<S *>(y);
+    if (reduced >= 256)
+      reduceBlockKernel<D><<<rowBlocks(outCount), 256, 0, s->compute>>>(
+          int(reduction), xs, ys, kept, outCount, red, reduced);
+    else
+      reduceThreadKernel<D><<<gridFor(outCount, 128), 128, 0, s->compute>>>(
+          int(reduction), xs, ys, kept, outCount, red, reduced);
+  });
 }
 
 parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
@@ -513,21 +454,13 @@ parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
   if (p.empty())
     return PARC_RT_OK;
   const int64_t outer = p.outer, n = p.n, inner = p.inner;
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Bool) {
-          using S = typename Dev<D>::Storage;
-          topkKernel<D><<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(
-              static_cast<const S *>(x), static_cast<S *>(values), indices,
-              outer, n, inner, k, largest != 0);
-        }
-      },
-      [] {});
-  return launched(s, op);
+  return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    topkKernel<D><<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<S *>(values), indices, outer, n,
+        inner, k, largest != 0);
+  });
 }
 
 parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
@@ -536,34 +469,21 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
                                 const void *cos, const void *sin, void *y) {
   const char *op = "rotary";
   RotaryPlan p;
-  PARC_RT_RETURN_IF_ERROR(planRotary(dtype, x, rank, dims, seq_axis, rotary_dim,
-                                     cos, sin, y, p));
+  PARC_RT_RETURN_IF_ERROR(
+      planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));
   if (p.empty())
     return PARC_RT_OK;
   const int64_t rows = p.rows, width = p.width, half = p.half,
                 seqStride = p.seqStride;
   const int64_t tail = x == y ? 0 : width - 2 * half;
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          rotaryKernel<D><<<gridFor(rows * (half + tail)), 256, 0,
-                            s->compute>>>(
-              static_cast<const S *>(x), static_cast<const S *>(cos),
-              static_cast<const S *>(sin), static_cast<S *>(y), rows, width,
-              half, tail, p.seqLen, seqStride);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return PARC_RT_INTERNAL; });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    rotaryKernel<D><<<gridFor(rows * (half + tail)), 256, 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<const S *>(cos),
+        static_cast<const S *>(sin), static_cast<S *>(y), rows, width, half,
+        tail, p.seqLen, seqStride);
+  });
 }
 
 } // extern "C"
@@ -582,25 +502,11 @@ parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
   if (t.empty())
     return PARC_RT_OK;
   const int64_t width = t.width, rows = t.rows;
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          rotaryFullKernel<D><<<gridFor(rows * (width / 2)), 256, 0,
-                                s->compute>>>(
-              static_cast<const S *>(x), static_cast<const S *>(cos),
-              static_cast<const S *>(sin), static_cast<S *>(y), rows, width,
-              t);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return unsupportedDtype("rotary", PARC_RT_DTYPE_COUNT); });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    rotaryFullKernel<D><<<gridFor(rows * (width / 2)), 256, 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<const S *>(cos),
+        static_cast<const S *>(sin), static_cast<S *>(y), rows, width, t);
+  });
 }

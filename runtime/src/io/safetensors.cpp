@@ -74,8 +74,7 @@ bool byteSize(const Tensor &t, uint64_t &out) {
 /// Recursive-descent reader for the header's JSON.
 class HeaderParser : HeaderCursor {
 public:
-  HeaderParser(const char *begin, const char *end)
-      : HeaderCursor(begin, end) {}
+  HeaderParser(const char *begin, const char *end) : HeaderCursor(begin, end) {}
 
   bool parse(std::vector<Tensor> &tensors) {
     if (!expect('{'))
@@ -317,7 +316,6 @@ private:
                     "' lacks dtype, shape or data_offsets");
     return true;
   }
-
 };
 
 /// Appends s as a JSON string literal.
