@@ -134,19 +134,6 @@ void binaryLoop(const LoopNest<3> &loop, const S *a, const S *b, O *out, F f) {
   });
 }
 
-template <typename C> C intPow(C base, C exp) {
-  if (exp < 0)
-    return base == 1 ? 1 : base == C(-1) ? ((exp & 1) ? C(-1) : 1) : 0;
-  C result = 1;
-  while (exp) {
-    if (exp & 1)
-      result = C(result * base);
-    base = C(base * base);
-    exp >>= 1;
-  }
-  return result;
-}
-
 template <parc_rt_dtype_t D>
 parc_rt_status_t binaryTyped(parc_rt_binary_op_t op, const LoopNest<3> &loop,
                              const void *av, const void *bv, int64_t bCount,

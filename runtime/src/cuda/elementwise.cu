@@ -96,20 +96,6 @@ __global__ void unaryKernel(int op, const typename Dev<D>::Storage *x,
 // Binary
 //===----------------------------------------------------------------------===//
 
-template <typename C> __device__ C intPow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>)
-    if (exp < 0)
-      return base == 1 ? 1 : base == C(-1) ? ((exp & 1) ? C(-1) : 1) : 0;
-  C result = 1;
-  while (exp) {
-    if (exp & 1)
-      result = C(result * base);
-    base = C(base * base);
-    exp >>= 1;
-  }
-  return result;
-}
-
 template <parc_rt_dtype_t D>
 __device__ typename Dev<D>::Compute arith(int op, typename Dev<D>::Compute x,
                                           typename Dev<D>::Compute y,
@@ -209,18 +195,6 @@ __global__ void whereKernel(Strided<4> s, int64_t n, const uint8_t *cond,
   }
 }
 
-/// Float to integer as parc_rt_cast documents: NaN -> 0, saturate,
-/// truncate toward zero.
-template <typename I> __device__ I saturating(double v) {
-  if (v != v)
-    return 0;
-  if (v <= double(std::numeric_limits<I>::lowest()))
-    return std::numeric_limits<I>::lowest();
-  if (v >= double(std::numeric_limits<I>::max()))
-    return std::numeric_limits<I>::max();
-  return I(v);
-}
-
 template <parc_rt_dtype_t From, parc_rt_dtype_t To>
 __device__ void castOne(typename Dev<From>::Compute v, void *y, int64_t i) {
   using T = Dev<To>;
@@ -230,47 +204,27 @@ __device__ void castOne(typename Dev<From>::Compute v, void *y, int64_t i) {
   if constexpr (T::kind == Kind::Bool)
     out[i] = TS(v != 0);
   else if constexpr (T::kind == Kind::Int && Dev<From>::kind == Kind::Float)
-    out[i] = saturating<TS>(double(v));
+    out[i] = saturatingFromDouble<TS>(double(v));
   else if constexpr (Dev<From>::kind == Kind::Bool)
     out[i] = T::store(TC(v != 0));
   else
     out[i] = T::store(TC(v));
 }
 
+/// Element i cast to the runtime dtype `to` (one of Tos).
+template <parc_rt_dtype_t From, parc_rt_dtype_t... Tos>
+__device__ void castTo(int to, typename Dev<From>::Compute v, void *y,
+                       int64_t i) {
+  ((to == Tos ? castOne<From, Tos>(v, y, i) : void()), ...);
+}
+
 template <parc_rt_dtype_t From>
 __global__ void castKernel(const typename Dev<From>::Storage *x, int to,
                            void *y, int64_t n) {
   PARC_GRID_STRIDE(i, n) {
-    const auto v = Dev<From>::load(x[i]);
-    switch (to) {
-    case PARC_RT_F32:
-      castOne<From, PARC_RT_F32>(v, y, i);
-      break;
-    case PARC_RT_F16:
-      castOne<From, PARC_RT_F16>(v, y, i);
-      break;
-    case PARC_RT_BF16:
-      castOne<From, PARC_RT_BF16>(v, y, i);
-      break;
-    case PARC_RT_F64:
-      castOne<From, PARC_RT_F64>(v, y, i);
-      break;
-    case PARC_RT_I64:
-      castOne<From, PARC_RT_I64>(v, y, i);
-      break;
-    case PARC_RT_I32:
-      castOne<From, PARC_RT_I32>(v, y, i);
-      break;
-    case PARC_RT_I8:
-      castOne<From, PARC_RT_I8>(v, y, i);
-      break;
-    case PARC_RT_U8:
-      castOne<From, PARC_RT_U8>(v, y, i);
-      break;
-    default:
-      castOne<From, PARC_RT_BOOL>(v, y, i);
-      break;
-    }
+    castTo<From, PARC_RT_F32, PARC_RT_F16, PARC_RT_BF16, PARC_RT_F64,
+           PARC_RT_I64, PARC_RT_I32, PARC_RT_I8, PARC_RT_U8, PARC_RT_BOOL>(
+        to, Dev<From>::load(x[i]), y, i);
   }
 }
 
