@@ -93,24 +93,6 @@ void softmaxStrided(const AxisView &v, const void *xv, void *yv) {
   });
 }
 
-template <bool Log>
-parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype,
-                         const AxisView &v, const void *x, void *y) {
-  auto run = [&](auto tag) {
-    constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    if constexpr (Traits<D>::kind != Kind::Float) {
-      return unsupportedDtype(op, D);
-    } else {
-      if (v.inner == 1)
-        softmaxRows<D, Log>(v, x, y);
-      else
-        softmaxStrided<D, Log>(v, x, y);
-      return PARC_RT_OK;
-    }
-  };
-  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
-}
-
 /// Sum of f(x[i]) with four partial sums to break the add latency chain.
 template <typename F> double sumOf(int64_t n, F f) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -177,35 +159,41 @@ void normRows(int64_t rows, int64_t n, const void *xv, const void *scalev,
       });
 }
 
-template <bool Rms>
-parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const NormPlan &p,
-                      const void *x, const void *scale, const void *bias,
-                      void *y, float epsilon) {
+} // namespace
+
+parc_rt_status_t parc::rt::runSoftmax(const char *op, bool log,
+                                      parc_rt_dtype_t dtype, const AxisView &v,
+                                      const void *x, void *y) {
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
       return unsupportedDtype(op, D);
     } else {
-      normRows<D, Rms>(p.rows, p.n, x, scale, bias, y, epsilon);
+      // `log` picks an instantiation: the row loops do not test it.
+      auto *rows =
+          v.inner == 1
+              ? (log ? &softmaxRows<D, true> : &softmaxRows<D, false>)
+              : (log ? &softmaxStrided<D, true> : &softmaxStrided<D, false>);
+      rows(v, x, y);
       return PARC_RT_OK;
     }
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
 
-} // namespace
-
-parc_rt_status_t parc::rt::runSoftmax(const char *op, bool log,
-                                      parc_rt_dtype_t dtype, const AxisView &v,
-                                      const void *x, void *y) {
-  return log ? softmax<true>(op, dtype, v, x, y)
-             : softmax<false>(op, dtype, v, x, y);
-}
-
 parc_rt_status_t parc::rt::runNorm(const char *op, bool rms,
                                    parc_rt_dtype_t dtype, const NormPlan &p,
                                    const void *x, const void *scale,
                                    const void *bias, void *y, float epsilon) {
-  return rms ? norm<true>(op, dtype, p, x, scale, bias, y, epsilon)
-             : norm<false>(op, dtype, p, x, scale, bias, y, epsilon);
+  auto run = [&](auto tag) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    if constexpr (Traits<D>::kind != Kind::Float) {
+      return unsupportedDtype(op, D);
+    } else {
+      auto *rows = rms ? &normRows<D, true> : &normRows<D, false>;
+      rows(p.rows, p.n, x, scale, bias, y, epsilon);
+      return PARC_RT_OK;
+    }
+  };
+  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }

@@ -94,26 +94,6 @@ __global__ void softmaxStridedKernel(const typename Dev<D>::Storage *x,
   }
 }
 
-template <bool Log>
-parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype,
-                         const AxisView &v, const void *x, void *y) {
-  const int64_t outer = v.outer, n = v.axis, inner = v.inner;
-  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
-    constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    using S = typename Dev<D>::Storage;
-    const S *xs = static_cast<const S *>(x);
-    S *ys = static_cast<S *>(y);
-    if (inner == 1)
-      softmaxRowsKernel<D, Log>
-          <<<rowBlocks(outer), rowThreads(n), 0, s->compute>>>(xs, ys, outer,
-                                                               n);
-    else
-      softmaxStridedKernel<D, Log>
-          <<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(xs, ys, outer,
-                                                                n, inner);
-  });
-}
-
 //===----------------------------------------------------------------------===//
 // LayerNorm / RMSNorm
 //===----------------------------------------------------------------------===//
@@ -151,20 +131,6 @@ __global__ void normKernel(const typename Dev<D>::Storage *x,
       yr[i] = Dev<D>::store(C(v));
     }
   }
-}
-
-template <bool Rms>
-parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const NormPlan &p,
-                      const void *x, const void *scale, const void *bias,
-                      void *y, float epsilon) {
-  const int64_t rows = p.rows, n = p.n;
-  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
-    constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    using S = typename Dev<D>::Storage;
-    normKernel<D, Rms><<<rowBlocks(rows), rowThreads(n), 0, s->compute>>>(
-        static_cast<const S *>(x), static_cast<const S *>(scale),
-        static_cast<const S *>(bias), static_cast<S *>(y), rows, n, epsilon);
-  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -381,16 +347,40 @@ __global__ void rotaryFullKernel(const typename Dev<D>::Storage *x,
 parc_rt_status_t parc::rt::runSoftmax(const char *op, bool log,
                                       parc_rt_dtype_t dtype, const AxisView &v,
                                       const void *x, void *y) {
-  return log ? softmax<true>(op, dtype, v, x, y)
-             : softmax<false>(op, dtype, v, x, y);
+  const int64_t outer = v.outer, n = v.axis, inner = v.inner;
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    const S *xs = static_cast<const S *>(x);
+    S *ys = static_cast<S *>(y);
+    // `log` picks an instantiation: the kernels do not test it.
+    if (inner == 1) {
+      auto *kernel =
+          log ? &softmaxRowsKernel<D, true> : &softmaxRowsKernel<D, false>;
+      kernel<<<rowBlocks(outer), rowThreads(n), 0, s->compute>>>(xs, ys, outer,
+                                                                 n);
+    } else {
+      auto *kernel = log ? &softmaxStridedKernel<D, true>
+                         : &softmaxStridedKernel<D, false>;
+      kernel<<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(xs, ys, outer,
+                                                                  n, inner);
+    }
+  });
 }
 
 parc_rt_status_t parc::rt::runNorm(const char *op, bool rms,
                                    parc_rt_dtype_t dtype, const NormPlan &p,
                                    const void *x, const void *scale,
                                    const void *bias, void *y, float epsilon) {
-  return rms ? norm<true>(op, dtype, p, x, scale, bias, y, epsilon)
-             : norm<false>(op, dtype, p, x, scale, bias, y, epsilon);
+  const int64_t rows = p.rows, n = p.n;
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    auto *kernel = rms ? &normKernel<D, true> : &normKernel<D, false>;
+    kernel<<<rowBlocks(rows), rowThreads(n), 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<const S *>(scale),
+        static_cast<const S *>(bias), static_cast<S *>(y), rows, n, epsilon);
+  });
 }
 
 extern "C" {
