@@ -241,6 +241,27 @@ parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
   return checkStart(op, out, usable(comm));
 }
 
+/// send_start and recv_start: the same checks, then MPI_Isend or
+/// MPI_Irecv (whose message must hold exactly `count` elements).
+parc_rt_status_t pointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
+                              int64_t count, parc_rt_dtype_t dtype, int peer,
+                              int tag, parc_rt_request_t **out) {
+  PARC_RT_RETURN_IF_ERROR(prologue(isSend ? "send" : "recv", comm, out));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkPointToPoint(isSend, count, dtype, buf, peer, tag, comm->size,
+                        comm->ctx->tagUpperBound, kMaxCount, what));
+  auto r = newRequest(comm, std::move(what));
+  r->datatype = mpiType(dtype);
+  r->checkCount = !isSend;
+  r->expectedCount = count;
+  int rc = isSend ? MPI_Isend(buf, int(count), r->datatype, peer, tag,
+                              comm->comm, &r->request)
+                  : MPI_Irecv(buf, int(count), r->datatype, peer, tag,
+                              comm->comm, &r->request);
+  return started(rc, std::move(r), out);
+}
+
 parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
                           parc_rt_comm_t **out) {
   auto *comm = new parc_rt_comm_t;
@@ -466,33 +487,16 @@ parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
                                     int64_t count, parc_rt_dtype_t dtype,
                                     int peer, int tag,
                                     parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(prologue("send", comm, out_request));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(
-      checkPointToPoint(/*isSend=*/true, count, dtype, buf, peer, tag,
-                        comm->size, comm->ctx->tagUpperBound, kMaxCount, what));
-  auto r = newRequest(comm, std::move(what));
-  int rc = MPI_Isend(buf, int(count), mpiType(dtype), peer, tag, comm->comm,
-                     &r->request);
-  return started(rc, std::move(r), out_request);
+  return pointToPoint(/*isSend=*/true, comm, const_cast<void *>(buf), count,
+                      dtype, peer, tag, out_request);
 }
 
 parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
                                     int64_t count, parc_rt_dtype_t dtype,
                                     int peer, int tag,
                                     parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(prologue("recv", comm, out_request));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(
-      checkPointToPoint(/*isSend=*/false, count, dtype, buf, peer, tag,
-                        comm->size, comm->ctx->tagUpperBound, kMaxCount, what));
-  auto r = newRequest(comm, std::move(what));
-  r->checkCount = true;
-  r->expectedCount = count;
-  r->datatype = mpiType(dtype);
-  int rc = MPI_Irecv(buf, int(count), r->datatype, peer, tag, comm->comm,
-                     &r->request);
-  return started(rc, std::move(r), out_request);
+  return pointToPoint(/*isSend=*/false, comm, buf, count, dtype, peer, tag,
+                      out_request);
 }
 
 parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
