@@ -305,6 +305,49 @@ TEST(Comm, ArgumentErrors) {
   EXPECT_RT_ERROR(
       parc_rt_all_reduce(world(), x, x, 4, PARC_RT_BOOL, PARC_RT_REDUCE_SUM),
       PARC_RT_UNSUPPORTED, "sum of bool");
+  EXPECT_RT_ERROR(parc_rt_all_reduce(world(), x, x, 4, PARC_RT_F32,
+                                     parc_rt_reduce_op_t(7)),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_reduce(invalid, 4 x f32): invalid reduce op 7");
+  parc_rt_request_t *r = nullptr;
+  EXPECT_RT_ERROR(parc_rt_all_gather_start(world(), x, x, 1, PARC_RT_F32,
+                                           nullptr),
+                  PARC_RT_INVALID_ARGUMENT, "all_gather: out_request is null");
+  EXPECT_RT_ERROR(parc_rt_recv_start(world(), x, 4, PARC_RT_F32, 0, -1, &r),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "recv(from rank 0, tag -1, 4 x f32): tag outside [0, ");
+  EXPECT_EQ(r, nullptr);
+  EXPECT_RT_ERROR(parc_rt_wait_all(-1, nullptr), PARC_RT_INVALID_ARGUMENT,
+                  "wait_all: no request array");
+  EXPECT_RT_ERROR(parc_rt_wait(nullptr), PARC_RT_INVALID_ARGUMENT,
+                  "wait: request is null");
+  EXPECT_RT_ERROR(parc_rt_context_set_timeout(ctx, 0),
+                  PARC_RT_INVALID_ARGUMENT, "seconds > 0 (got 0)");
+  // all_to_all_v: MPI counts are int, so every count and displacement must
+  // lie in [0, 2^31 - 1].
+  std::vector<int64_t> ones(size(), 1), at(size());
+  for (int i = 0; i < size(); ++i)
+    at[i] = i;
+  std::vector<int64_t> bad = ones;
+  bad[1] = -1;
+  std::vector<float> a(size()), b(size());
+  EXPECT_RT_ERROR(parc_rt_all_to_all_v(world(), a.data(), ones.data(),
+                                       at.data(), b.data(), bad.data(),
+                                       at.data(), PARC_RT_F32),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_to_all_v: recv count for rank 1 is -1, outside [0, "
+                  "2147483647]");
+  bad[1] = int64_t(1) << 31;
+  EXPECT_RT_ERROR(parc_rt_all_to_all_v(world(), a.data(), ones.data(),
+                                       bad.data(), b.data(), ones.data(),
+                                       at.data(), PARC_RT_F32),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "send displacement for rank 1 is 2147483648, outside");
+  EXPECT_RT_ERROR(parc_rt_all_to_all_v(world(), a.data(), nullptr, at.data(),
+                                       b.data(), ones.data(), at.data(),
+                                       PARC_RT_F32),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_to_all_v: counts and displacements are required");
 }
 
 //===----------------------------------------------------------------------===//
