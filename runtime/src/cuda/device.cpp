@@ -287,26 +287,25 @@ void deviceFree(void *ptr) {
     cudaFree(ptr);
 }
 
-parc_rt_status_t copyToDevice(void *dst, const void *src, size_t bytes) {
+/// A staging copy, ordered after the kernels issued so far and complete on
+/// return.
+static parc_rt_status_t copyAndWait(void *dst, const void *src, size_t bytes,
+                                    cudaMemcpyKind kind, const char *what) {
   State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("copy to device", &s));
+  PARC_RT_RETURN_IF_ERROR(getState(what, &s));
   if (bytes == 0)
     return PARC_RT_OK;
-  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes,
-                                            cudaMemcpyHostToDevice, s->compute),
-                            "copy to device", "cudaMemcpyAsync");
+  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, kind, s->compute),
+                            what, "cudaMemcpyAsync");
   return synchronize(s, cuda::currentTimeout());
 }
 
+parc_rt_status_t copyToDevice(void *dst, const void *src, size_t bytes) {
+  return copyAndWait(dst, src, bytes, cudaMemcpyHostToDevice, "copy to device");
+}
+
 parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("copy to host", &s));
-  if (bytes == 0)
-    return PARC_RT_OK;
-  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes,
-                                            cudaMemcpyDeviceToHost, s->compute),
-                            "copy to host", "cudaMemcpyAsync");
-  return synchronize(s, cuda::currentTimeout());
+  return copyAndWait(dst, src, bytes, cudaMemcpyDeviceToHost, "copy to host");
 }
 
 // cudaMalloc aligns to 256 bytes.

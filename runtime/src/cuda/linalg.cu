@@ -213,23 +213,24 @@ void planLt(State *s, parc_rt_dtype_t dtype, const Gemm &g, const void *bias,
   uint64_t workspace = s->workspaceBytes;
   uint32_t alignB = alignmentOf(g.b), alignA = alignmentOf(g.a),
            alignD = alignmentOf(g.c);
+  // cuBLASLt's A is our B (the problem is transposed, see above).
+  const struct {
+    cublasLtMatmulPreferenceAttributes_t attribute;
+    const void *value;
+    size_t bytes;
+  } preferences[] = {
+      {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB, sizeof(alignB)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA, sizeof(alignA)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD, sizeof(alignD)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD, sizeof(alignD)}};
+  bool preferred = true;
+  for (const auto &a : preferences)
+    preferred = preferred && ok(cublasLtMatmulPreferenceSetAttribute(
+                                 pref, a.attribute, a.value, a.bytes));
   cublasLtMatmulHeuristicResult_t result = {};
   int found = 0;
-  if (ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-          sizeof(workspace))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB,
-          sizeof(alignB))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA,
-          sizeof(alignA))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD,
-          sizeof(alignD))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD,
-          sizeof(alignD))) &&
+  if (preferred &&
       ok(cublasLtMatmulAlgoGetHeuristic(s->lt, p.desc, p.aLayout, p.bLayout,
                                         p.dLayout, p.dLayout, pref, 1, &result,
                                         &found)) &&
