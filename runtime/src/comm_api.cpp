@@ -110,6 +110,23 @@ parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,
   });
 }
 
+parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
+                                    int64_t count, parc_rt_dtype_t dtype,
+                                    int peer, int tag,
+                                    parc_rt_request_t **out_request) {
+  // The send buffer is only read.
+  return startPointToPoint(/*isSend=*/true, comm, const_cast<void *>(buf),
+                           count, dtype, peer, tag, out_request);
+}
+
+parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
+                                    int64_t count, parc_rt_dtype_t dtype,
+                                    int peer, int tag,
+                                    parc_rt_request_t **out_request) {
+  return startPointToPoint(/*isSend=*/false, comm, buf, count, dtype, peer, tag,
+                           out_request);
+}
+
 parc_rt_status_t parc_rt_send(parc_rt_comm_t *comm, const void *buf,
                               int64_t count, parc_rt_dtype_t dtype, int peer,
                               int tag) {

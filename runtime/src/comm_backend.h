@@ -41,6 +41,11 @@ const CommBase *commBase(const parc_rt_comm_t *comm);
 /// nothing ran beside it.
 parc_rt_status_t waitRequest(parc_rt_request_t *request, bool blocking);
 
+/// send_start (`isSend`) and recv_start, after their shared ABI entry.
+parc_rt_status_t startPointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
+                                   int64_t count, parc_rt_dtype_t dtype,
+                                   int peer, int tag, parc_rt_request_t **out);
+
 /// A blocking operation: its `_start` form, then the backend's wait.
 template <typename Start> parc_rt_status_t blocking(Start &&start) {
   parc_rt_request_t *r = nullptr;

@@ -241,27 +241,6 @@ parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
   return checkStart(op, out, usable(comm));
 }
 
-/// send_start and recv_start: the same checks, then MPI_Isend or
-/// MPI_Irecv (whose message must hold exactly `count` elements).
-parc_rt_status_t pointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
-                              int64_t count, parc_rt_dtype_t dtype, int peer,
-                              int tag, parc_rt_request_t **out) {
-  PARC_RT_RETURN_IF_ERROR(prologue(isSend ? "send" : "recv", comm, out));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(
-      checkPointToPoint(isSend, count, dtype, buf, peer, tag, comm->size,
-                        comm->ctx->tagUpperBound, kMaxCount, what));
-  auto r = newRequest(comm, std::move(what));
-  r->datatype = mpiType(dtype);
-  r->checkCount = !isSend;
-  r->expectedCount = count;
-  int rc = isSend ? MPI_Isend(buf, int(count), r->datatype, peer, tag,
-                              comm->comm, &r->request)
-                  : MPI_Irecv(buf, int(count), r->datatype, peer, tag,
-                              comm->comm, &r->request);
-  return started(rc, std::move(r), out);
-}
-
 parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
                           parc_rt_comm_t **out) {
   auto *comm = new parc_rt_comm_t;
@@ -281,6 +260,26 @@ namespace parc::rt {
 ContextBase *contextBase(parc_rt_context_t *ctx) { return ctx; }
 const ContextBase *contextBase(const parc_rt_context_t *ctx) { return ctx; }
 const CommBase *commBase(const parc_rt_comm_t *comm) { return comm; }
+
+// MPI_Isend, or MPI_Irecv whose message must hold exactly `count` elements.
+parc_rt_status_t startPointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
+                                   int64_t count, parc_rt_dtype_t dtype,
+                                   int peer, int tag, parc_rt_request_t **out) {
+  PARC_RT_RETURN_IF_ERROR(prologue(isSend ? "send" : "recv", comm, out));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkPointToPoint(isSend, count, dtype, buf, peer, tag, comm->size,
+                        comm->ctx->tagUpperBound, kMaxCount, what));
+  auto r = newRequest(comm, std::move(what));
+  r->datatype = mpiType(dtype);
+  r->checkCount = !isSend;
+  r->expectedCount = count;
+  int rc = isSend ? MPI_Isend(buf, int(count), r->datatype, peer, tag,
+                              comm->comm, &r->request)
+                  : MPI_Irecv(buf, int(count), r->datatype, peer, tag,
+                              comm->comm, &r->request);
+  return started(rc, std::move(r), out);
+}
 
 parc_rt_status_t waitRequest(parc_rt_request_t *request, bool blocking) {
   request->blocking = blocking;
@@ -481,22 +480,6 @@ parc_rt_status_t parc_rt_all_to_all_v(parc_rt_comm_t *comm, const void *send,
     return parc_rt_all_to_all_v_start(comm, send, send_counts, send_displs,
                                       recv, recv_counts, recv_displs, dtype, r);
   });
-}
-
-parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  return pointToPoint(/*isSend=*/true, comm, const_cast<void *>(buf), count,
-                      dtype, peer, tag, out_request);
-}
-
-parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  return pointToPoint(/*isSend=*/false, comm, buf, count, dtype, peer, tag,
-                      out_request);
 }
 
 parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,

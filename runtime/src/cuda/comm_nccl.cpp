@@ -254,31 +254,6 @@ parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
   return getState(op, s);
 }
 
-/// send_start and recv_start: the same checks, then ncclSend or ncclRecv
-/// on the comm stream.
-parc_rt_status_t pointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
-                              int64_t count, parc_rt_dtype_t dtype, int peer,
-                              int tag, parc_rt_request_t **out) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue(isSend ? "send" : "recv", comm, out, &s));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkPointToPoint(isSend, count, dtype, buf, peer,
-                                            tag, comm->size, kMaxTag,
-                                            kMaxCount, what));
-  if (!comm->nccl)
-    return fail(PARC_RT_UNSUPPORTED,
-                "%s: a one-rank communicator has no peer to %s "
-                "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
-                what.c_str(), isSend ? "send to" : "receive from");
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  const ncclDataType_t type = ncclTypeOf(dtype);
-  PARC_NCCL_RETURN_IF_ERROR(
-      isSend ? ncclSend(buf, size_t(count), type, peer, comm->nccl, s->comm)
-             : ncclRecv(buf, size_t(count), type, peer, comm->nccl, s->comm),
-      what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out);
-}
-
 /// An MPI operation on `comm` polled to completion with the context's
 /// deadline.
 parc_rt_status_t mpiWait(parc_rt_comm_t *comm, MPI_Request request,
@@ -303,6 +278,30 @@ namespace parc::rt {
 ContextBase *contextBase(parc_rt_context_t *ctx) { return ctx; }
 const ContextBase *contextBase(const parc_rt_context_t *ctx) { return ctx; }
 const CommBase *commBase(const parc_rt_comm_t *comm) { return comm; }
+
+// ncclSend or ncclRecv on the comm stream.
+parc_rt_status_t startPointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
+                                   int64_t count, parc_rt_dtype_t dtype,
+                                   int peer, int tag, parc_rt_request_t **out) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue(isSend ? "send" : "recv", comm, out, &s));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkPointToPoint(isSend, count, dtype, buf, peer,
+                                            tag, comm->size, kMaxTag, kMaxCount,
+                                            what));
+  if (!comm->nccl)
+    return fail(PARC_RT_UNSUPPORTED,
+                "%s: a one-rank communicator has no peer to %s "
+                "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
+                what.c_str(), isSend ? "send to" : "receive from");
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  const ncclDataType_t type = ncclTypeOf(dtype);
+  PARC_NCCL_RETURN_IF_ERROR(
+      isSend ? ncclSend(buf, size_t(count), type, peer, comm->nccl, s->comm)
+             : ncclRecv(buf, size_t(count), type, peer, comm->nccl, s->comm),
+      what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out);
+}
 
 // Later kernels wait for the op; the host does not, blocking or not.
 parc_rt_status_t waitRequest(parc_rt_request_t *request, bool) {
@@ -612,22 +611,6 @@ parc_rt_status_t parc_rt_all_to_all_v(parc_rt_comm_t *comm, const void *send,
     return parc_rt_all_to_all_v_start(comm, send, send_counts, send_displs,
                                       recv, recv_counts, recv_displs, dtype, r);
   });
-}
-
-parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  return pointToPoint(/*isSend=*/true, comm, const_cast<void *>(buf), count,
-                      dtype, peer, tag, out_request);
-}
-
-parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  return pointToPoint(/*isSend=*/false, comm, buf, count, dtype, peer, tag,
-                      out_request);
 }
 
 // A device-side barrier: a one-word all-reduce on the comm stream.
