@@ -56,6 +56,18 @@ struct parc_rt_context_t : parc::rt::ContextBase {
   double commSeconds = 0, exposedSeconds = 0;
 };
 
+// comm_api.cpp sees the types through their bases.
+parc::rt::ContextBase *parc::rt::contextBase(parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::ContextBase *
+parc::rt::contextBase(const parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::CommBase *parc::rt::commBase(const parc_rt_comm_t *comm) {
+  return comm;
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -256,10 +268,6 @@ parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
 } // namespace
 
 namespace parc::rt {
-
-ContextBase *contextBase(parc_rt_context_t *ctx) { return ctx; }
-const ContextBase *contextBase(const parc_rt_context_t *ctx) { return ctx; }
-const CommBase *commBase(const parc_rt_comm_t *comm) { return comm; }
 
 // MPI_Isend, or MPI_Irecv whose message must hold exactly `count` elements.
 parc_rt_status_t startPointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,

@@ -60,6 +60,18 @@ struct parc_rt_context_t : parc::rt::ContextBase {
   void *barrierWord = nullptr;         // device scratch of barrier_start
 };
 
+// comm_api.cpp sees the types through their bases.
+parc::rt::ContextBase *parc::rt::contextBase(parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::ContextBase *
+parc::rt::contextBase(const parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::CommBase *parc::rt::commBase(const parc_rt_comm_t *comm) {
+  return comm;
+}
+
 namespace {
 
 parc_rt_context_t *theContext = nullptr;
@@ -274,10 +286,6 @@ parc_rt_status_t mpiWait(parc_rt_comm_t *comm, MPI_Request request,
 } // namespace
 
 namespace parc::rt {
-
-ContextBase *contextBase(parc_rt_context_t *ctx) { return ctx; }
-const ContextBase *contextBase(const parc_rt_context_t *ctx) { return ctx; }
-const CommBase *commBase(const parc_rt_comm_t *comm) { return comm; }
 
 // ncclSend or ncclRecv on the comm stream.
 parc_rt_status_t startPointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
