@@ -11,7 +11,7 @@
 #define PARC_RUNTIME_ELEMENTWISE_OPS_H
 
 #include "broadcast_plan.h"
-#include "cpu/shape.h"
+#include "shape_checks.h"
 #include "status.h"
 
 namespace parc::rt {

@@ -10,7 +10,7 @@
 #ifndef PARC_RUNTIME_LINALG_SHAPES_H
 #define PARC_RUNTIME_LINALG_SHAPES_H
 
-#include "cpu/shape.h"
+#include "shape_checks.h"
 #include "status.h"
 
 #include <algorithm>

@@ -12,7 +12,7 @@
 #ifndef PARC_RUNTIME_MOVEMENT_PLANS_H
 #define PARC_RUNTIME_MOVEMENT_PLANS_H
 
-#include "cpu/shape.h"
+#include "shape_checks.h"
 #include "status.h"
 
 #include <algorithm>

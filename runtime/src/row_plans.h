@@ -14,7 +14,7 @@
 #ifndef PARC_RUNTIME_ROW_PLANS_H
 #define PARC_RUNTIME_ROW_PLANS_H
 
-#include "cpu/shape.h"
+#include "shape_checks.h"
 #include "status.h"
 
 #include <algorithm>

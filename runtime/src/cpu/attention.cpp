@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../half.h"
 #include "../linalg_shapes.h"
 #include "../row_plans.h"
 #include "blas.h"
-#include "half.h"
 #include "shape.h"
 
 using namespace parc::rt;

@@ -13,9 +13,9 @@
 
 #include "../comm_backend.h"
 #include "../comm_common.h"
+#include "../half.h"
 #include "../mpi_process.h"
 #include "../status.h"
-#include "half.h"
 
 #include <algorithm>
 #include <climits>

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "../broadcast_plan.h"
+#include "../dtype_traits.h"
 #include "../elementwise_ops.h"
-#include "dtype_traits.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"

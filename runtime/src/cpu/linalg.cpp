@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../linalg_shapes.h"
 #include "blas.h"
-#include "dtype_traits.h"
 #include "shape.h"
 
 #include <limits>

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../movement_plans.h"
-#include "dtype_traits.h"
 #include "shape.h"
 
 #include <cstring>

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../row_plans.h"
-#include "dtype_traits.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"

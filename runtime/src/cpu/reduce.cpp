@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../row_plans.h"
-#include "dtype_traits.h"
 #include "shape.h"
 
 #include <algorithm>

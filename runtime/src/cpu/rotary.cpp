@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../row_plans.h"
-#include "dtype_traits.h"
 #include "shape.h"
 
 using namespace parc::rt;

@@ -10,8 +10,8 @@
 #ifndef PARC_RUNTIME_CUDA_KERNELS_CUH
 #define PARC_RUNTIME_CUDA_KERNELS_CUH
 
-#include "../cpu/dtype_traits.h"
 #include "../cpu/shape.h"
+#include "../dtype_traits.h"
 #include "cuda_common.h"
 
 #include <cuda_bf16.h>

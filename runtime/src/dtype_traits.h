@@ -5,8 +5,8 @@
 // the type kernels compute in (f32 for the half types).
 //
 //===----------------------------------------------------------------------===//
-#ifndef PARC_RUNTIME_CPU_DTYPE_TRAITS_H
-#define PARC_RUNTIME_CPU_DTYPE_TRAITS_H
+#ifndef PARC_RUNTIME_DTYPE_TRAITS_H
+#define PARC_RUNTIME_DTYPE_TRAITS_H
 
 #include "half.h"
 #include "parc/runtime.h"
@@ -147,4 +147,4 @@ template <typename C> PARC_RT_HOST_DEVICE C intPow(C base, C exp) {
 
 } // namespace parc::rt
 
-#endif // PARC_RUNTIME_CPU_DTYPE_TRAITS_H
+#endif // PARC_RUNTIME_DTYPE_TRAITS_H
