@@ -153,14 +153,13 @@ inline parc_rt_status_t checkBroadcast(int64_t count, parc_rt_dtype_t dtype,
 }
 
 /// all_to_all_v over `n` ranks: every count and displacement in [0,
-/// maxValue]; the buffers must hold what the largest displacement + count
+/// maxCount]; the buffers must hold what the largest displacement + count
 /// reaches.
 inline parc_rt_status_t
 checkAllToAllV(int n, const void *send, const int64_t *sendCounts,
                const int64_t *sendDispls, const void *recv,
                const int64_t *recvCounts, const int64_t *recvDispls,
-               parc_rt_dtype_t dtype, int64_t maxValue, int64_t maxCount,
-               std::string &what) {
+               parc_rt_dtype_t dtype, int64_t maxCount, std::string &what) {
   if (!sendCounts || !sendDispls || !recvCounts || !recvDispls)
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "all_to_all_v: counts and displacements are required");
@@ -169,10 +168,10 @@ checkAllToAllV(int n, const void *send, const int64_t *sendCounts,
                                  "recv count", "recv displacement"};
   for (int a = 0; a < 4; ++a)
     for (int i = 0; i < n; ++i)
-      if (arrays[a][i] < 0 || arrays[a][i] > maxValue)
+      if (arrays[a][i] < 0 || arrays[a][i] > maxCount)
         return fail(PARC_RT_INVALID_ARGUMENT,
                     "all_to_all_v: %s for rank %d is %lld, outside [0, %lld]",
-                    names[a], i, (long long)arrays[a][i], (long long)maxValue);
+                    names[a], i, (long long)arrays[a][i], (long long)maxCount);
   int64_t sendTotal = 0, recvTotal = 0;
   for (int i = 0; i < n; ++i) {
     sendTotal = std::max(sendTotal, sendDispls[i] + sendCounts[i]);

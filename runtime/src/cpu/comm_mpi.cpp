@@ -462,7 +462,7 @@ parc_rt_status_t parc_rt_all_to_all_v_start(
   std::string what;
   PARC_RT_RETURN_IF_ERROR(checkAllToAllV(n, send, send_counts, send_displs,
                                          recv, recv_counts, recv_displs, dtype,
-                                         kMaxCount, kMaxCount, what));
+                                         kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   // MPI takes int arrays, and reads them until completion.
   r->counts.resize(size_t(4 * n));

@@ -580,7 +580,7 @@ parc_rt_status_t parc_rt_all_to_all_v_start(
   std::string what;
   PARC_RT_RETURN_IF_ERROR(checkAllToAllV(n, send, send_counts, send_displs,
                                          recv, recv_counts, recv_displs, dtype,
-                                         kMaxCount, kMaxCount, what));
+                                         kMaxCount, what));
   const ncclDataType_t type = ncclTypeOf(dtype);
   const size_t elem = parc_rt_dtype_size(dtype);
   PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
