@@ -1,10 +1,11 @@
 //===- comm_api.cpp - The comm ABI every backend shares -------------------===//
 //
-// Context and communicator accessors, waits, and the blocking form of each
-// collective: its `_start`, then a wait. The backends (comm_backend.h)
-// supply the types and how a request completes. Barriers and all_to_all_v
-// stay with the backends (the cuda barrier is a host barrier; MoE work
-// owns all_to_all_v).
+// Context and communicator accessors, waits, the send/recv entry points and
+// the blocking form of each collective: its `_start`, then a wait. The
+// backends (comm_backend.h) supply the types, how a request completes and
+// how a point-to-point transfer starts. Barriers and all_to_all_v stay with
+// the backends: the cuda backend's blocking barrier is a host barrier, and
+// all_to_all_v is shaped by the MoE code that calls it.
 //
 //===----------------------------------------------------------------------===//
 

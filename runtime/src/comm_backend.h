@@ -4,7 +4,7 @@
 // opaque context and communicator types, deriving them from the bases here,
 // and the few hooks below. comm_api.cpp builds on them the ABI functions
 // whose logic is the same everywhere: the accessors, parc_rt_wait and
-// parc_rt_wait_all, and the blocking form of each collective.
+// parc_rt_wait_all, send/recv entry points and the blocking collectives.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PARC_RUNTIME_COMM_BACKEND_H
