@@ -1,5 +1,4 @@
 //===- elementwise_ops.h - Elementwise op names and support -----*- C++ -*-===//
-//-*-===//
 //
 // What the elementwise ABI accepts, for both backends: op names for
 // messages, which op runs on which dtype, and the checks of the flat

@@ -1,5 +1,4 @@
-//===- movement_plans.h - transpose, slice, concat, split as copies -*- C++
-//-*-===//
+//===- movement_plans.h - The movement ops' checks and plans ----*- C++ -*-===//
 //
 // These kernels move bytes without computing: transpose, slice, concat,
 // split and expand are a few strided copies; gather, scatter_elements and

@@ -1,5 +1,4 @@
 //===- mpi_process.h - MPI under every backend ------------------*- C++ -*-===//
-//-*-===//
 //
 // Both backends start on MPI: it launches the ranks, and carries the cpu
 // backend's tensors or the cuda backend's out-of-band traffic (the NCCL
