@@ -253,6 +253,22 @@ parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
   return checkStart(op, out, usable(comm));
 }
 
+/// all_reduce, all_gather, reduce_scatter and all_to_all of `count`
+/// elements per rank: checked, then a request for the MPI call to start.
+parc_rt_status_t newCollective(const char *op, parc_rt_comm_t *comm,
+                               const void *send, const void *recv,
+                               int64_t count, parc_rt_dtype_t dtype,
+                               const parc_rt_reduce_op_t *reduce,
+                               parc_rt_request_t **out,
+                               std::unique_ptr<parc_rt_request_t> &r) {
+  PARC_RT_RETURN_IF_ERROR(prologue(op, comm, out));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkCollective(op, count, dtype, reduce, send, recv, kMaxCount, what));
+  r = newRequest(comm, std::move(what));
+  return PARC_RT_OK;
+}
+
 parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
                           parc_rt_comm_t **out) {
   auto *comm = new parc_rt_comm_t;
@@ -390,11 +406,9 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_reduce_op_t op,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(prologue("all_reduce", comm, out_request));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("all_reduce", count, dtype, &op, send,
-                                          recv, kMaxCount, what));
-  auto r = newRequest(comm, std::move(what));
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("all_reduce", comm, send, recv, count,
+                                        dtype, &op, out_request, r));
   int rc =
       MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
                      mpiType(dtype), mpiOp(dtype, op), comm->comm, &r->request);
@@ -406,11 +420,10 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           int64_t send_count,
                                           parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(prologue("all_gather", comm, out_request));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective(
-      "all_gather", send_count, dtype, nullptr, send, recv, kMaxCount, what));
-  auto r = newRequest(comm, std::move(what));
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("all_gather", comm, send, recv,
+                                        send_count, dtype, nullptr, out_request,
+                                        r));
   MPI_Datatype t = mpiType(dtype);
   int rc = MPI_Iallgather(send, int(send_count), t, recv, int(send_count), t,
                           comm->comm, &r->request);
@@ -423,14 +436,13 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                                               parc_rt_dtype_t dtype,
                                               parc_rt_reduce_op_t op,
                                               parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(prologue("reduce_scatter", comm, out_request));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("reduce_scatter", recv_count, dtype,
-                                          &op, send, recv, kMaxCount, what));
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("reduce_scatter", comm, send, recv,
+                                        recv_count, dtype, &op, out_request,
+                                        r));
   if (recv_count * comm->size > kMaxCount)
-    return fail(PARC_RT_UNSUPPORTED, "%s: total count exceeds %d", what.c_str(),
-                INT_MAX);
-  auto r = newRequest(comm, std::move(what));
+    return fail(PARC_RT_UNSUPPORTED, "%s: total count exceeds %d",
+                r->what.c_str(), INT_MAX);
   int rc =
       MPI_Ireduce_scatter_block(send, recv, int(recv_count), mpiType(dtype),
                                 mpiOp(dtype, op), comm->comm, &r->request);
@@ -441,11 +453,9 @@ parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all", comm, out_request));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("all_to_all", count, dtype, nullptr,
-                                          send, recv, kMaxCount, what));
-  auto r = newRequest(comm, std::move(what));
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("all_to_all", comm, send, recv, count,
+                                        dtype, nullptr, out_request, r));
   MPI_Datatype t = mpiType(dtype);
   int rc = MPI_Ialltoall(send, int(count), t, recv, int(count), t, comm->comm,
                          &r->request);

@@ -266,6 +266,31 @@ parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
   return getState(op, s);
 }
 
+/// all_reduce, all_gather, reduce_scatter and all_to_all of `count`
+/// elements per rank: checked, ordered after the kernels issued so far,
+/// then call(nccl, comm stream). A one-rank communicator without NCCL
+/// copies send to recv instead (every such collective is that copy).
+template <typename Call>
+parc_rt_status_t startCollective(const char *op, parc_rt_comm_t *comm,
+                                 const void *send, void *recv, int64_t count,
+                                 parc_rt_dtype_t dtype,
+                                 const parc_rt_reduce_op_t *reduce,
+                                 parc_rt_request_t **out, Call &&call) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue(op, comm, out, &s));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkCollective(op, count, dtype, reduce, send, recv, kMaxCount, what));
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (!comm->nccl)
+    PARC_RT_RETURN_IF_ERROR(localCopy(
+        s, recv, send, size_t(count) * parc_rt_dtype_size(dtype), what));
+  else
+    PARC_NCCL_RETURN_IF_ERROR(call(comm->nccl, s->comm), what.c_str(),
+                              comm->nccl);
+  return started(s, comm, std::move(what), out);
+}
+
 /// An MPI operation on `comm` polled to completion with the context's
 /// deadline.
 parc_rt_status_t mpiWait(parc_rt_comm_t *comm, MPI_Request request,
@@ -479,21 +504,12 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_reduce_op_t op,
                                           parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("all_reduce", comm, out_request, &s));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("all_reduce", count, dtype, &op, send,
-                                          recv, kMaxCount, what));
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl)
-    PARC_RT_RETURN_IF_ERROR(localCopy(
-        s, recv, send, size_t(count) * parc_rt_dtype_size(dtype), what));
-  else
-    PARC_NCCL_RETURN_IF_ERROR(ncclAllReduce(send, recv, size_t(count),
-                                            ncclTypeOf(dtype), ncclOp(op),
-                                            comm->nccl, s->comm),
-                              what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
+  return startCollective(
+      "all_reduce", comm, send, recv, count, dtype, &op, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        return ncclAllReduce(send, recv, size_t(count), ncclTypeOf(dtype),
+                             ncclOp(op), nccl, stream);
+      });
 }
 
 parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
@@ -501,21 +517,12 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           int64_t send_count,
                                           parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("all_gather", comm, out_request, &s));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective(
-      "all_gather", send_count, dtype, nullptr, send, recv, kMaxCount, what));
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl)
-    PARC_RT_RETURN_IF_ERROR(localCopy(
-        s, recv, send, size_t(send_count) * parc_rt_dtype_size(dtype), what));
-  else
-    PARC_NCCL_RETURN_IF_ERROR(ncclAllGather(send, recv, size_t(send_count),
-                                            ncclTypeOf(dtype), comm->nccl,
-                                            s->comm),
-                              what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
+  return startCollective(
+      "all_gather", comm, send, recv, send_count, dtype, nullptr, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        return ncclAllGather(send, recv, size_t(send_count), ncclTypeOf(dtype),
+                             nccl, stream);
+      });
 }
 
 parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
@@ -524,49 +531,37 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                                               parc_rt_dtype_t dtype,
                                               parc_rt_reduce_op_t op,
                                               parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("reduce_scatter", comm, out_request, &s));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("reduce_scatter", recv_count, dtype,
-                                          &op, send, recv, kMaxCount, what));
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl)
-    PARC_RT_RETURN_IF_ERROR(localCopy(
-        s, recv, send, size_t(recv_count) * parc_rt_dtype_size(dtype), what));
-  else
-    PARC_NCCL_RETURN_IF_ERROR(ncclReduceScatter(send, recv, size_t(recv_count),
-                                                ncclTypeOf(dtype), ncclOp(op),
-                                                comm->nccl, s->comm),
-                              what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
+  return startCollective(
+      "reduce_scatter", comm, send, recv, recv_count, dtype, &op, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        return ncclReduceScatter(send, recv, size_t(recv_count),
+                                 ncclTypeOf(dtype), ncclOp(op), nccl, stream);
+      });
 }
 
 parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all", comm, out_request, &s));
-  std::string what;
-  PARC_RT_RETURN_IF_ERROR(checkCollective("all_to_all", count, dtype, nullptr,
-                                          send, recv, kMaxCount, what));
-  const ncclDataType_t type = ncclTypeOf(dtype);
-  const size_t block = size_t(count) * parc_rt_dtype_size(dtype);
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl) {
-    PARC_RT_RETURN_IF_ERROR(localCopy(s, recv, send, block, what));
-  } else if (count > 0) {
-    PARC_NCCL_RETURN_IF_ERROR(ncclGroupStart(), what.c_str(), comm->nccl);
-    for (int peer = 0; peer < comm->size; ++peer) {
-      ncclSend(static_cast<const char *>(send) + peer * block, size_t(count),
-               type, peer, comm->nccl, s->comm);
-      ncclRecv(static_cast<char *>(recv) + peer * block, size_t(count), type,
-               peer, comm->nccl, s->comm);
-    }
-    // Errors of the calls inside a group surface at ncclGroupEnd.
-    PARC_NCCL_RETURN_IF_ERROR(ncclGroupEnd(), what.c_str(), comm->nccl);
-  }
-  return started(s, comm, std::move(what), out_request);
+  return startCollective(
+      "all_to_all", comm, send, recv, count, dtype, nullptr, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        if (count == 0)
+          return ncclSuccess;
+        const ncclDataType_t type = ncclTypeOf(dtype);
+        const size_t block = size_t(count) * parc_rt_dtype_size(dtype);
+        ncclResult_t result = ncclGroupStart();
+        if (result != ncclSuccess)
+          return result;
+        for (int peer = 0; peer < comm->size; ++peer) {
+          ncclSend(static_cast<const char *>(send) + peer * block,
+                   size_t(count), type, peer, nccl, stream);
+          ncclRecv(static_cast<char *>(recv) + peer * block, size_t(count),
+                   type, peer, nccl, stream);
+        }
+        // Errors of the calls inside a group surface at ncclGroupEnd.
+        return ncclGroupEnd();
+      });
 }
 
 parc_rt_status_t parc_rt_all_to_all_v_start(
