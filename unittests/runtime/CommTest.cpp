@@ -9,6 +9,7 @@
 #include "MoeReference.h"
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -288,6 +289,35 @@ TEST(Comm, NonBlockingOverlapsCompute) {
   for (int q = 0; q < p; ++q)
     EXPECT_EQ(t[q], q);
   EXPECT_EQ(rsOut, p);
+}
+
+// A blocking call hides nothing: all of its time is exposed. A started
+// collective waited for after compute exposes at most its total.
+TEST(Comm, CommTimeSplitsExposedFromHidden) {
+  const int n = 4096;
+  std::vector<float> x(n, 1.0f), y(n);
+  double total0 = 0, exposed0 = 0, total1 = 0, exposed1 = 0;
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total0, &exposed0));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_RT_OK(parc_rt_all_reduce(world(), x.data(), y.data(), n,
+                                    PARC_RT_F32, PARC_RT_REDUCE_SUM));
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total1, &exposed1));
+  EXPECT_GT(total1 - total0, 0.0);
+  EXPECT_NEAR(exposed1 - exposed0, total1 - total0,
+              1e-9 * std::max(1.0, total1));
+  parc_rt_request_t *r = nullptr;
+  ASSERT_RT_OK(parc_rt_all_reduce_start(world(), x.data(), y.data(), n,
+                                        PARC_RT_F32, PARC_RT_REDUCE_SUM, &r));
+  double acc = 0;
+  for (int i = 0; i < 200000; ++i)
+    acc += i * 1e-9;
+  ASSERT_RT_OK(parc_rt_wait(r));
+  double total2 = 0, exposed2 = 0;
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total2, &exposed2));
+  EXPECT_GT(acc, 0);
+  EXPECT_GT(total2 - total1, 0.0);
+  EXPECT_LE(exposed2 - exposed1, total2 - total1 + 1e-9);
+  EXPECT_EQ(y[0], float(size()));
 }
 
 TEST(Comm, ArgumentErrors) {
