@@ -57,6 +57,17 @@ parc_rt_status_t planBroadcast(const char *op, parc_rt_dtype_t dtype,
   return PARC_RT_OK;
 }
 
+/// The loop over out and the K operands of a plan with count > 0.
+template <int K>
+LoopNest<K + 1>
+broadcastLoop(int64_t outRank, const int64_t *outDims,
+              const int64_t (&strides)[K + 1][PARC_RT_MAX_RANK]) {
+  std::array<const int64_t *, K + 1> s;
+  for (int k = 0; k <= K; ++k)
+    s[k] = strides[k];
+  return LoopNest<K + 1>(outRank, outDims, s);
+}
+
 } // namespace parc::rt
 
 #endif // PARC_RUNTIME_BROADCAST_PLAN_H

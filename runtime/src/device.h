@@ -35,6 +35,13 @@ parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes);
 /// of range found on the device, a collective error or timeout).
 parc_rt_status_t deviceSynchronize();
 
+/// The planned arena's memory (src/arena.cpp does the rest of
+/// parc_rt_arena_*): `total` bytes, zero-filled, starting at a multiple of
+/// deviceArenaAlignment(); `requested` is the caller's size, for messages.
+size_t deviceArenaAlignment();
+parc_rt_status_t deviceArenaMap(size_t total, size_t requested, void **out);
+void deviceArenaUnmap(void *ptr, size_t total);
+
 /// Called after each kernel of a generated program (parc_rt_check): cheap
 /// unless the backend was asked to check every kernel (PARC_RT_CUDA_SYNC=1),
 /// so that an asynchronous failure is reported with the node that caused it.

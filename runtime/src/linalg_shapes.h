@@ -1,15 +1,16 @@
 //===- linalg_shapes.h - matmul, attention and window problems --*- C++ -*-===//
 //
 // Argument checks and resolved dims of the GEMM-shaped kernels (numpy
-// matmul with batch broadcasting, grouped-query attention products, N-d
-// convolution / pooling windows), shared by the cpu and cuda backends so
+// matmul with batch broadcasting, gemm, grouped-query attention products,
+// N-d convolution / pooling windows), shared by the cpu and cuda backends so
 // that both accept and reject exactly the same calls with the same words.
+// What each backend supports beyond that (dtypes, mostly) stays with it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PARC_RUNTIME_LINALG_SHAPES_H
 #define PARC_RUNTIME_LINALG_SHAPES_H
 
-#include "cpu/shape.h"
+#include "shape_checks.h"
 #include "status.h"
 
 #include <algorithm>
@@ -107,6 +108,63 @@ inline parc_rt_status_t resolveMatmul(int64_t aRank, const int64_t *aDims,
                      numElements(bBatchRank, bDims) == 1 &&
                      s.m * batchCount <= kBlasMax;
   return checkBlasDims(op, s.m, s.n, s.k);
+}
+
+/// A matmul call: its shape and element counts; empty() when out has none.
+struct MatmulPlan {
+  MatmulShape shape;
+  int64_t aCount = 0, bCount = 0, outCount = 0;
+  bool empty() const { return outCount == 0; }
+};
+
+inline parc_rt_status_t planMatmul(parc_rt_dtype_t dtype, const void *a,
+                                   int64_t aRank, const int64_t *aDims,
+                                   const void *b, int64_t bRank,
+                                   const int64_t *bDims, void *out,
+                                   int64_t outRank, const int64_t *outDims,
+                                   MatmulPlan &p) {
+  const char *op = "matmul";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "a", aRank, aDims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "b", bRank, bDims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", outRank, outDims));
+  PARC_RT_RETURN_IF_ERROR(
+      resolveMatmul(aRank, aDims, bRank, bDims, outRank, outDims, p.shape));
+  p.aCount = numElements(aRank, aDims);
+  p.bCount = numElements(bRank, bDims);
+  p.outCount = numElements(outRank, outDims);
+  if (p.empty())
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, p.aCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, p.bCount));
+  return checkData(op, "out", out, p.outCount);
+}
+
+/// gemm: y (m x n) = alpha op(a) op(b) + beta c, c broadcast to y (c_dims
+/// checked when c is given). Nothing to do when m or n is 0.
+inline parc_rt_status_t checkGemm(parc_rt_dtype_t dtype, const void *a,
+                                  const void *b, const void *c, int64_t cRank,
+                                  const int64_t *cDims, void *y, int64_t m,
+                                  int64_t n, int64_t k) {
+  const char *op = "gemm";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  if (m < 0 || n < 0 || k < 0)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "gemm: negative size M=%lld N=%lld K=%lld", (long long)m,
+                (long long)n, (long long)k);
+  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, m, n, k));
+  if (c) {
+    const int64_t yDims[2] = {m, n};
+    PARC_RT_RETURN_IF_ERROR(checkShape(op, "c", cRank, cDims));
+    int64_t unused[2];
+    PARC_RT_RETURN_IF_ERROR(
+        broadcastStrides(op, "c", cRank, cDims, 2, yDims, unused));
+  }
+  if (m == 0 || n == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, m * k));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, k * n));
+  return checkData(op, "y", y, m * n);
 }
 
 //===----------------------------------------------------------------------===//
@@ -275,6 +333,69 @@ inline parc_rt_status_t resolvePool(const char *op, int64_t rank,
   win = Window{S,       xDims + 2, kernel,   yDims + 2,
                strides, pads,      pads + S, dilations};
   return checkWindow(op, win, true);
+}
+
+/// A conv call: its window, channels and element counts; empty() when y
+/// has none.
+struct ConvPlan {
+  Window win;
+  int64_t batch = 0, cIn = 0, cOut = 0;
+  int64_t xCount = 0, wCount = 0, yCount = 0;
+  bool empty() const { return yCount == 0; }
+};
+
+inline parc_rt_status_t planConv(parc_rt_dtype_t dtype, const void *x,
+                                 int64_t rank, const int64_t *xDims,
+                                 const void *w, const int64_t *wDims,
+                                 int64_t group, const int64_t *strides,
+                                 const int64_t *pads, const int64_t *dilations,
+                                 void *y, const int64_t *yDims, ConvPlan &p) {
+  const char *op = "conv";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(resolveConv(op, rank, xDims, wDims, group, strides,
+                                      pads, dilations, yDims, p.win));
+  p.batch = xDims[0];
+  p.cIn = xDims[1];
+  p.cOut = wDims[0];
+  p.xCount = numElements(rank, xDims);
+  p.wCount = numElements(rank, wDims);
+  p.yCount = numElements(rank, yDims);
+  if (p.empty())
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, p.xCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "w", w, p.wCount));
+  return checkData(op, "y", y, p.yCount);
+}
+
+/// A max_pool call: its window, the planes (batch x channels) it pools and
+/// element counts; empty() when y has none.
+struct PoolPlan {
+  Window win;
+  int64_t planes = 0, xCount = 0, yCount = 0;
+  bool empty() const { return yCount == 0; }
+};
+
+inline parc_rt_status_t planMaxPool(parc_rt_dtype_t dtype, const void *x,
+                                    int64_t rank, const int64_t *xDims,
+                                    const int64_t *kernel,
+                                    const int64_t *strides, const int64_t *pads,
+                                    const int64_t *dilations, void *y,
+                                    const int64_t *yDims, PoolPlan &p) {
+  const char *op = "max_pool";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(resolvePool(op, rank, xDims, kernel, strides, pads,
+                                      dilations, yDims, p.win));
+  p.xCount = numElements(rank, xDims);
+  p.yCount = numElements(rank, yDims);
+  if (p.empty())
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, p.xCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, p.yCount));
+  p.planes = xDims[0] * xDims[1];
+  // max of bool is not a kernel either backend has.
+  if (dtype == PARC_RT_BOOL)
+    return unsupportedDtype(op, dtype);
+  return PARC_RT_OK;
 }
 
 } // namespace parc::rt

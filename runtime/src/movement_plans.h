@@ -1,16 +1,17 @@
-//===- movement_plans.h - transpose, slice, concat, split as copies -*- C++ -*-===//
+//===- movement_plans.h - The movement ops' checks and plans ----*- C++ -*-===//
 //
-// These kernels move bytes without computing: each is a few strided copies.
-// Their argument checks and the copies they imply are worked out here, once,
-// for both backends, which only differ in how a strided copy runs (a loop
-// nest on the cpu, a kernel on the gpu) and so accept and reject exactly the
-// same calls with the same words.
+// These kernels move bytes without computing: transpose, slice, concat,
+// split and expand are a few strided copies; gather, scatter_elements and
+// trilu are index-driven copies. Their argument checks and the copies or
+// extents they imply are worked out here, once, for both backends, which
+// only differ in how the copy runs (a loop nest on the cpu, a kernel on the
+// gpu) and so accept and reject exactly the same calls with the same words.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PARC_RUNTIME_MOVEMENT_PLANS_H
 #define PARC_RUNTIME_MOVEMENT_PLANS_H
 
-#include "cpu/shape.h"
+#include "shape_checks.h"
 #include "status.h"
 
 #include <algorithm>
@@ -27,6 +28,12 @@ struct StridedCopyPlan {
   void *dst = nullptr;
   const void *src = nullptr;
 };
+
+/// The backend's strided copy: runs `plans` in order (`op` names the
+/// failures). copy_ops.cpp builds transpose, slice, concat, split and
+/// expand on it.
+parc_rt_status_t runCopyPlans(const char *op, parc_rt_dtype_t dtype,
+                              const std::vector<StridedCopyPlan> &plans);
 
 /// y = x with dims permuted (y's dim i is x's dim perm[i]).
 inline parc_rt_status_t planTranspose(parc_rt_dtype_t dtype, const void *x,
@@ -165,6 +172,147 @@ inline parc_rt_status_t planPieces(bool concat, parc_rt_dtype_t dtype,
     offset += axis_sizes[i];
   }
   return PARC_RT_OK;
+}
+
+/// y (out_dims) = x broadcast to it: x read with stride 0 along its
+/// broadcast dims.
+inline parc_rt_status_t planExpand(parc_rt_dtype_t dtype, const void *x,
+                                   int64_t rank, const int64_t *dims, void *y,
+                                   int64_t out_rank, const int64_t *out_dims,
+                                   std::vector<StridedCopyPlan> &plans) {
+  const char *op = "expand";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
+  StridedCopyPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      broadcastStrides(op, "x", rank, dims, out_rank, out_dims, p.srcStrides));
+  const int64_t count = numElements(out_rank, out_dims);
+  if (count == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  p.rank = out_rank;
+  std::copy(out_dims, out_dims + out_rank, p.dims);
+  contiguousStrides(out_rank, out_dims, p.dstStrides);
+  p.dst = y;
+  p.src = x;
+  plans.push_back(p);
+  return PARC_RT_OK;
+}
+
+inline parc_rt_status_t checkIndexDtype(const char *op, parc_rt_dtype_t dtype) {
+  if (dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: indices must be i32 or i64, got %s", op,
+                parc_rt_dtype_name(dtype));
+  return PARC_RT_OK;
+}
+
+/// Gather as rows: out[o, j, :] = data[o, indices[j], :] for o < outer,
+/// j < count, rows of `inner` elements; `size` is data's extent along the
+/// axis (indices are checked against it as they are read).
+struct GatherPlan {
+  int64_t outer = 0, size = 0, inner = 0, count = 0;
+  bool empty() const { return outer * count * inner == 0; }
+};
+
+inline parc_rt_status_t planGather(parc_rt_dtype_t dtype, const void *data,
+                                   int64_t rank, const int64_t *dims,
+                                   int64_t axis, parc_rt_dtype_t index_dtype,
+                                   const void *indices, int64_t index_rank,
+                                   const int64_t *index_dims, void *out,
+                                   GatherPlan &p) {
+  const char *op = "gather";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", index_rank, index_dims));
+  if (rank == 0)
+    return fail(PARC_RT_INVALID_ARGUMENT, "gather: data must have rank >= 1");
+  if (rank - 1 + index_rank > PARC_RT_MAX_RANK)
+    return fail(PARC_RT_INVALID_ARGUMENT, "gather: output rank exceeds %d",
+                PARC_RT_MAX_RANK);
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  PARC_RT_RETURN_IF_ERROR(checkIndexDtype(op, index_dtype));
+  p.outer = numElements(a, dims);
+  p.size = dims[a];
+  p.inner = numElements(rank - a - 1, dims + a + 1);
+  p.count = numElements(index_rank, index_dims);
+  if (p.empty())
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, p.count));
+  PARC_RT_RETURN_IF_ERROR(
+      checkData(op, "data", data, p.outer * p.size * p.inner));
+  return checkData(op, "out", out, p.outer * p.count * p.inner);
+}
+
+/// ScatterElements: out = data, then updates (index_dims, like indices) at
+/// their indexed positions along `axis` (normalised); `dataCount` and
+/// `count` elements of data and of indices.
+struct ScatterPlan {
+  int64_t axis = 0, dataCount = 0, count = 0;
+};
+
+inline parc_rt_status_t planScatterElements(
+    parc_rt_dtype_t dtype, const void *data, int64_t rank, const int64_t *dims,
+    int64_t axis, parc_rt_dtype_t index_dtype, const void *indices,
+    const int64_t *index_dims, const void *updates,
+    parc_rt_scatter_reduction_t reduction, void *out, ScatterPlan &p) {
+  const char *op = "scatter_elements";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", rank, index_dims));
+  if (rank == 0)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "scatter_elements: data must have rank >= 1");
+  if (unsigned(reduction) > PARC_RT_SCATTER_MIN)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "scatter_elements: invalid reduction %d", int(reduction));
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, p.axis));
+  PARC_RT_RETURN_IF_ERROR(checkIndexDtype(op, index_dtype));
+  for (int64_t i = 0; i < rank; ++i)
+    if (index_dims[i] > dims[i] && i != p.axis)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "scatter_elements: indices %s exceed data %s outside axis "
+                  "%lld",
+                  shapeString(rank, index_dims).c_str(),
+                  shapeString(rank, dims).c_str(), (long long)axis);
+  p.dataCount = numElements(rank, dims);
+  p.count = numElements(rank, index_dims);
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, p.dataCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, p.dataCount));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, p.count));
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "updates", updates, p.count));
+  // Rejected before anything is written.
+  if (dtype == PARC_RT_BOOL && reduction != PARC_RT_SCATTER_NONE)
+    return unsupportedDtype(op, dtype);
+  return PARC_RT_OK;
+}
+
+/// Trilu over `batch` matrices of rows x cols.
+struct TriluPlan {
+  int64_t batch = 0, rows = 0, cols = 0;
+  int64_t count() const { return batch * rows * cols; }
+};
+
+inline parc_rt_status_t planTrilu(parc_rt_dtype_t dtype, const void *x,
+                                  int64_t rank, const int64_t *dims, void *y,
+                                  TriluPlan &p) {
+  const char *op = "trilu";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
+  if (rank < 2)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "trilu: x must have rank >= 2, got %s",
+                shapeString(rank, dims).c_str());
+  p.rows = dims[rank - 2];
+  p.cols = dims[rank - 1];
+  p.batch = numElements(rank - 2, dims);
+  if (p.count() == 0)
+    return PARC_RT_OK;
+  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, p.count()));
+  return checkData(op, "y", y, p.count());
 }
 
 } // namespace parc::rt

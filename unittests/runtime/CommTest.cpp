@@ -9,6 +9,7 @@
 #include "MoeReference.h"
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -338,6 +339,35 @@ TEST(Comm, NonBlockingOverlapsCompute) {
   EXPECT_EQ(rsOut, p);
 }
 
+// A blocking call hides nothing: all of its time is exposed. A started
+// collective waited for after compute exposes at most its total.
+TEST(Comm, CommTimeSplitsExposedFromHidden) {
+  const int n = 4096;
+  std::vector<float> x(n, 1.0f), y(n);
+  double total0 = 0, exposed0 = 0, total1 = 0, exposed1 = 0;
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total0, &exposed0));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_RT_OK(parc_rt_all_reduce(world(), x.data(), y.data(), n,
+                                    PARC_RT_F32, PARC_RT_REDUCE_SUM));
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total1, &exposed1));
+  EXPECT_GT(total1 - total0, 0.0);
+  EXPECT_NEAR(exposed1 - exposed0, total1 - total0,
+              1e-9 * std::max(1.0, total1));
+  parc_rt_request_t *r = nullptr;
+  ASSERT_RT_OK(parc_rt_all_reduce_start(world(), x.data(), y.data(), n,
+                                        PARC_RT_F32, PARC_RT_REDUCE_SUM, &r));
+  double acc = 0;
+  for (int i = 0; i < 200000; ++i)
+    acc += i * 1e-9;
+  ASSERT_RT_OK(parc_rt_wait(r));
+  double total2 = 0, exposed2 = 0;
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total2, &exposed2));
+  EXPECT_GT(acc, 0);
+  EXPECT_GT(total2 - total1, 0.0);
+  EXPECT_LE(exposed2 - exposed1, total2 - total1 + 1e-9);
+  EXPECT_EQ(y[0], float(size()));
+}
+
 TEST(Comm, ArgumentErrors) {
   float x[4] = {};
   EXPECT_RT_ERROR(
@@ -353,6 +383,49 @@ TEST(Comm, ArgumentErrors) {
   EXPECT_RT_ERROR(
       parc_rt_all_reduce(world(), x, x, 4, PARC_RT_BOOL, PARC_RT_REDUCE_SUM),
       PARC_RT_UNSUPPORTED, "sum of bool");
+  EXPECT_RT_ERROR(parc_rt_all_reduce(world(), x, x, 4, PARC_RT_F32,
+                                     parc_rt_reduce_op_t(7)),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_reduce(invalid, 4 x f32): invalid reduce op 7");
+  parc_rt_request_t *r = nullptr;
+  EXPECT_RT_ERROR(parc_rt_all_gather_start(world(), x, x, 1, PARC_RT_F32,
+                                           nullptr),
+                  PARC_RT_INVALID_ARGUMENT, "all_gather: out_request is null");
+  EXPECT_RT_ERROR(parc_rt_recv_start(world(), x, 4, PARC_RT_F32, 0, -1, &r),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "recv(from rank 0, tag -1, 4 x f32): tag outside [0, ");
+  EXPECT_EQ(r, nullptr);
+  EXPECT_RT_ERROR(parc_rt_wait_all(-1, nullptr), PARC_RT_INVALID_ARGUMENT,
+                  "wait_all: no request array");
+  EXPECT_RT_ERROR(parc_rt_wait(nullptr), PARC_RT_INVALID_ARGUMENT,
+                  "wait: request is null");
+  EXPECT_RT_ERROR(parc_rt_context_set_timeout(ctx, 0),
+                  PARC_RT_INVALID_ARGUMENT, "seconds > 0 (got 0)");
+  // all_to_all_v: MPI counts are int, so every count and displacement must
+  // lie in [0, 2^31 - 1].
+  std::vector<int64_t> ones(size(), 1), at(size());
+  for (int i = 0; i < size(); ++i)
+    at[i] = i;
+  std::vector<int64_t> bad = ones;
+  bad[1] = -1;
+  std::vector<float> a(size()), b(size());
+  EXPECT_RT_ERROR(parc_rt_all_to_all_v(world(), a.data(), ones.data(),
+                                       at.data(), b.data(), bad.data(),
+                                       at.data(), PARC_RT_F32),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_to_all_v: recv count for rank 1 is -1, outside [0, "
+                  "2147483647]");
+  bad[1] = int64_t(1) << 31;
+  EXPECT_RT_ERROR(parc_rt_all_to_all_v(world(), a.data(), ones.data(),
+                                       bad.data(), b.data(), ones.data(),
+                                       at.data(), PARC_RT_F32),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "send displacement for rank 1 is 2147483648, outside");
+  EXPECT_RT_ERROR(parc_rt_all_to_all_v(world(), a.data(), nullptr, at.data(),
+                                       b.data(), ones.data(), at.data(),
+                                       PARC_RT_F32),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_to_all_v: counts and displacements are required");
 }
 
 //===----------------------------------------------------------------------===//

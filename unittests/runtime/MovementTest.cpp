@@ -178,6 +178,23 @@ TEST(ScatterElements, Reductions) {
                   PARC_RT_INVALID_ARGUMENT, "index 5 at position 1");
 }
 
+TEST(ScatterElements, BoolReductionRejectedBeforeWriting) {
+  // Bool takes no arithmetic: the call fails and out keeps what it held.
+  uint8_t data[3] = {1, 0, 1}, upd[1] = {1}, out[3] = {7, 7, 7};
+  int32_t idx[1] = {0};
+  const Shape s = {3}, is = {1};
+  EXPECT_RT_ERROR(parc_rt_scatter_elements(PARC_RT_BOOL, data, 1, s.data(), 0,
+                                           PARC_RT_I32, idx, is.data(), upd,
+                                           PARC_RT_SCATTER_ADD, out),
+                  PARC_RT_UNSUPPORTED,
+                  "scatter_elements: dtype bool is not supported");
+  EXPECT_EQ(std::vector<uint8_t>(out, out + 3), (std::vector<uint8_t>{7, 7, 7}));
+  ASSERT_RT_OK(parc_rt_scatter_elements(PARC_RT_BOOL, data, 1, s.data(), 0,
+                                        PARC_RT_I32, idx, is.data(), upd,
+                                        PARC_RT_SCATTER_NONE, out));
+  EXPECT_EQ(std::vector<uint8_t>(out, out + 3), (std::vector<uint8_t>{1, 0, 1}));
+}
+
 TEST(Expand, BroadcastCopy) {
   uint16_t x[3] = {1, 2, 3}, y[6];
   const Shape xs = {3, 1}, ys = {2, 3, 2};

@@ -1,6 +1,7 @@
 //===- NormTest.cpp - softmax, layer_norm, rms_norm vs double references --===//
 
 #include "TestUtil.h"
+#include "parc/program.h"
 
 using namespace parc::test;
 
@@ -175,6 +176,28 @@ TEST(Norm, Errors) {
   int32_t i[4] = {};
   EXPECT_RT_ERROR(parc_rt_softmax(PARC_RT_I32, i, i, 2, s.data(), 1),
                   PARC_RT_UNSUPPORTED, "softmax: dtype i32");
+}
+
+TEST(RotaryFull, TableShapeErrors) {
+  // x and y [2, 4]: a table must end in the whole last dim, 4, and a
+  // rank-0 table has no last dim at all.
+  float x[8] = {}, y[8], table[4] = {};
+  const Shape xs = {2, 4}, narrow = {2}, wide = {3, 4};
+  EXPECT_RT_ERROR(parc_rt_rotary_full(PARC_RT_F32, x, 2, xs.data(), table, 0,
+                                      nullptr, table, 1, xs.data() + 1, y, 2,
+                                      xs.data()),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "rotary: cos [] must broadcast to [2,4] and span its last "
+                  "dim");
+  EXPECT_RT_ERROR(parc_rt_rotary_full(PARC_RT_F32, x, 2, xs.data(), table, 1,
+                                      xs.data() + 1, table, 1, narrow.data(),
+                                      y, 2, xs.data()),
+                  PARC_RT_INVALID_ARGUMENT, "rotary: sin [2] must broadcast");
+  EXPECT_RT_ERROR(parc_rt_rotary_full(PARC_RT_F32, x, 2, xs.data(), table, 2,
+                                      wide.data(), table, 1, xs.data() + 1, y,
+                                      2, xs.data()),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "rotary: cos [3,4] does not broadcast to [2,4]");
 }
 
 } // namespace

@@ -7,9 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../half.h"
 #include "../linalg_shapes.h"
+#include "../row_plans.h"
 #include "blas.h"
-#include "half.h"
 #include "shape.h"
 
 using namespace parc::rt;
@@ -85,43 +86,12 @@ parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
                     const int64_t *cos_dims, const void *sin, int64_t sin_rank,
                     const int64_t *sin_dims, void *y, int64_t y_rank,
                     const int64_t *y_dims) {
+  RotaryTablesPlan t;
+  PARC_RT_RETURN_IF_ERROR(planRotaryTables(x_rank, x_dims, cos_rank, cos_dims,
+                                           sin_rank, sin_dims, y_rank, y_dims,
+                                           t));
+  const int64_t *cs = t.cosStrides, *ss = t.sinStrides;
   const char *op = "rotary";
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", x_rank, x_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "cos", cos_rank, cos_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "sin", sin_rank, sin_dims));
-  if (x_rank < 1 || y_rank != x_rank || x_dims[x_rank - 1] % 2 ||
-      !std::equal(x_dims, x_dims + x_rank, y_dims))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: x %s and y %s must match with an "
-                "even last dim",
-                op, shapeString(x_rank, x_dims).c_str(),
-                shapeString(y_rank, y_dims).c_str());
-  // Element strides of a table broadcast to x's shape (0 on broadcast dims).
-  auto strides = [&](int64_t rank, const int64_t *dims, const char *what,
-                     std::array<int64_t, PARC_RT_MAX_RANK> &out) {
-    if (rank > x_rank || dims[rank - 1] != x_dims[x_rank - 1])
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "%s: %s %s must broadcast to %s and "
-                  "span its last dim",
-                  op, what, shapeString(rank, dims).c_str(),
-                  shapeString(x_rank, x_dims).c_str());
-    int64_t s = 1;
-    for (int64_t d = x_rank - 1; d >= 0; --d) {
-      int64_t td = d - (x_rank - rank);
-      int64_t size = td >= 0 ? dims[td] : 1;
-      if (size != 1 && size != x_dims[d])
-        return fail(PARC_RT_INVALID_ARGUMENT,
-                    "%s: %s %s does not broadcast to %s", op, what,
-                    shapeString(rank, dims).c_str(),
-                    shapeString(x_rank, x_dims).c_str());
-      out[d] = size == 1 ? 0 : s;
-      s *= size;
-    }
-    return PARC_RT_OK;
-  };
-  std::array<int64_t, PARC_RT_MAX_RANK> cs{}, ss{};
-  PARC_RT_RETURN_IF_ERROR(strides(cos_rank, cos_dims, "cos", cs));
-  PARC_RT_RETURN_IF_ERROR(strides(sin_rank, sin_dims, "sin", ss));
   // Half types widen to f32 (and the result narrows back) around the loop.
   const bool half = dtype == PARC_RT_F16 || dtype == PARC_RT_BF16;
   if (!half && dtype != PARC_RT_F32)
@@ -140,13 +110,12 @@ parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
   const float *cf = half ? wide.data() + xn : static_cast<const float *>(cos);
   const float *sf = half ? wide.data() + xn + cn : static_cast<const float *>(sin);
   float *yf = half ? wide.data() + xn + cn + sn : static_cast<float *>(y);
-  int64_t width = x_dims[x_rank - 1], halfWidth = width / 2;
-  int64_t rows = numElements(x_rank - 1, x_dims);
-  for (int64_t r = 0; r < rows; ++r) {
+  const int64_t width = t.width, halfWidth = width / 2;
+  for (int64_t r = 0; r < t.rows; ++r) {
     int64_t rem = r, co = 0, so = 0;
-    for (int64_t d = x_rank - 2; d >= 0; --d) {
-      int64_t i = rem % x_dims[d];
-      rem /= x_dims[d];
+    for (int64_t d = t.rank - 1; d >= 0; --d) {
+      int64_t i = rem % t.dims[d];
+      rem /= t.dims[d];
       co += i * cs[d];
       so += i * ss[d];
     }

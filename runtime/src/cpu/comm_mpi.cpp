@@ -11,33 +11,22 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../comm_backend.h"
 #include "../comm_common.h"
+#include "../half.h"
+#include "../mpi_process.h"
 #include "../status.h"
-#include "half.h"
-
-// Only the C API: the deprecated MPI C++ bindings would add a link
-// dependency on libmpi_cxx to every generated program.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <memory>
-#include <sched.h>
 #include <string>
 #include <vector>
 
 using namespace parc::rt;
 
-struct parc_rt_comm_t {
-  parc_rt_context_t *ctx = nullptr;
+struct parc_rt_comm_t : parc::rt::CommBase {
   MPI_Comm comm = MPI_COMM_NULL;
-  int rank = 0, size = 1;
 };
 
 struct parc_rt_request_t {
@@ -58,19 +47,26 @@ struct parc_rt_request_t {
   std::vector<int> counts;
 };
 
-struct parc_rt_context_t {
-  int rank = 0, size = 1;
-  bool ownsMpi = false;
-  double timeoutSeconds = 300.0;
+struct parc_rt_context_t : parc::rt::ContextBase {
   int tagUpperBound = 32767;
-  parc_rt_comm_t *world = nullptr;
-  std::vector<parc_rt_comm_t *> comms; // world and splits, for finalize
   // Requests abandoned by a timed-out wait: MPI cannot cancel collectives,
   // so they stay here until finalize drains them.
   std::vector<std::unique_ptr<parc_rt_request_t>> orphans;
   // Seconds from starts to completions, and of them blocked in waits.
   double commSeconds = 0, exposedSeconds = 0;
 };
+
+// comm_api.cpp sees the types through their bases.
+parc::rt::ContextBase *parc::rt::contextBase(parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::ContextBase *
+parc::rt::contextBase(const parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::CommBase *parc::rt::commBase(const parc_rt_comm_t *comm) {
+  return comm;
+}
 
 namespace {
 
@@ -99,13 +95,6 @@ void halfReduce(void *in, void *inout, int *len, MPI_Datatype *type) {
       r = (x < y || x != x) ? x : y;
     b[i] = bf16 ? f32ToBf16(r) : f32ToF16(r);
   }
-}
-
-parc_rt_status_t mpiFail(parc_rt_status_t status, int code, const char *what) {
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return fail(status, "%s: MPI error: %s", what, text);
 }
 
 parc_rt_status_t createHalfTypes() {
@@ -163,43 +152,20 @@ MPI_Datatype mpiType(parc_rt_dtype_t dtype) {
   }
 }
 
-parc_rt_status_t mpiOp(const char *what, parc_rt_dtype_t dtype,
-                       parc_rt_reduce_op_t op, MPI_Op &out) {
-  if (unsigned(op) > PARC_RT_REDUCE_MIN)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: invalid reduce op %d", what,
-                int(op));
-  if (dtype == PARC_RT_BOOL && op == PARC_RT_REDUCE_SUM)
-    return fail(PARC_RT_UNSUPPORTED, "%s: sum of bool is not supported", what);
-  if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16) {
-    out = halfOps[op];
-    return PARC_RT_OK;
-  }
-  out = op == PARC_RT_REDUCE_SUM   ? MPI_SUM
-        : op == PARC_RT_REDUCE_MAX ? MPI_MAX
-                                   : MPI_MIN;
-  return PARC_RT_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// Argument checks
-//===----------------------------------------------------------------------===//
-
-parc_rt_status_t checkComm(const char *op, parc_rt_comm_t *comm) {
-  if (!comm || comm->comm == MPI_COMM_NULL)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: communicator is null", op);
-  return PARC_RT_OK;
+/// The MPI op of a reduction comm_common.h's checkReduceOp accepted.
+MPI_Op mpiOp(parc_rt_dtype_t dtype, parc_rt_reduce_op_t op) {
+  if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16)
+    return halfOps[op];
+  return op == PARC_RT_REDUCE_SUM   ? MPI_SUM
+         : op == PARC_RT_REDUCE_MAX ? MPI_MAX
+                                    : MPI_MIN;
 }
 
 /// MPI counts are int.
-parc_rt_status_t checkBuffer(const std::string &what, parc_rt_dtype_t dtype,
-                             int64_t count, const void *buffer,
-                             const char *name) {
-  return parc::rt::checkBuffer(what, dtype, count, buffer, name, INT_MAX);
-}
+constexpr int64_t kMaxCount = INT_MAX;
 
-parc_rt_status_t checkPeer(const std::string &what, parc_rt_comm_t *comm,
-                           int peer, const char *role) {
-  return parc::rt::checkPeer(what, comm->size, peer, role);
+bool usable(const parc_rt_comm_t *comm) {
+  return comm && comm->comm != MPI_COMM_NULL;
 }
 
 //===----------------------------------------------------------------------===//
@@ -258,26 +224,8 @@ bool poll(parc_rt_request_t *r) {
   return r->completed;
 }
 
-/// Polls until complete or the deadline: spin briefly for latency, then
-/// yield and sleep so that ranks sharing cores leave them to the peers
-/// they are waiting for.
 bool pollUntil(parc_rt_request_t *r, double deadline) {
-  const double start = now();
-  for (;;) {
-    if (poll(r))
-      return true;
-    const double t = now();
-    if (t >= deadline)
-      return false;
-    if (t - start < 50e-6)
-      continue;
-    if (t - start < 2e-3) {
-      sched_yield();
-      continue;
-    }
-    timespec pause{0, 100 * 1000};
-    nanosleep(&pause, nullptr);
-  }
+  return parc::rt::pollUntil(deadline, [r] { return poll(r); });
 }
 
 parc_rt_status_t waitOne(parc_rt_request_t *raw) {
@@ -285,12 +233,8 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   parc_rt_context_t *ctx = r->ctx;
   const double entered = now();
   if (!pollUntil(r.get(), entered + ctx->timeoutSeconds)) {
-    parc_rt_status_t s = fail(
-        PARC_RT_TIMEOUT,
-        "%s on a communicator of %d ranks timed out after %g s at world rank "
-        "%d: a peer is hung, crashed or skipped it (PARC_RT_TIMEOUT_S sets "
-        "the limit)",
-        r->what.c_str(), r->commSize, ctx->timeoutSeconds, ctx->rank);
+    parc_rt_status_t s =
+        timedOut(r->what, r->commSize, ctx->timeoutSeconds, ctx->rank);
     ctx->orphans.push_back(std::move(r));
     return s;
   }
@@ -303,12 +247,26 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   return r->result;
 }
 
-/// Starts a blocking operation through its `_start` form and waits.
-template <typename Start> parc_rt_status_t blocking(Start &&start) {
-  parc_rt_request_t *r = nullptr;
-  PARC_RT_RETURN_IF_ERROR(start(&r));
-  r->blocking = true;
-  return waitOne(r);
+/// Every `_start`'s first checks.
+parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
+                          parc_rt_request_t **out) {
+  return checkStart(op, out, usable(comm));
+}
+
+/// all_reduce, all_gather, reduce_scatter and all_to_all of `count`
+/// elements per rank: checked, then a request for the MPI call to start.
+parc_rt_status_t newCollective(const char *op, parc_rt_comm_t *comm,
+                               const void *send, const void *recv,
+                               int64_t count, parc_rt_dtype_t dtype,
+                               const parc_rt_reduce_op_t *reduce,
+                               parc_rt_request_t **out,
+                               std::unique_ptr<parc_rt_request_t> &r) {
+  PARC_RT_RETURN_IF_ERROR(prologue(op, comm, out));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkCollective(op, count, dtype, reduce, send, recv, kMaxCount, what));
+  r = newRequest(comm, std::move(what));
+  return PARC_RT_OK;
 }
 
 parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
@@ -325,6 +283,35 @@ parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpiComm,
 
 } // namespace
 
+namespace parc::rt {
+
+// MPI_Isend, or MPI_Irecv whose message must hold exactly `count` elements.
+parc_rt_status_t startPointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
+                                   int64_t count, parc_rt_dtype_t dtype,
+                                   int peer, int tag, parc_rt_request_t **out) {
+  PARC_RT_RETURN_IF_ERROR(prologue(isSend ? "send" : "recv", comm, out));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkPointToPoint(isSend, count, dtype, buf, peer, tag, comm->size,
+                        comm->ctx->tagUpperBound, kMaxCount, what));
+  auto r = newRequest(comm, std::move(what));
+  r->datatype = mpiType(dtype);
+  r->checkCount = !isSend;
+  r->expectedCount = count;
+  int rc = isSend ? MPI_Isend(buf, int(count), r->datatype, peer, tag,
+                              comm->comm, &r->request)
+                  : MPI_Irecv(buf, int(count), r->datatype, peer, tag,
+                              comm->comm, &r->request);
+  return started(rc, std::move(r), out);
+}
+
+parc_rt_status_t waitRequest(parc_rt_request_t *request, bool blocking) {
+  request->blocking = blocking;
+  return waitOne(request);
+}
+
+} // namespace parc::rt
+
 extern "C" {
 
 //===----------------------------------------------------------------------===//
@@ -336,28 +323,9 @@ parc_rt_status_t parc_rt_init(int *argc, char ***argv,
   if (!out_ctx)
     return fail(PARC_RT_INVALID_ARGUMENT, "init: out_ctx is null");
   *out_ctx = nullptr;
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (finalized)
-    return fail(PARC_RT_COMM_ERROR, "init: MPI was already finalized");
   auto ctx = std::make_unique<parc_rt_context_t>();
-  if (!initialized) {
-    // FUNNELED: kernels may use OpenMP threads, but only the thread that
-    // called init talks to MPI.
-    int provided = 0;
-    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS)
-      return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
-    ctx->ownsMpi = true;
-  }
-  // A private copy of the world keeps runtime traffic apart from the
-  // host's, and errors returned rather than fatal.
   MPI_Comm world = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world);
-  if (rc != MPI_SUCCESS)
-    return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
-  MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  PARC_RT_RETURN_IF_ERROR(startMpi(argc, argv, ctx->ownsMpi, world));
   PARC_RT_RETURN_IF_ERROR(createHalfTypes());
   ctx->timeoutSeconds = timeoutFromEnv();
   void *tagUb = nullptr;
@@ -389,54 +357,9 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
   }
   ctx->comms.clear();
   freeHalfTypes();
-  int rc = MPI_SUCCESS;
-  if (ctx->ownsMpi)
-    rc = MPI_Finalize();
+  const bool ownsMpi = ctx->ownsMpi;
   delete ctx;
-  return rc == MPI_SUCCESS ? PARC_RT_OK
-                           : mpiFail(PARC_RT_COMM_ERROR, rc, "finalize");
-}
-
-int parc_rt_context_rank(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->rank : -1;
-}
-
-int parc_rt_context_size(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->size : 0;
-}
-
-parc_rt_status_t parc_rt_context_set_timeout(parc_rt_context_t *ctx,
-                                             double seconds) {
-  if (!ctx || !(seconds > 0))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "context_set_timeout: need a context and seconds > 0 (got %g)",
-                seconds);
-  ctx->timeoutSeconds = seconds;
-  return PARC_RT_OK;
-}
-
-void parc_rt_abort(parc_rt_context_t *ctx, parc_rt_status_t status) {
-  int rank = ctx ? ctx->rank : -1, initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!ctx && initialized && !finalized)
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *message = parc_rt_last_error();
-  if (!message || !*message)
-    message = parc_rt_status_string(status);
-  if (rank >= 0)
-    std::fprintf(stderr, "parc: rank %d: %s\n", rank, message);
-  else
-    std::fprintf(stderr, "parc: %s\n", message);
-  std::fflush(stderr);
-  const int code = status == PARC_RT_OK ? 1 : int(status);
-  if (initialized && !finalized)
-    MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);
-}
-
-parc_rt_comm_t *parc_rt_context_world(parc_rt_context_t *ctx) {
-  return ctx ? ctx->world : nullptr;
+  return finishMpi(ownsMpi);
 }
 
 //===----------------------------------------------------------------------===//
@@ -457,14 +380,6 @@ parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
   if (split == MPI_COMM_NULL)
     return PARC_RT_OK; // negative color: this rank is in no group
   return wrapComm(ctx, split, out_comm);
-}
-
-int parc_rt_comm_rank(const parc_rt_comm_t *comm) {
-  return comm ? comm->rank : -1;
-}
-
-int parc_rt_comm_size(const parc_rt_comm_t *comm) {
-  return comm ? comm->size : 0;
 }
 
 parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
@@ -491,26 +406,13 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_reduce_op_t op,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_reduce", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_reduce", comm));
-  std::string what = describe("all_reduce", count, dtype, reduceOpName(op));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
-  MPI_Op mop = MPI_OP_NULL;
-  PARC_RT_RETURN_IF_ERROR(mpiOp(what.c_str(), dtype, op, mop));
-  auto r = newRequest(comm, std::move(what));
-  int rc = MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
-                          mpiType(dtype), mop, comm->comm, &r->request);
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("all_reduce", comm, send, recv, count,
+                                        dtype, &op, out_request, r));
+  int rc =
+      MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, int(count),
+                     mpiType(dtype), mpiOp(dtype, op), comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_all_reduce(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype,
-                                    parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_reduce_start(comm, send, recv, count, dtype, op, r);
-  });
 }
 
 parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
@@ -518,24 +420,14 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           int64_t send_count,
                                           parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_gather", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_gather", comm));
-  std::string what = describe("all_gather", send_count, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, recv, "recv"));
-  auto r = newRequest(comm, std::move(what));
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("all_gather", comm, send, recv,
+                                        send_count, dtype, nullptr, out_request,
+                                        r));
   MPI_Datatype t = mpiType(dtype);
   int rc = MPI_Iallgather(send, int(send_count), t, recv, int(send_count), t,
                           comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_all_gather(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t send_count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_gather_start(comm, send, recv, send_count, dtype, r);
-  });
 }
 
 parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
@@ -544,56 +436,30 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                                               parc_rt_dtype_t dtype,
                                               parc_rt_reduce_op_t op,
                                               parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("reduce_scatter", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("reduce_scatter", comm));
-  std::string what =
-      describe("reduce_scatter", recv_count, dtype, reduceOpName(op));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, recv, "recv"));
-  if (recv_count * comm->size > INT_MAX)
-    return fail(PARC_RT_UNSUPPORTED, "%s: total count exceeds %d", what.c_str(),
-                INT_MAX);
-  MPI_Op mop = MPI_OP_NULL;
-  PARC_RT_RETURN_IF_ERROR(mpiOp(what.c_str(), dtype, op, mop));
-  auto r = newRequest(comm, std::move(what));
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("reduce_scatter", comm, send, recv,
+                                        recv_count, dtype, &op, out_request,
+                                        r));
+  if (recv_count * comm->size > kMaxCount)
+    return fail(PARC_RT_UNSUPPORTED, "%s: total count exceeds %d",
+                r->what.c_str(), INT_MAX);
   int rc =
       MPI_Ireduce_scatter_block(send, recv, int(recv_count), mpiType(dtype),
-                                mop, comm->comm, &r->request);
+                                mpiOp(dtype, op), comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_reduce_scatter(parc_rt_comm_t *comm, const void *send,
-                                        void *recv, int64_t recv_count,
-                                        parc_rt_dtype_t dtype,
-                                        parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_reduce_scatter_start(comm, send, recv, recv_count, dtype, op,
-                                        r);
-  });
 }
 
 parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_to_all", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_to_all", comm));
-  std::string what = describe("all_to_all", count, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
-  auto r = newRequest(comm, std::move(what));
+  std::unique_ptr<parc_rt_request_t> r;
+  PARC_RT_RETURN_IF_ERROR(newCollective("all_to_all", comm, send, recv, count,
+                                        dtype, nullptr, out_request, r));
   MPI_Datatype t = mpiType(dtype);
   int rc = MPI_Ialltoall(send, int(count), t, recv, int(count), t, comm->comm,
                          &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_to_all_start(comm, send, recv, count, dtype, r);
-  });
 }
 
 parc_rt_status_t parc_rt_all_to_all_v_start(
@@ -601,35 +467,20 @@ parc_rt_status_t parc_rt_all_to_all_v_start(
     const int64_t *send_displs, void *recv, const int64_t *recv_counts,
     const int64_t *recv_displs, parc_rt_dtype_t dtype,
     parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("all_to_all_v", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("all_to_all_v", comm));
-  if (!send_counts || !send_displs || !recv_counts || !recv_displs)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "all_to_all_v: counts and displacements are required");
-  int64_t sendTotal = 0, recvTotal = 0;
+  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all_v", comm, out_request));
   const int n = comm->size;
-  auto r = newRequest(comm, "");
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkAllToAllV(n, send, send_counts, send_displs,
+                                         recv, recv_counts, recv_displs, dtype,
+                                         kMaxCount, what));
+  auto r = newRequest(comm, std::move(what));
+  // MPI takes int arrays, and reads them until completion.
   r->counts.resize(size_t(4 * n));
   const int64_t *arrays[4] = {send_counts, send_displs, recv_counts,
                               recv_displs};
-  static const char *names[4] = {"send count", "send displacement",
-                                 "recv count", "recv displacement"};
   for (int a = 0; a < 4; ++a)
-    for (int i = 0; i < n; ++i) {
-      const int64_t v = arrays[a][i];
-      if (v < 0 || v > INT_MAX)
-        return fail(PARC_RT_INVALID_ARGUMENT,
-                    "all_to_all_v: %s for rank %d is %lld, outside [0, %d]",
-                    names[a], i, (long long)v, INT_MAX);
-      r->counts[size_t(a * n + i)] = int(v);
-    }
-  for (int i = 0; i < n; ++i) {
-    sendTotal = std::max(sendTotal, send_displs[i] + send_counts[i]);
-    recvTotal = std::max(recvTotal, recv_displs[i] + recv_counts[i]);
-  }
-  r->what = describe("all_to_all_v", sendTotal, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(r->what, dtype, sendTotal, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(r->what, dtype, recvTotal, recv, "recv"));
+    for (int i = 0; i < n; ++i)
+      r->counts[size_t(a * n + i)] = int(arrays[a][i]);
   MPI_Datatype t = mpiType(dtype);
   int *c = r->counts.data();
   int rc = MPI_Ialltoallv(send, c, c + n, t, recv, c + 2 * n, c + 3 * n, t,
@@ -649,70 +500,9 @@ parc_rt_status_t parc_rt_all_to_all_v(parc_rt_comm_t *comm, const void *send,
   });
 }
 
-parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("send", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("send", comm));
-  std::string what = describe(
-      "send", count, dtype,
-      ("to rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
-          .c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm, peer, "destination"));
-  if (tag < 0 || tag > comm->ctx->tagUpperBound)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag outside [0, %d]",
-                what.c_str(), comm->ctx->tagUpperBound);
-  auto r = newRequest(comm, std::move(what));
-  int rc = MPI_Isend(buf, int(count), mpiType(dtype), peer, tag, comm->comm,
-                     &r->request);
-  return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_send(parc_rt_comm_t *comm, const void *buf,
-                              int64_t count, parc_rt_dtype_t dtype, int peer,
-                              int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_send_start(comm, buf, count, dtype, peer, tag, r);
-  });
-}
-
-parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("recv", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("recv", comm));
-  std::string what = describe(
-      "recv", count, dtype,
-      ("from rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
-          .c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "recv"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm, peer, "source"));
-  if (tag < 0 || tag > comm->ctx->tagUpperBound)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag outside [0, %d]",
-                what.c_str(), comm->ctx->tagUpperBound);
-  auto r = newRequest(comm, std::move(what));
-  r->checkCount = true;
-  r->expectedCount = count;
-  r->datatype = mpiType(dtype);
-  int rc = MPI_Irecv(buf, int(count), r->datatype, peer, tag, comm->comm,
-                     &r->request);
-  return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_recv(parc_rt_comm_t *comm, void *buf, int64_t count,
-                              parc_rt_dtype_t dtype, int peer, int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_recv_start(comm, buf, count, dtype, peer, tag, r);
-  });
-}
-
 parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
                                        parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("barrier", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("barrier", comm));
+  PARC_RT_RETURN_IF_ERROR(prologue("barrier", comm, out_request));
   auto r = newRequest(comm, "barrier");
   int rc = MPI_Ibarrier(comm->comm, &r->request);
   return started(rc, std::move(r), out_request);
@@ -727,50 +517,14 @@ parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
                                          int64_t count, parc_rt_dtype_t dtype,
                                          int root,
                                          parc_rt_request_t **out_request) {
-  PARC_RT_RETURN_IF_ERROR(checkOut("broadcast", out_request));
-  PARC_RT_RETURN_IF_ERROR(checkComm("broadcast", comm));
-  std::string what = describe("broadcast", count, dtype,
-                              ("root " + std::to_string(root)).c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "buf"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm, root, "root"));
+  PARC_RT_RETURN_IF_ERROR(prologue("broadcast", comm, out_request));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkBroadcast(count, dtype, buf, root, comm->size, kMaxCount, what));
   auto r = newRequest(comm, std::move(what));
   int rc = MPI_Ibcast(buf, int(count), mpiType(dtype), root, comm->comm,
                       &r->request);
   return started(rc, std::move(r), out_request);
-}
-
-parc_rt_status_t parc_rt_broadcast(parc_rt_comm_t *comm, void *buf,
-                                   int64_t count, parc_rt_dtype_t dtype,
-                                   int root) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_broadcast_start(comm, buf, count, dtype, root, r);
-  });
-}
-
-parc_rt_status_t parc_rt_wait(parc_rt_request_t *request) {
-  if (!request)
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait: request is null");
-  return waitOne(request);
-}
-
-parc_rt_status_t parc_rt_wait_all(int64_t count,
-                                  parc_rt_request_t *const *requests) {
-  if (count < 0 || (count > 0 && !requests))
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait_all: no request array");
-  parc_rt_status_t first = PARC_RT_OK;
-  std::string firstMessage;
-  for (int64_t i = 0; i < count; ++i) {
-    if (!requests[i])
-      continue;
-    parc_rt_status_t s = waitOne(requests[i]);
-    if (s != PARC_RT_OK && first == PARC_RT_OK) {
-      first = s;
-      firstMessage = parc_rt_last_error();
-    }
-  }
-  if (first != PARC_RT_OK)
-    return fail(first, "%s", firstMessage.c_str());
-  return PARC_RT_OK;
 }
 
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done) {

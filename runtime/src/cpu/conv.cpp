@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../linalg_shapes.h"
 #include "blas.h"
-#include "dtype_traits.h"
 #include "shape.h"
 
 #include <vector>
@@ -195,20 +195,14 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
                               const int64_t *strides, const int64_t *pads,
                               const int64_t *dilations, void *y,
                               const int64_t *y_dims) {
-  const char *op = "conv";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  Window win;
-  PARC_RT_RETURN_IF_ERROR(resolveConv(op, rank, x_dims, w_dims, group, strides,
-                                      pads, dilations, y_dims, win));
-  const int64_t batch = x_dims[0], cIn = x_dims[1], cOut = w_dims[0];
-  const int64_t xCount = numElements(rank, x_dims),
-                wCount = numElements(rank, w_dims),
-                yCount = numElements(rank, y_dims);
-  if (yCount == 0)
+  ConvPlan p;
+  PARC_RT_RETURN_IF_ERROR(planConv(dtype, x, rank, x_dims, w, w_dims, group,
+                                   strides, pads, dilations, y, y_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "w", w, wCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
+  const Window &win = p.win;
+  const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut;
+  const int64_t xCount = p.xCount, wCount = p.wCount, yCount = p.yCount;
   numThreads();
   switch (dtype) {
   case PARC_RT_F32:
@@ -226,7 +220,7 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
     return convViaF32(dtype, win, batch, cIn, cOut, group, x, w, bias, y,
                       xCount, wCount, yCount);
   default:
-    return unsupportedDtype(op, dtype);
+    return unsupportedDtype("conv", dtype);
   }
 }
 
@@ -235,24 +229,17 @@ parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
                                   const int64_t *kernel, const int64_t *strides,
                                   const int64_t *pads, const int64_t *dilations,
                                   void *y, const int64_t *y_dims) {
-  const char *op = "max_pool";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  Window win;
-  PARC_RT_RETURN_IF_ERROR(resolvePool(op, rank, x_dims, kernel, strides, pads,
-                                      dilations, y_dims, win));
-  const int64_t xCount = numElements(rank, x_dims),
-                yCount = numElements(rank, y_dims);
-  if (yCount == 0)
+  PoolPlan p;
+  PARC_RT_RETURN_IF_ERROR(planMaxPool(dtype, x, rank, x_dims, kernel, strides,
+                                      pads, dilations, y, y_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
-  const int64_t planes = x_dims[0] * x_dims[1];
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    if constexpr (Traits<D>::kind == Kind::Bool) {
-      return unsupportedDtype(op, D);
+    if constexpr (Traits<D>::kind == Kind::Bool) { // the plan rejected bool
+      return PARC_RT_INTERNAL;
     } else {
-      maxPoolTyped<D>(win, planes, x, y);
+      maxPoolTyped<D>(p.win, p.planes, x, y);
       return PARC_RT_OK;
     }
   };

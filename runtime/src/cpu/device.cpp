@@ -3,8 +3,11 @@
 #include "../device.h"
 #include "../status.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace parc::rt {
 
@@ -36,6 +39,22 @@ parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes) {
     std::memcpy(dst, src, bytes);
   return PARC_RT_OK;
 }
+
+// The arena is anonymous mmap: page-aligned, lazily zeroed memory, so that
+// untouched parts of a large plan cost nothing.
+size_t deviceArenaAlignment() { return size_t(sysconf(_SC_PAGESIZE)); }
+
+parc_rt_status_t deviceArenaMap(size_t total, size_t requested, void **out) {
+  void *mapping = mmap(nullptr, total, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED)
+    return fail(PARC_RT_OUT_OF_MEMORY, "arena_create: cannot map %zu bytes: %s",
+                requested, std::strerror(errno));
+  *out = mapping;
+  return PARC_RT_OK;
+}
+
+void deviceArenaUnmap(void *ptr, size_t total) { munmap(ptr, total); }
 
 parc_rt_status_t deviceSynchronize() { return PARC_RT_OK; }
 

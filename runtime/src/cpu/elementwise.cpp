@@ -8,7 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "../broadcast_plan.h"
-#include "dtype_traits.h"
+#include "../dtype_traits.h"
+#include "../elementwise_ops.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"
@@ -25,14 +26,6 @@ constexpr int64_t kGrain = 1 << 15;
 //===----------------------------------------------------------------------===//
 // Unary
 //===----------------------------------------------------------------------===//
-
-const char *unaryName(parc_rt_unary_op_t op) {
-  static const char *names[] = {
-      "neg",  "abs",       "exp",     "log",  "sqrt", "reciprocal",
-      "tanh", "erf",       "sigmoid", "relu", "not",  "silu",
-      "gelu", "gelu_tanh", "floor",   "ceil", "sin",  "cos"};
-  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "unary";
-}
 
 template <parc_rt_dtype_t D, typename F>
 parc_rt_status_t unaryLoop(const void *x, void *y, int64_t n, F f) {
@@ -124,21 +117,12 @@ parc_rt_status_t unaryTyped(parc_rt_unary_op_t op, const void *x, void *y,
       break;
     }
   }
-  return fail(PARC_RT_UNSUPPORTED, "unary '%s': dtype %s is not supported",
-              unaryName(op), parc_rt_dtype_name(D));
+  return unaryUnsupported(op, D);
 }
 
 //===----------------------------------------------------------------------===//
 // Binary
 //===----------------------------------------------------------------------===//
-
-const char *binaryName(parc_rt_binary_op_t op) {
-  static const char *names[] = {
-      "add",     "sub",           "mul",   "div",  "pow",
-      "min",     "max",           "equal", "less", "less_equal",
-      "greater", "greater_equal", "and",   "or",   "xor"};
-  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "binary";
-}
 
 /// out = f(a, b) over a broadcast loop nest; the inner-stride cases are
 /// split so that each inner loop is unit-strided or has a scalar operand.
@@ -148,19 +132,6 @@ void binaryLoop(const LoopNest<3> &loop, const S *a, const S *b, O *out, F f) {
   loop.run([&](const std::array<int64_t, 3> &off, int64_t n) {
     zipLoop(a + off[1], sa, b + off[2], sb, out + off[0], n, f);
   });
-}
-
-template <typename C> C intPow(C base, C exp) {
-  if (exp < 0)
-    return base == 1 ? 1 : base == C(-1) ? ((exp & 1) ? C(-1) : 1) : 0;
-  C result = 1;
-  while (exp) {
-    if (exp & 1)
-      result = C(result * base);
-    base = C(base * base);
-    exp >>= 1;
-  }
-  return result;
 }
 
 template <parc_rt_dtype_t D>
@@ -246,8 +217,7 @@ parc_rt_status_t binaryTyped(parc_rt_binary_op_t op, const LoopNest<3> &loop,
       break;
     }
   }
-  return fail(PARC_RT_UNSUPPORTED, "%s: dtype %s is not supported",
-              binaryName(op), parc_rt_dtype_name(D));
+  return binaryUnsupported(op, D);
 }
 
 //===----------------------------------------------------------------------===//
@@ -284,13 +254,7 @@ extern "C" {
 
 parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
                                const void *x, void *y, int64_t count) {
-  const char *name = unaryName(op);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative count %lld", name,
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, count));
+  PARC_RT_RETURN_IF_ERROR(checkUnary(op, dtype, x, y, count));
   return visitDtype(
       dtype,
       [&](auto tag) {
@@ -305,15 +269,14 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
                                 int64_t b_rank, const int64_t *b_dims,
                                 void *out, int64_t out_rank,
                                 const int64_t *out_dims) {
-  const char *name = binaryName(op);
   int64_t n = 0;
   int64_t strides[3][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<2>(
-      name, dtype, {{"a", a, a_rank, a_dims}, {"b", b, b_rank, b_dims}}, out,
-      out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planBinary(op, dtype, a, a_rank, a_dims, b, b_rank,
+                                     b_dims, out, out_rank, out_dims, n,
+                                     strides));
   if (n == 0)
     return PARC_RT_OK;
-  LoopNest<3> loop(out_rank, out_dims, {strides[0], strides[1], strides[2]});
+  const LoopNest<3> loop = broadcastLoop<2>(out_rank, out_dims, strides);
   const int64_t bCount = numElements(b_rank, b_dims);
   return visitDtype(
       dtype,
@@ -329,18 +292,14 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
                                const int64_t *x_dims, const void *y,
                                int64_t y_rank, const int64_t *y_dims, void *out,
                                int64_t out_rank, const int64_t *out_dims) {
-  const char *name = "where";
   int64_t n = 0;
   int64_t strides[4][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<3>(
-      name, dtype,
-      {{"cond", cond, cond_rank, cond_dims}, {"x", x, x_rank, x_dims},
-       {"y", y, y_rank, y_dims}},
-      out, out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planWhere(dtype, cond, cond_rank, cond_dims, x,
+                                    x_rank, x_dims, y, y_rank, y_dims, out,
+                                    out_rank, out_dims, n, strides));
   if (n == 0)
     return PARC_RT_OK;
-  LoopNest<4> loop(out_rank, out_dims,
-                   {strides[0], strides[1], strides[2], strides[3]});
+  const LoopNest<4> loop = broadcastLoop<3>(out_rank, out_dims, strides);
   const int64_t sc = loop.innerStride(1), sx = loop.innerStride(2),
                 sy = loop.innerStride(3);
   visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
@@ -361,13 +320,7 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
 
 parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
                               parc_rt_dtype_t to, void *y, int64_t count) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", from));
-  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", to));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "cast: negative count %lld",
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData("cast", "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData("cast", "y", y, count));
+  PARC_RT_RETURN_IF_ERROR(checkCast(from, x, to, y, count));
   if (from == to) {
     if (x != y && count > 0)
       std::memmove(y, x, size_t(count) * parc_rt_dtype_size(from));
@@ -400,12 +353,7 @@ parc_rt_status_t parc_rt_copy(void *dst, const void *src, size_t bytes) {
 
 parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
                               const void *value) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype("fill", dtype));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "fill: negative count %lld",
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData("fill", "dst", dst, count));
-  PARC_RT_RETURN_IF_ERROR(checkData("fill", "value", value, count));
+  PARC_RT_RETURN_IF_ERROR(checkFill(dtype, dst, count, value));
   visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
     using W = decltype(word);
     W v;

@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../linalg_shapes.h"
 #include "blas.h"
-#include "dtype_traits.h"
 #include "shape.h"
 
 #include <limits>
@@ -51,22 +51,13 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
                                 const void *b, int64_t b_rank,
                                 const int64_t *b_dims, void *out,
                                 int64_t out_rank, const int64_t *out_dims) {
-  const char *op = "matmul";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "a", a_rank, a_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "b", b_rank, b_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
-  MatmulShape s;
-  PARC_RT_RETURN_IF_ERROR(
-      resolveMatmul(a_rank, a_dims, b_rank, b_dims, out_rank, out_dims, s));
-  const int64_t aCount = numElements(a_rank, a_dims),
-                bCount = numElements(b_rank, b_dims),
-                outCount = numElements(out_rank, out_dims);
-  if (outCount == 0)
+  MatmulPlan p;
+  PARC_RT_RETURN_IF_ERROR(planMatmul(dtype, a, a_rank, a_dims, b, b_rank,
+                                     b_dims, out, out_rank, out_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, aCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, bCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outCount));
+  const MatmulShape &s = p.shape;
+  const int64_t aCount = p.aCount, bCount = p.bCount, outCount = p.outCount;
   numThreads(); // make sure BLAS threading is configured
   switch (dtype) {
   case PARC_RT_F32:
@@ -92,7 +83,7 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
                 static_cast<const int64_t *>(b), static_cast<int64_t *>(out));
     return PARC_RT_OK;
   default:
-    return unsupportedDtype(op, dtype);
+    return unsupportedDtype("matmul", dtype);
   }
 }
 
@@ -102,24 +93,11 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
                               int64_t n, int64_t k, int trans_a, int trans_b,
                               float alpha, float beta) {
   const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  if (m < 0 || n < 0 || k < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "gemm: negative size M=%lld N=%lld K=%lld", (long long)m,
-                (long long)n, (long long)k);
-  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, m, n, k));
-  const int64_t yDims[2] = {m, n};
-  if (c) {
-    PARC_RT_RETURN_IF_ERROR(checkShape(op, "c", c_rank, c_dims));
-    int64_t unused[2];
-    PARC_RT_RETURN_IF_ERROR(
-        broadcastStrides(op, "c", c_rank, c_dims, 2, yDims, unused));
-  }
+  PARC_RT_RETURN_IF_ERROR(
+      checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
   if (m == 0 || n == 0)
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, m * k));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, k * n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, m * n));
+  const int64_t yDims[2] = {m, n};
   numThreads();
   const bool useC = c && beta != 0.0f;
   // y = broadcast(c), then BLAS accumulates alpha AB on top with beta.

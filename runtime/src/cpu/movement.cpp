@@ -1,13 +1,13 @@
-//===- movement.cpp - transpose, slice, concat/split, gather, scatter, ... ===//
+//===- movement.cpp - strided copies, gather, scatter, trilu (cpu) --------===//
 //
 // Pure data movement is dtype-agnostic: every op here except scatter with a
-// reduction is a strided copy of 1/2/4/8-byte words. transpose, slice,
-// expand, concat and split all reduce to stridedCopy with suitable strides.
+// reduction moves 1/2/4/8-byte words. transpose, slice, expand, concat and
+// split (src/copy_ops.cpp) are strided copies run by runCopyPlans here.
 //
 //===----------------------------------------------------------------------===//
 
+#include "../dtype_traits.h"
 #include "../movement_plans.h"
-#include "dtype_traits.h"
 #include "shape.h"
 
 #include <cstring>
@@ -88,19 +88,13 @@ void stridedCopy(size_t elemSize, int64_t rank, const int64_t *dims, void *dst,
   });
 }
 
-/// Reads an i32/i64 index and maps it into [0, size), or reports it.
+/// Reads an i32/i64 index (the plan checked the dtype) and maps it into
+/// [0, size), or reports it.
 struct IndexReader {
   const char *op;
   parc_rt_dtype_t dtype;
   const void *data;
 
-  parc_rt_status_t check() const {
-    if (dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "%s: indices must be i32 or i64, got %s", op,
-                  parc_rt_dtype_name(dtype));
-    return PARC_RT_OK;
-  }
   int64_t raw(int64_t i) const {
     return dtype == PARC_RT_I64 ? static_cast<const int64_t *>(data)[i]
                                 : static_cast<const int32_t *>(data)[i];
@@ -153,9 +147,9 @@ void scatterApply(const std::vector<int64_t> &targets, const void *updatesv,
 
 } // namespace
 
-/// Runs the strided copies a movement_plans.h planner worked out.
-static parc_rt_status_t runPlans(const char *, parc_rt_dtype_t dtype,
-                                 const std::vector<StridedCopyPlan> &plans) {
+parc_rt_status_t
+parc::rt::runCopyPlans(const char *, parc_rt_dtype_t dtype,
+                       const std::vector<StridedCopyPlan> &plans) {
   for (const StridedCopyPlan &p : plans)
     stridedCopy(parc_rt_dtype_size(dtype), p.rank, p.dims, p.dst, p.dstStrides,
                 p.src, p.srcStrides);
@@ -164,81 +158,27 @@ static parc_rt_status_t runPlans(const char *, parc_rt_dtype_t dtype,
 
 extern "C" {
 
-parc_rt_status_t parc_rt_transpose(parc_rt_dtype_t dtype, const void *x,
-                                   int64_t rank, const int64_t *dims,
-                                   const int64_t *perm, void *y) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planTranspose(dtype, x, rank, dims, perm, y, plans));
-  return runPlans("transpose", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_slice(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims,
-                               const int64_t *starts, const int64_t *steps,
-                               void *y, const int64_t *out_dims) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(
-      planSlice(dtype, x, rank, dims, starts, steps, y, out_dims, plans));
-  return runPlans("slice", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
-                                const void *const *inputs,
-                                const int64_t *axis_sizes, int64_t rank,
-                                const int64_t *out_dims, int64_t axis,
-                                void *out) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/true, dtype, out, rank, out_dims,
-                                     axis, n, axis_sizes, inputs, plans));
-  return runPlans("concat", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims, int64_t axis,
-                               int64_t n, const int64_t *axis_sizes,
-                               void *const *outputs) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/false, dtype, const_cast<void *>(x),
-                                     rank, dims, axis, n, axis_sizes, outputs,
-                                     plans));
-  return runPlans("split", dtype, plans);
-}
-
 parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
                                 int64_t rank, const int64_t *dims, int64_t axis,
                                 parc_rt_dtype_t index_dtype,
                                 const void *indices, int64_t index_rank,
                                 const int64_t *index_dims, void *out) {
-  const char *op = "gather";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", index_rank, index_dims));
-  if (rank == 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "gather: data must have rank >= 1");
-  if (rank - 1 + index_rank > PARC_RT_MAX_RANK)
-    return fail(PARC_RT_INVALID_ARGUMENT, "gather: output rank exceeds %d",
-                PARC_RT_MAX_RANK);
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  IndexReader reader{op, index_dtype, indices};
-  PARC_RT_RETURN_IF_ERROR(reader.check());
-  const int64_t outer = numElements(a, dims), size = dims[a],
-                inner = numElements(rank - a - 1, dims + a + 1);
-  const int64_t count = numElements(index_rank, index_dims);
-  if (outer * count * inner == 0)
+  GatherPlan p;
+  PARC_RT_RETURN_IF_ERROR(planGather(dtype, data, rank, dims, axis, index_dtype,
+                                     indices, index_rank, index_dims, out, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, outer * size * inner));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outer * count * inner));
+  IndexReader reader{"gather", index_dtype, indices};
   // Validate every index before writing anything.
-  std::vector<int64_t> resolved(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
-    PARC_RT_RETURN_IF_ERROR(reader.get(i, size, axis, resolved[i]));
-  const size_t rowBytes = size_t(inner) * parc_rt_dtype_size(dtype);
+  std::vector<int64_t> resolved(static_cast<size_t>(p.count));
+  for (int64_t i = 0; i < p.count; ++i)
+    PARC_RT_RETURN_IF_ERROR(reader.get(i, p.size, axis, resolved[i]));
+  const size_t rowBytes = size_t(p.inner) * parc_rt_dtype_size(dtype);
   const char *src = static_cast<const char *>(data);
   char *dst = static_cast<char *>(out);
+  const int64_t count = p.count, size = p.size;
   parallelRanges(
-      outer * count, std::max<int64_t>(1, (1 << 16) / int64_t(rowBytes)),
+      p.outer * count, std::max<int64_t>(1, (1 << 16) / int64_t(rowBytes)),
       [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t o = r / count, j = r % count;
@@ -255,33 +195,12 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
                          parc_rt_dtype_t index_dtype, const void *indices,
                          const int64_t *index_dims, const void *updates,
                          parc_rt_scatter_reduction_t reduction, void *out) {
-  const char *op = "scatter_elements";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", rank, index_dims));
-  if (rank == 0)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "scatter_elements: data must have rank >= 1");
-  if (unsigned(reduction) > PARC_RT_SCATTER_MIN)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "scatter_elements: invalid reduction %d", int(reduction));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  IndexReader reader{op, index_dtype, indices};
-  PARC_RT_RETURN_IF_ERROR(reader.check());
-  for (int64_t i = 0; i < rank; ++i)
-    if (index_dims[i] > dims[i] && i != a)
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "scatter_elements: indices %s exceed data %s outside axis "
-                  "%lld",
-                  shapeString(rank, index_dims).c_str(),
-                  shapeString(rank, dims).c_str(), (long long)axis);
-  const int64_t dataCount = numElements(rank, dims);
-  const int64_t count = numElements(rank, index_dims);
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, dataCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, dataCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "updates", updates, count));
+  ScatterPlan p;
+  PARC_RT_RETURN_IF_ERROR(planScatterElements(dtype, data, rank, dims, axis,
+                                              index_dtype, indices, index_dims,
+                                              updates, reduction, out, p));
+  const int64_t a = p.axis, count = p.count;
+  IndexReader reader{"scatter_elements", index_dtype, indices};
   // Resolve all targets first: a bad index must not leave out half-written.
   int64_t dataStrides[PARC_RT_MAX_RANK];
   contiguousStrides(rank, dims, dataStrides);
@@ -302,21 +221,18 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
       index[d] = 0;
     }
   }
-  if (out != data && dataCount > 0)
-    std::memcpy(out, data, size_t(dataCount) * parc_rt_dtype_size(dtype));
+  if (out != data && p.dataCount > 0)
+    std::memcpy(out, data, size_t(p.dataCount) * parc_rt_dtype_size(dtype));
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    switch (reduction) {
-    case PARC_RT_SCATTER_NONE:
-      scatterApply<D, PARC_RT_SCATTER_NONE>(targets, updates, out);
-      return PARC_RT_OK;
-    default:
-      break;
-    }
     if constexpr (Traits<D>::kind == Kind::Bool) {
-      return unsupportedDtype(op, D);
+      // The plan rejected bool with a reduction.
+      scatterApply<D, PARC_RT_SCATTER_NONE>(targets, updates, out);
     } else {
       switch (reduction) {
+      case PARC_RT_SCATTER_NONE:
+        scatterApply<D, PARC_RT_SCATTER_NONE>(targets, updates, out);
+        break;
       case PARC_RT_SCATTER_ADD:
         scatterApply<D, PARC_RT_SCATTER_ADD>(targets, updates, out);
         break;
@@ -330,50 +246,20 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
         scatterApply<D, PARC_RT_SCATTER_MIN>(targets, updates, out);
         break;
       }
-      return PARC_RT_OK;
     }
+    return PARC_RT_OK;
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
-}
-
-parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,
-                                int64_t rank, const int64_t *dims, void *y,
-                                int64_t out_rank, const int64_t *out_dims) {
-  const char *op = "expand";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
-  int64_t readStrides[PARC_RT_MAX_RANK], yStrides[PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(
-      broadcastStrides(op, "x", rank, dims, out_rank, out_dims, readStrides));
-  const int64_t count = numElements(out_rank, out_dims);
-  if (count == 0)
-    return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
-  contiguousStrides(out_rank, out_dims, yStrides);
-  stridedCopy(parc_rt_dtype_size(dtype), out_rank, out_dims, y, yStrides, x,
-              readStrides);
-  return PARC_RT_OK;
 }
 
 parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
                                int64_t rank, const int64_t *dims, int64_t k,
                                int upper, void *y) {
-  const char *op = "trilu";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (rank < 2)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "trilu: x must have rank >= 2, got %s",
-                shapeString(rank, dims).c_str());
-  const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
-  const int64_t batch = numElements(rank - 2, dims);
-  const int64_t count = batch * rows * cols;
-  if (count == 0)
+  TriluPlan p;
+  PARC_RT_RETURN_IF_ERROR(planTrilu(dtype, x, rank, dims, y, p));
+  if (p.count() == 0)
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
+  const int64_t batch = p.batch, rows = p.rows, cols = p.cols;
   const size_t elem = parc_rt_dtype_size(dtype);
   const char *src = static_cast<const char *>(x);
   char *dst = static_cast<char *>(y);

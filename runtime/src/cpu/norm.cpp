@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtype_traits.h"
+#include "../dtype_traits.h"
+#include "../row_plans.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"
@@ -16,22 +17,6 @@
 using namespace parc::rt;
 
 namespace {
-
-/// outer x axis x inner view of a tensor around `axis`.
-struct AxisView {
-  int64_t outer = 1, axis = 1, inner = 1;
-};
-
-parc_rt_status_t resolveAxis(const char *op, int64_t rank, const int64_t *dims,
-                             int64_t axis, AxisView &v) {
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  v.outer = numElements(a, dims);
-  v.axis = dims[a];
-  v.inner = numElements(rank - a - 1, dims + a + 1);
-  return PARC_RT_OK;
-}
 
 /// Softmax along a contiguous row (inner == 1), the attention hot path.
 template <parc_rt_dtype_t D, bool Log>
@@ -108,33 +93,6 @@ void softmaxStrided(const AxisView &v, const void *xv, void *yv) {
   });
 }
 
-template <bool Log>
-parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype, const void *x,
-                         void *y, int64_t rank, const int64_t *dims,
-                         int64_t axis) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  AxisView v;
-  PARC_RT_RETURN_IF_ERROR(resolveAxis(op, rank, dims, axis, v));
-  const int64_t count = v.outer * v.axis * v.inner;
-  if (count == 0)
-    return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
-  auto run = [&](auto tag) {
-    constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    if constexpr (Traits<D>::kind != Kind::Float) {
-      return unsupportedDtype(op, D);
-    } else {
-      if (v.inner == 1)
-        softmaxRows<D, Log>(v, x, y);
-      else
-        softmaxStrided<D, Log>(v, x, y);
-      return PARC_RT_OK;
-    }
-  };
-  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
-}
-
 /// Sum of f(x[i]) with four partial sums to break the add latency chain.
 template <typename F> double sumOf(int64_t n, F f) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
@@ -201,67 +159,41 @@ void normRows(int64_t rows, int64_t n, const void *xv, const void *scalev,
       });
 }
 
-template <bool Rms>
-parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const void *x,
-                      const void *scale, const void *bias, void *y,
-                      int64_t rank, const int64_t *dims, int64_t axis,
-                      float epsilon) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  if (!(epsilon >= 0.0f))
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: epsilon %g is not >= 0", op,
-                double(epsilon));
-  const int64_t rows = numElements(a, dims);
-  const int64_t n = numElements(rank - a, dims + a);
-  if (rows * n == 0)
-    return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, rows * n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "scale", scale, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, rows * n));
+} // namespace
+
+parc_rt_status_t parc::rt::runSoftmax(const char *op, bool log,
+                                      parc_rt_dtype_t dtype, const AxisView &v,
+                                      const void *x, void *y) {
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
       return unsupportedDtype(op, D);
     } else {
-      normRows<D, Rms>(rows, n, x, scale, bias, y, epsilon);
+      // `log` picks an instantiation: the row loops do not test it.
+      auto *rows =
+          v.inner == 1
+              ? (log ? &softmaxRows<D, true> : &softmaxRows<D, false>)
+              : (log ? &softmaxStrided<D, true> : &softmaxStrided<D, false>);
+      rows(v, x, y);
       return PARC_RT_OK;
     }
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
 
-} // namespace
-
-extern "C" {
-
-parc_rt_status_t parc_rt_softmax(parc_rt_dtype_t dtype, const void *x, void *y,
-                                 int64_t rank, const int64_t *dims,
-                                 int64_t axis) {
-  return softmax<false>("softmax", dtype, x, y, rank, dims, axis);
+parc_rt_status_t parc::rt::runNorm(const char *op, bool rms,
+                                   parc_rt_dtype_t dtype, const NormPlan &p,
+                                   const void *x, const void *scale,
+                                   const void *bias, void *y, float epsilon) {
+  auto run = [&](auto tag) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    if constexpr (Traits<D>::kind != Kind::Float) {
+      return unsupportedDtype(op, D);
+    } else {
+      auto *rows = rms ? &normRows<D, true> : &normRows<D, false>;
+      rows(p.rows, p.n, x, scale, bias, y, epsilon);
+      return PARC_RT_OK;
+    }
+  };
+  return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
-
-parc_rt_status_t parc_rt_log_softmax(parc_rt_dtype_t dtype, const void *x,
-                                     void *y, int64_t rank, const int64_t *dims,
-                                     int64_t axis) {
-  return softmax<true>("log_softmax", dtype, x, y, rank, dims, axis);
-}
-
-parc_rt_status_t parc_rt_layer_norm(parc_rt_dtype_t dtype, const void *x,
-                                    const void *scale, const void *bias,
-                                    void *y, int64_t rank, const int64_t *dims,
-                                    int64_t axis, float epsilon) {
-  return norm<false>("layer_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                     epsilon);
-}
-
-parc_rt_status_t parc_rt_rms_norm(parc_rt_dtype_t dtype, const void *x,
-                                  const void *scale, const void *bias, void *y,
-                                  int64_t rank, const int64_t *dims,
-                                  int64_t axis, float epsilon) {
-  return norm<true>("rms_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                    epsilon);
-}
-
-} // extern "C"

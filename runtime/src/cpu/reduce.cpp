@@ -7,7 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtype_traits.h"
+#include "../dtype_traits.h"
+#include "../row_plans.h"
 #include "shape.h"
 
 #include <algorithm>
@@ -17,22 +18,6 @@
 using namespace parc::rt;
 
 namespace {
-
-const char *reductionName(parc_rt_reduction_t r) {
-  switch (r) {
-  case PARC_RT_REDUCTION_SUM:
-    return "reduce_sum";
-  case PARC_RT_REDUCTION_MEAN:
-    return "reduce_mean";
-  case PARC_RT_REDUCTION_MAX:
-    return "reduce_max";
-  case PARC_RT_REDUCTION_MIN:
-    return "reduce_min";
-  case PARC_RT_REDUCTION_PROD:
-    return "reduce_prod";
-  }
-  return "reduce";
-}
 
 template <typename Acc> Acc identity(parc_rt_reduction_t r) {
   switch (r) {
@@ -175,50 +160,28 @@ parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
                                 int64_t rank, const int64_t *dims,
                                 int64_t num_axes, const int64_t *axes,
                                 void *y) {
-  const char *op = reductionName(reduction);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (unsigned(reduction) > PARC_RT_REDUCTION_PROD)
-    return fail(PARC_RT_INVALID_ARGUMENT, "reduce: invalid reduction %d",
-                int(reduction));
-  if (num_axes < 0 || num_axes > rank || (num_axes > 0 && !axes))
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: %lld axes given for rank %lld",
-                op, (long long)num_axes, (long long)rank);
-  bool reducedAxis[PARC_RT_MAX_RANK] = {};
-  for (int64_t i = 0; i < num_axes; ++i) {
-    int64_t a = 0;
-    PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axes[i], rank, a));
-    if (reducedAxis[a])
-      return fail(PARC_RT_INVALID_ARGUMENT, "%s: axis %lld is listed twice", op,
-                  (long long)axes[i]);
-    reducedAxis[a] = true;
-  }
+  ReducePlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planReduce(reduction, dtype, x, rank, dims, num_axes, axes, y, p));
+  if (p.empty())
+    return PARC_RT_OK;
+  // y viewed over x's dims: stride 0 along the reduced ones.
   int64_t outDims[PARC_RT_MAX_RANK], outStrides[PARC_RT_MAX_RANK],
       xStrides[PARC_RT_MAX_RANK];
-  int64_t reduced = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    outDims[i] = reducedAxis[i] ? 1 : dims[i];
-    if (reducedAxis[i])
-      reduced *= dims[i];
-  }
+  for (int64_t i = 0; i < rank; ++i)
+    outDims[i] = p.reduced[i] ? 1 : dims[i];
   contiguousStrides(rank, outDims, outStrides);
   for (int64_t i = 0; i < rank; ++i)
-    if (reducedAxis[i])
+    if (p.reduced[i])
       outStrides[i] = 0;
   contiguousStrides(rank, dims, xStrides);
-  const int64_t outCount = numElements(rank, outDims);
-  const int64_t inCount = numElements(rank, dims);
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, inCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, outCount));
-  if (outCount == 0)
-    return PARC_RT_OK;
   LoopNest<2> loop(rank, dims, {outStrides, xStrides});
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    if constexpr (Traits<D>::kind == Kind::Bool)
-      return unsupportedDtype(op, D);
+    if constexpr (Traits<D>::kind == Kind::Bool) // the plan rejected bool
+      return PARC_RT_INTERNAL;
     else
-      return reduceTyped<D>(reduction, loop, x, outCount, reduced, y);
+      return reduceTyped<D>(reduction, loop, x, p.outCount, p.reducedCount, y);
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
@@ -227,31 +190,18 @@ parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
                               int64_t rank, const int64_t *dims, int64_t axis,
                               int64_t k, int largest, void *values,
                               void *indices_out) {
-  const char *op = "topk";
   int64_t *indices = static_cast<int64_t *>(indices_out);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (rank == 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "topk: x must have rank >= 1");
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  if (k < 0 || k > dims[a])
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "topk: k = %lld is out of range for axis %lld of x %s",
-                (long long)k, (long long)axis, shapeString(rank, dims).c_str());
-  const int64_t outer = numElements(a, dims), n = dims[a],
-                inner = numElements(rank - a - 1, dims + a + 1);
-  if (outer * k * inner == 0)
+  TopkPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planTopk(dtype, x, rank, dims, axis, k, values, indices, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, outer * n * inner));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "values", values, outer * k * inner));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, outer * k * inner));
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    if constexpr (Traits<D>::kind == Kind::Bool) {
-      return unsupportedDtype(op, D);
+    if constexpr (Traits<D>::kind == Kind::Bool) { // the plan rejected bool
+      return PARC_RT_INTERNAL;
     } else {
-      topkTyped<D>(outer, n, inner, k, largest != 0, x, values, indices);
+      topkTyped<D>(p.outer, p.n, p.inner, k, largest != 0, x, values, indices);
       return PARC_RT_OK;
     }
   };

@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dtype_traits.h"
+#include "../dtype_traits.h"
+#include "../row_plans.h"
 #include "shape.h"
 
 using namespace parc::rt;
@@ -55,40 +56,18 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
                                 int64_t rank, const int64_t *dims,
                                 int64_t seq_axis, int64_t rotary_dim,
                                 const void *cos, const void *sin, void *y) {
-  const char *op = "rotary";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (rank < 2)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "rotary: x must have rank >= 2, got %s",
-                shapeString(rank, dims).c_str());
-  int64_t seq = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, seq_axis, rank, seq));
-  if (seq == rank - 1)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "rotary: seq_axis %lld is the feature axis of x %s",
-                (long long)seq_axis, shapeString(rank, dims).c_str());
-  const int64_t width = dims[rank - 1];
-  if (rotary_dim <= 0 || rotary_dim % 2 || rotary_dim > width)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "rotary: rotary_dim %lld must be even and in (0, %lld]",
-                (long long)rotary_dim, (long long)width);
-  const int64_t rows = numElements(rank - 1, dims);
-  if (rows * width == 0)
+  RotaryPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));
+  if (p.empty())
     return PARC_RT_OK;
-  const int64_t half = rotary_dim / 2;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, rows * width));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, rows * width));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "cos", cos, dims[seq] * half));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "sin", sin, dims[seq] * half));
-  // Rows between consecutive positions: product of dims after seq, minus D.
-  const int64_t seqStride = numElements(rank - 2 - seq, dims + seq + 1);
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
-      return unsupportedDtype(op, D);
+      return unsupportedDtype("rotary", D);
     } else {
-      rotaryTyped<D>(rows, width, dims[seq], seqStride, half, x, cos, sin, y);
+      rotaryTyped<D>(p.rows, p.width, p.seqLen, p.seqStride, p.half, x, cos,
+                     sin, y);
       return PARC_RT_OK;
     }
   };

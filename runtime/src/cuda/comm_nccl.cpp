@@ -25,32 +25,27 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../comm_backend.h"
 #include "../comm_common.h"
+#include "../mpi_process.h"
 #include "cuda_common.h"
 
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
-#include <sched.h>
 #include <string>
-#include <time.h>
 #include <vector>
 
 using namespace parc::rt;
 using namespace parc::rt::cuda;
 
-struct parc_rt_comm_t {
-  parc_rt_context_t *ctx = nullptr;
+struct parc_rt_comm_t : parc::rt::CommBase {
   MPI_Comm mpi = MPI_COMM_NULL;
   ncclComm_t nccl = nullptr; // null for one rank without NCCL
-  int rank = 0, size = 1;
 };
 
 struct parc_rt_request_t {
@@ -59,27 +54,27 @@ struct parc_rt_request_t {
   std::string what;
 };
 
-struct parc_rt_context_t {
-  int rank = 0, size = 1;
-  bool ownsMpi = false;
-  double timeoutSeconds = 300.0;
-  parc_rt_comm_t *world = nullptr;
-  std::vector<parc_rt_comm_t *> comms; // world and splits, for finalize
+struct parc_rt_context_t : parc::rt::ContextBase {
   cudaEvent_t ready = nullptr;         // compute -> comm ordering
   std::vector<cudaEvent_t> events;     // spare request events
   void *barrierWord = nullptr;         // device scratch of barrier_start
 };
 
+// comm_api.cpp sees the types through their bases.
+parc::rt::ContextBase *parc::rt::contextBase(parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::ContextBase *
+parc::rt::contextBase(const parc_rt_context_t *ctx) {
+  return ctx;
+}
+const parc::rt::CommBase *parc::rt::commBase(const parc_rt_comm_t *comm) {
+  return comm;
+}
+
 namespace {
 
 parc_rt_context_t *theContext = nullptr;
-
-parc_rt_status_t mpiFail(parc_rt_status_t status, int code, const char *what) {
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  return fail(status, "%s: MPI error: %s", what, text);
-}
 
 parc_rt_status_t ncclFail(ncclResult_t result, const char *what,
                           ncclComm_t comm) {
@@ -128,30 +123,27 @@ bool ncclType(parc_rt_dtype_t dtype, ncclDataType_t &out) {
   }
 }
 
-parc_rt_status_t ncclOp(const char *what, parc_rt_dtype_t dtype,
-                        parc_rt_reduce_op_t op, ncclRedOp_t &out) {
-  if (unsigned(op) > PARC_RT_REDUCE_MIN)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: invalid reduce op %d", what,
-                int(op));
-  if (dtype == PARC_RT_BOOL && op == PARC_RT_REDUCE_SUM)
-    return fail(PARC_RT_UNSUPPORTED, "%s: sum of bool is not supported", what);
-  out = op == PARC_RT_REDUCE_SUM   ? ncclSum
-        : op == PARC_RT_REDUCE_MAX ? ncclMax
-                                   : ncclMin;
-  return PARC_RT_OK;
+/// The NCCL op of a reduction comm_common.h's checkReduceOp accepted.
+ncclRedOp_t ncclOp(parc_rt_reduce_op_t op) {
+  return op == PARC_RT_REDUCE_SUM   ? ncclSum
+         : op == PARC_RT_REDUCE_MAX ? ncclMax
+                                    : ncclMin;
 }
 
-parc_rt_status_t checkComm(const char *op, parc_rt_comm_t *comm) {
-  if (!comm || comm->mpi == MPI_COMM_NULL)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: communicator is null", op);
-  return PARC_RT_OK;
+/// NCCL counts are size_t: no limit below int64. NCCL matches messages in
+/// issue order, not by tag: any tag in the MPI range is accepted.
+constexpr int64_t kMaxCount = INT64_MAX;
+constexpr int kMaxTag = INT_MAX;
+
+bool usable(const parc_rt_comm_t *comm) {
+  return comm && comm->mpi != MPI_COMM_NULL;
 }
 
-/// NCCL counts are size_t: no limit below int64.
-parc_rt_status_t checkBuffer(const std::string &what, parc_rt_dtype_t dtype,
-                             int64_t count, const void *buffer,
-                             const char *name) {
-  return parc::rt::checkBuffer(what, dtype, count, buffer, name, INT64_MAX);
+/// The NCCL type of a dtype checkBuffer accepted.
+ncclDataType_t ncclTypeOf(parc_rt_dtype_t dtype) {
+  ncclDataType_t type = ncclFloat32;
+  ncclType(dtype, type);
+  return type;
 }
 
 /// Rank 0 makes the unique id, MPI carries it, every rank joins.
@@ -267,47 +259,89 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   return commAsyncError(r->what.c_str());
 }
 
-template <typename Start> parc_rt_status_t blocking(Start &&start) {
-  parc_rt_request_t *r = nullptr;
-  PARC_RT_RETURN_IF_ERROR(start(&r));
-  return waitOne(r);
-}
-
 /// Common prologue of a `_start`: out cleared, communicator and state.
 parc_rt_status_t prologue(const char *op, parc_rt_comm_t *comm,
                           parc_rt_request_t **out, State **s) {
-  PARC_RT_RETURN_IF_ERROR(checkOut(op, out));
-  PARC_RT_RETURN_IF_ERROR(checkComm(op, comm));
+  PARC_RT_RETURN_IF_ERROR(checkStart(op, out, usable(comm)));
   return getState(op, s);
 }
 
-/// An MPI operation polled to completion with the context's deadline.
-parc_rt_status_t mpiWait(parc_rt_context_t *ctx, MPI_Request request,
+/// all_reduce, all_gather, reduce_scatter and all_to_all of `count`
+/// elements per rank: checked, ordered after the kernels issued so far,
+/// then call(nccl, comm stream). A one-rank communicator without NCCL
+/// copies send to recv instead (every such collective is that copy).
+template <typename Call>
+parc_rt_status_t startCollective(const char *op, parc_rt_comm_t *comm,
+                                 const void *send, void *recv, int64_t count,
+                                 parc_rt_dtype_t dtype,
+                                 const parc_rt_reduce_op_t *reduce,
+                                 parc_rt_request_t **out, Call &&call) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue(op, comm, out, &s));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkCollective(op, count, dtype, reduce, send, recv, kMaxCount, what));
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  if (!comm->nccl)
+    PARC_RT_RETURN_IF_ERROR(localCopy(
+        s, recv, send, size_t(count) * parc_rt_dtype_size(dtype), what));
+  else
+    PARC_NCCL_RETURN_IF_ERROR(call(comm->nccl, s->comm), what.c_str(),
+                              comm->nccl);
+  return started(s, comm, std::move(what), out);
+}
+
+/// An MPI operation on `comm` polled to completion with the context's
+/// deadline.
+parc_rt_status_t mpiWait(parc_rt_comm_t *comm, MPI_Request request,
                          const char *what) {
-  const double start = now(), deadline = start + ctx->timeoutSeconds;
-  for (;;) {
-    int done = 0;
-    int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS)
-      return mpiFail(PARC_RT_COMM_ERROR, rc, what);
-    if (done)
-      return PARC_RT_OK;
-    const double t = now();
-    if (t >= deadline)
-      return fail(PARC_RT_TIMEOUT,
-                  "%s timed out after %g s at world rank %d: a peer is hung, "
-                  "crashed or skipped it (PARC_RT_TIMEOUT_S sets the limit)",
-                  what, ctx->timeoutSeconds, ctx->rank);
-    if (t - start < 2e-3) {
-      sched_yield();
-      continue;
-    }
-    timespec pause{0, 100 * 1000};
-    nanosleep(&pause, nullptr);
-  }
+  parc_rt_context_t *ctx = comm->ctx;
+  int rc = MPI_SUCCESS, done = 0;
+  const bool finished = pollUntil(now() + ctx->timeoutSeconds, [&] {
+    rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    return rc != MPI_SUCCESS || done;
+  });
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, what);
+  if (!finished)
+    return timedOut(what, comm->size, ctx->timeoutSeconds, ctx->rank);
+  return PARC_RT_OK;
 }
 
 } // namespace
+
+namespace parc::rt {
+
+// ncclSend or ncclRecv on the comm stream.
+parc_rt_status_t startPointToPoint(bool isSend, parc_rt_comm_t *comm, void *buf,
+                                   int64_t count, parc_rt_dtype_t dtype,
+                                   int peer, int tag, parc_rt_request_t **out) {
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(prologue(isSend ? "send" : "recv", comm, out, &s));
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkPointToPoint(isSend, count, dtype, buf, peer,
+                                            tag, comm->size, kMaxTag, kMaxCount,
+                                            what));
+  if (!comm->nccl)
+    return fail(PARC_RT_UNSUPPORTED,
+                "%s: a one-rank communicator has no peer to %s "
+                "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
+                what.c_str(), isSend ? "send to" : "receive from");
+  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
+  const ncclDataType_t type = ncclTypeOf(dtype);
+  PARC_NCCL_RETURN_IF_ERROR(
+      isSend ? ncclSend(buf, size_t(count), type, peer, comm->nccl, s->comm)
+             : ncclRecv(buf, size_t(count), type, peer, comm->nccl, s->comm),
+      what.c_str(), comm->nccl);
+  return started(s, comm, std::move(what), out);
+}
+
+// Later kernels wait for the op; the host does not, blocking or not.
+parc_rt_status_t waitRequest(parc_rt_request_t *request, bool) {
+  return waitOne(request);
+}
+
+} // namespace parc::rt
 
 namespace parc::rt::cuda {
 
@@ -354,24 +388,9 @@ parc_rt_status_t parc_rt_init(int *argc, char ***argv,
   if (theContext)
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "init: the cuda runtime supports one context per process");
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (finalized)
-    return fail(PARC_RT_COMM_ERROR, "init: MPI was already finalized");
   auto ctx = std::make_unique<parc_rt_context_t>();
-  if (!initialized) {
-    int provided = 0;
-    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
-    if (rc != MPI_SUCCESS)
-      return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
-    ctx->ownsMpi = true;
-  }
   MPI_Comm world = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world);
-  if (rc != MPI_SUCCESS)
-    return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
-  MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  PARC_RT_RETURN_IF_ERROR(startMpi(argc, argv, ctx->ownsMpi, world));
   MPI_Comm_rank(world, &ctx->rank);
   MPI_Comm_size(world, &ctx->size);
   ctx->timeoutSeconds = timeoutFromEnv();
@@ -428,58 +447,11 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
   if (ctx->barrierWord)
     cudaFree(ctx->barrierWord);
   releaseState();
-  int rc = MPI_SUCCESS;
-  if (ctx->ownsMpi)
-    rc = MPI_Finalize();
   if (theContext == ctx)
     theContext = nullptr;
+  const bool ownsMpi = ctx->ownsMpi;
   delete ctx;
-  return rc == MPI_SUCCESS ? PARC_RT_OK
-                           : mpiFail(PARC_RT_COMM_ERROR, rc, "finalize");
-}
-
-int parc_rt_context_rank(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->rank : -1;
-}
-
-int parc_rt_context_size(const parc_rt_context_t *ctx) {
-  return ctx ? ctx->size : 0;
-}
-
-parc_rt_status_t parc_rt_context_set_timeout(parc_rt_context_t *ctx,
-                                             double seconds) {
-  if (!ctx || !(seconds > 0))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "context_set_timeout: need a context and seconds > 0 (got %g)",
-                seconds);
-  ctx->timeoutSeconds = seconds;
-  return PARC_RT_OK;
-}
-
-// MPI_Abort ends every rank; the driver reclaims the device (and any NCCL
-// kernel still spinning) with the process, so nothing here can hang.
-void parc_rt_abort(parc_rt_context_t *ctx, parc_rt_status_t status) {
-  int rank = ctx ? ctx->rank : -1, initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!ctx && initialized && !finalized)
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const char *message = parc_rt_last_error();
-  if (!message || !*message)
-    message = parc_rt_status_string(status);
-  if (rank >= 0)
-    std::fprintf(stderr, "parc: rank %d: %s\n", rank, message);
-  else
-    std::fprintf(stderr, "parc: %s\n", message);
-  std::fflush(stderr);
-  const int code = status == PARC_RT_OK ? 1 : int(status);
-  if (initialized && !finalized)
-    MPI_Abort(MPI_COMM_WORLD, code);
-  std::_Exit(code);
-}
-
-parc_rt_comm_t *parc_rt_context_world(parc_rt_context_t *ctx) {
-  return ctx ? ctx->world : nullptr;
+  return finishMpi(ownsMpi);
 }
 
 //===----------------------------------------------------------------------===//
@@ -507,14 +479,6 @@ parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
   return wrapComm(ctx, split, out_comm, "comm_split");
 }
 
-int parc_rt_comm_rank(const parc_rt_comm_t *comm) {
-  return comm ? comm->rank : -1;
-}
-
-int parc_rt_comm_size(const parc_rt_comm_t *comm) {
-  return comm ? comm->size : 0;
-}
-
 parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
   if (!comm)
     return PARC_RT_OK;
@@ -540,33 +504,12 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_reduce_op_t op,
                                           parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("all_reduce", comm, out_request, &s));
-  std::string what = describe("all_reduce", count, dtype, reduceOpName(op));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
-  ncclRedOp_t nop;
-  PARC_RT_RETURN_IF_ERROR(ncclOp(what.c_str(), dtype, op, nop));
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl)
-    PARC_RT_RETURN_IF_ERROR(localCopy(
-        s, recv, send, size_t(count) * parc_rt_dtype_size(dtype), what));
-  else
-    PARC_NCCL_RETURN_IF_ERROR(ncclAllReduce(send, recv, size_t(count), type,
-                                            nop, comm->nccl, s->comm),
-                              what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_all_reduce(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype,
-                                    parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_reduce_start(comm, send, recv, count, dtype, op, r);
-  });
+  return startCollective(
+      "all_reduce", comm, send, recv, count, dtype, &op, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        return ncclAllReduce(send, recv, size_t(count), ncclTypeOf(dtype),
+                             ncclOp(op), nccl, stream);
+      });
 }
 
 parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
@@ -574,30 +517,12 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           int64_t send_count,
                                           parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("all_gather", comm, out_request, &s));
-  std::string what = describe("all_gather", send_count, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, send_count, recv, "recv"));
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl)
-    PARC_RT_RETURN_IF_ERROR(localCopy(
-        s, recv, send, size_t(send_count) * parc_rt_dtype_size(dtype), what));
-  else
-    PARC_NCCL_RETURN_IF_ERROR(ncclAllGather(send, recv, size_t(send_count),
-                                            type, comm->nccl, s->comm),
-                              what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_all_gather(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t send_count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_gather_start(comm, send, recv, send_count, dtype, r);
-  });
+  return startCollective(
+      "all_gather", comm, send, recv, send_count, dtype, nullptr, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        return ncclAllGather(send, recv, size_t(send_count), ncclTypeOf(dtype),
+                             nccl, stream);
+      });
 }
 
 parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
@@ -606,72 +531,37 @@ parc_rt_status_t parc_rt_reduce_scatter_start(parc_rt_comm_t *comm,
                                               parc_rt_dtype_t dtype,
                                               parc_rt_reduce_op_t op,
                                               parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("reduce_scatter", comm, out_request, &s));
-  std::string what =
-      describe("reduce_scatter", recv_count, dtype, reduceOpName(op));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recv_count, recv, "recv"));
-  ncclRedOp_t nop;
-  PARC_RT_RETURN_IF_ERROR(ncclOp(what.c_str(), dtype, op, nop));
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl)
-    PARC_RT_RETURN_IF_ERROR(localCopy(
-        s, recv, send, size_t(recv_count) * parc_rt_dtype_size(dtype), what));
-  else
-    PARC_NCCL_RETURN_IF_ERROR(ncclReduceScatter(send, recv, size_t(recv_count),
-                                                type, nop, comm->nccl, s->comm),
-                              what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_reduce_scatter(parc_rt_comm_t *comm, const void *send,
-                                        void *recv, int64_t recv_count,
-                                        parc_rt_dtype_t dtype,
-                                        parc_rt_reduce_op_t op) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_reduce_scatter_start(comm, send, recv, recv_count, dtype, op,
-                                        r);
-  });
+  return startCollective(
+      "reduce_scatter", comm, send, recv, recv_count, dtype, &op, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        return ncclReduceScatter(send, recv, size_t(recv_count),
+                                 ncclTypeOf(dtype), ncclOp(op), nccl, stream);
+      });
 }
 
 parc_rt_status_t parc_rt_all_to_all_start(parc_rt_comm_t *comm,
                                           const void *send, void *recv,
                                           int64_t count, parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("all_to_all", comm, out_request, &s));
-  std::string what = describe("all_to_all", count, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, recv, "recv"));
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
-  const size_t block = size_t(count) * parc_rt_dtype_size(dtype);
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  if (!comm->nccl) {
-    PARC_RT_RETURN_IF_ERROR(localCopy(s, recv, send, block, what));
-  } else if (count > 0) {
-    PARC_NCCL_RETURN_IF_ERROR(ncclGroupStart(), what.c_str(), comm->nccl);
-    for (int peer = 0; peer < comm->size; ++peer) {
-      ncclSend(static_cast<const char *>(send) + peer * block, size_t(count),
-               type, peer, comm->nccl, s->comm);
-      ncclRecv(static_cast<char *>(recv) + peer * block, size_t(count), type,
-               peer, comm->nccl, s->comm);
-    }
-    // Errors of the calls inside a group surface at ncclGroupEnd.
-    PARC_NCCL_RETURN_IF_ERROR(ncclGroupEnd(), what.c_str(), comm->nccl);
-  }
-  return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,
-                                    void *recv, int64_t count,
-                                    parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_to_all_start(comm, send, recv, count, dtype, r);
-  });
+  return startCollective(
+      "all_to_all", comm, send, recv, count, dtype, nullptr, out_request,
+      [&](ncclComm_t nccl, cudaStream_t stream) {
+        if (count == 0)
+          return ncclSuccess;
+        const ncclDataType_t type = ncclTypeOf(dtype);
+        const size_t block = size_t(count) * parc_rt_dtype_size(dtype);
+        ncclResult_t result = ncclGroupStart();
+        if (result != ncclSuccess)
+          return result;
+        for (int peer = 0; peer < comm->size; ++peer) {
+          ncclSend(static_cast<const char *>(send) + peer * block,
+                   size_t(count), type, peer, nccl, stream);
+          ncclRecv(static_cast<char *>(recv) + peer * block, size_t(count),
+                   type, peer, nccl, stream);
+        }
+        // Errors of the calls inside a group surface at ncclGroupEnd.
+        return ncclGroupEnd();
+      });
 }
 
 parc_rt_status_t parc_rt_all_to_all_v_start(
@@ -681,30 +571,12 @@ parc_rt_status_t parc_rt_all_to_all_v_start(
     parc_rt_request_t **out_request) {
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(prologue("all_to_all_v", comm, out_request, &s));
-  if (!send_counts || !send_displs || !recv_counts || !recv_displs)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "all_to_all_v: counts and displacements are required");
   const int n = comm->size;
-  const int64_t *arrays[4] = {send_counts, send_displs, recv_counts,
-                              recv_displs};
-  static const char *names[4] = {"send count", "send displacement",
-                                 "recv count", "recv displacement"};
-  int64_t sendTotal = 0, recvTotal = 0;
-  for (int a = 0; a < 4; ++a)
-    for (int i = 0; i < n; ++i)
-      if (arrays[a][i] < 0)
-        return fail(PARC_RT_INVALID_ARGUMENT,
-                    "all_to_all_v: %s for rank %d is %lld, below 0", names[a],
-                    i, (long long)arrays[a][i]);
-  for (int i = 0; i < n; ++i) {
-    sendTotal = std::max(sendTotal, send_displs[i] + send_counts[i]);
-    recvTotal = std::max(recvTotal, recv_displs[i] + recv_counts[i]);
-  }
-  std::string what = describe("all_to_all_v", sendTotal, dtype);
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, sendTotal, send, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, recvTotal, recv, "recv"));
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(checkAllToAllV(n, send, send_counts, send_displs,
+                                         recv, recv_counts, recv_displs, dtype,
+                                         kMaxCount, what));
+  const ncclDataType_t type = ncclTypeOf(dtype);
   const size_t elem = parc_rt_dtype_size(dtype);
   PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
   if (!comm->nccl) {
@@ -744,77 +616,6 @@ parc_rt_status_t parc_rt_all_to_all_v(parc_rt_comm_t *comm, const void *send,
   });
 }
 
-parc_rt_status_t parc_rt_send_start(parc_rt_comm_t *comm, const void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("send", comm, out_request, &s));
-  std::string what = describe(
-      "send", count, dtype,
-      ("to rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
-          .c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "send"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm->size, peer, "destination"));
-  if (tag < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag is negative", what.c_str());
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
-  if (!comm->nccl)
-    return fail(PARC_RT_UNSUPPORTED,
-                "%s: a one-rank communicator has no peer to send to "
-                "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
-                what.c_str());
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  PARC_NCCL_RETURN_IF_ERROR(
-      ncclSend(buf, size_t(count), type, peer, comm->nccl, s->comm),
-      what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_send(parc_rt_comm_t *comm, const void *buf,
-                              int64_t count, parc_rt_dtype_t dtype, int peer,
-                              int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_send_start(comm, buf, count, dtype, peer, tag, r);
-  });
-}
-
-parc_rt_status_t parc_rt_recv_start(parc_rt_comm_t *comm, void *buf,
-                                    int64_t count, parc_rt_dtype_t dtype,
-                                    int peer, int tag,
-                                    parc_rt_request_t **out_request) {
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(prologue("recv", comm, out_request, &s));
-  std::string what = describe(
-      "recv", count, dtype,
-      ("from rank " + std::to_string(peer) + ", tag " + std::to_string(tag))
-          .c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "recv"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm->size, peer, "source"));
-  if (tag < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: tag is negative", what.c_str());
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
-  if (!comm->nccl)
-    return fail(PARC_RT_UNSUPPORTED,
-                "%s: a one-rank communicator has no peer to receive from "
-                "(PARC_RT_NCCL_SINGLE=1 gives it NCCL)",
-                what.c_str());
-  PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
-  PARC_NCCL_RETURN_IF_ERROR(
-      ncclRecv(buf, size_t(count), type, peer, comm->nccl, s->comm),
-      what.c_str(), comm->nccl);
-  return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_recv(parc_rt_comm_t *comm, void *buf, int64_t count,
-                              parc_rt_dtype_t dtype, int peer, int tag) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_recv_start(comm, buf, count, dtype, peer, tag, r);
-  });
-}
-
 // A device-side barrier: a one-word all-reduce on the comm stream.
 parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
                                        parc_rt_request_t **out_request) {
@@ -832,7 +633,8 @@ parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
 // The host barrier the program driver times with: every rank's device work
 // is complete, then the ranks meet over MPI.
 parc_rt_status_t parc_rt_barrier(parc_rt_comm_t *comm) {
-  PARC_RT_RETURN_IF_ERROR(checkComm("barrier", comm));
+  if (!usable(comm))
+    return fail(PARC_RT_INVALID_ARGUMENT, "barrier: communicator is null");
   parc_rt_context_t *ctx = comm->ctx;
   if (State *s = existingState())
     PARC_RT_RETURN_IF_ERROR(synchronize(s, ctx->timeoutSeconds));
@@ -840,7 +642,7 @@ parc_rt_status_t parc_rt_barrier(parc_rt_comm_t *comm) {
   int rc = MPI_Ibarrier(comm->mpi, &request);
   if (rc != MPI_SUCCESS)
     return mpiFail(PARC_RT_COMM_ERROR, rc, "barrier");
-  return mpiWait(ctx, request, "barrier");
+  return mpiWait(comm, request, "barrier");
 }
 
 parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
@@ -849,52 +651,16 @@ parc_rt_status_t parc_rt_broadcast_start(parc_rt_comm_t *comm, void *buf,
                                          parc_rt_request_t **out_request) {
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(prologue("broadcast", comm, out_request, &s));
-  std::string what = describe("broadcast", count, dtype,
-                              ("root " + std::to_string(root)).c_str());
-  PARC_RT_RETURN_IF_ERROR(checkBuffer(what, dtype, count, buf, "buf"));
-  PARC_RT_RETURN_IF_ERROR(checkPeer(what, comm->size, root, "root"));
-  ncclDataType_t type = ncclFloat32;
-  ncclType(dtype, type);
+  std::string what;
+  PARC_RT_RETURN_IF_ERROR(
+      checkBroadcast(count, dtype, buf, root, comm->size, kMaxCount, what));
   PARC_RT_RETURN_IF_ERROR(begin(s, comm->ctx, what.c_str()));
   if (comm->nccl)
-    PARC_NCCL_RETURN_IF_ERROR(ncclBroadcast(buf, buf, size_t(count), type,
-                                            root, comm->nccl, s->comm),
+    PARC_NCCL_RETURN_IF_ERROR(ncclBroadcast(buf, buf, size_t(count),
+                                            ncclTypeOf(dtype), root, comm->nccl,
+                                            s->comm),
                               what.c_str(), comm->nccl);
   return started(s, comm, std::move(what), out_request);
-}
-
-parc_rt_status_t parc_rt_broadcast(parc_rt_comm_t *comm, void *buf,
-                                   int64_t count, parc_rt_dtype_t dtype,
-                                   int root) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_broadcast_start(comm, buf, count, dtype, root, r);
-  });
-}
-
-parc_rt_status_t parc_rt_wait(parc_rt_request_t *request) {
-  if (!request)
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait: request is null");
-  return waitOne(request);
-}
-
-parc_rt_status_t parc_rt_wait_all(int64_t count,
-                                  parc_rt_request_t *const *requests) {
-  if (count < 0 || (count > 0 && !requests))
-    return fail(PARC_RT_INVALID_ARGUMENT, "wait_all: no request array");
-  parc_rt_status_t first = PARC_RT_OK;
-  std::string firstMessage;
-  for (int64_t i = 0; i < count; ++i) {
-    if (!requests[i])
-      continue;
-    parc_rt_status_t s = waitOne(requests[i]);
-    if (s != PARC_RT_OK && first == PARC_RT_OK) {
-      first = s;
-      firstMessage = parc_rt_last_error();
-    }
-  }
-  if (first != PARC_RT_OK)
-    return fail(first, "%s", firstMessage.c_str());
-  return PARC_RT_OK;
 }
 
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done) {

@@ -16,17 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <sched.h>
-#include <time.h>
 
 using namespace parc::rt;
 using namespace parc::rt::cuda;
-
-struct parc_rt_arena_t {
-  void *allocation = nullptr;
-  void *base = nullptr;
-  size_t bytes = 0;
-};
 
 namespace parc::rt::cuda {
 
@@ -137,40 +129,39 @@ parc_rt_status_t checkErrorRecord(State *s) {
               r.axis);
 }
 
-/// Polls a stream until idle or the deadline: spin briefly, then yield,
-/// then sleep, like the MPI backend's waits.
+/// Polls a stream until idle, a failure or the deadline (comm_common.h's
+/// pollUntil, as the comm backends' waits).
 parc_rt_status_t pollStream(cudaStream_t stream, const char *which,
                             double deadline, double timeout) {
-  const double start = now();
-  for (;;) {
-    cudaError_t e = cudaStreamQuery(stream);
-    if (e == cudaSuccess)
-      return PARC_RT_OK;
-    if (e == cudaErrorNotReady)
-      cudaGetLastError(); // "not ready" is recorded as the last error: clear it
-    else
-      return fail(e == cudaErrorMemoryAllocation ? PARC_RT_OUT_OF_MEMORY
-                                                 : PARC_RT_INTERNAL,
-                  "a kernel on the %s stream failed: CUDA error %s: %s (run "
-                  "with PARC_RT_CUDA_SYNC=1 to name the node)",
-                  which, cudaGetErrorName(e), cudaGetErrorString(e));
-    PARC_RT_RETURN_IF_ERROR(commAsyncError("synchronize"));
-    const double t = now();
-    if (t >= deadline)
-      return fail(PARC_RT_TIMEOUT,
-                  "work on the %s stream did not complete within %g s at "
-                  "world rank %d: a collective peer is hung, crashed or "
-                  "skipped it (PARC_RT_TIMEOUT_S sets the limit)",
-                  which, timeout, currentWorldRank());
-    if (t - start < 50e-6)
-      continue;
-    if (t - start < 2e-3) {
-      sched_yield();
-      continue;
-    }
-    timespec pause{0, 50 * 1000};
-    nanosleep(&pause, nullptr);
-  }
+  parc_rt_status_t status = PARC_RT_OK;
+  bool idle = false;
+  pollUntil(
+      deadline,
+      [&] {
+        cudaError_t e = cudaStreamQuery(stream);
+        if (e == cudaSuccess)
+          return idle = true;
+        if (e != cudaErrorNotReady) {
+          status = fail(e == cudaErrorMemoryAllocation ? PARC_RT_OUT_OF_MEMORY
+                                                       : PARC_RT_INTERNAL,
+                        "a kernel on the %s stream failed: CUDA error %s: %s "
+                        "(run with PARC_RT_CUDA_SYNC=1 to name the node)",
+                        which, cudaGetErrorName(e), cudaGetErrorString(e));
+          return true;
+        }
+        cudaGetLastError(); // "not ready" is recorded as the last error: clear
+                            // it
+        status = commAsyncError("synchronize");
+        return status != PARC_RT_OK;
+      },
+      /*sleepMicros=*/50);
+  if (idle || status != PARC_RT_OK)
+    return status;
+  return fail(PARC_RT_TIMEOUT,
+              "work on the %s stream did not complete within %g s at world "
+              "rank %d: a collective peer is hung, crashed or skipped it "
+              "(PARC_RT_TIMEOUT_S sets the limit)",
+              which, timeout, currentWorldRank());
 }
 
 } // namespace
@@ -296,26 +287,50 @@ void deviceFree(void *ptr) {
     cudaFree(ptr);
 }
 
-parc_rt_status_t copyToDevice(void *dst, const void *src, size_t bytes) {
+/// A staging copy, ordered after the kernels issued so far and complete on
+/// return.
+static parc_rt_status_t copyAndWait(void *dst, const void *src, size_t bytes,
+                                    cudaMemcpyKind kind, const char *what) {
   State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("copy to device", &s));
+  PARC_RT_RETURN_IF_ERROR(getState(what, &s));
   if (bytes == 0)
     return PARC_RT_OK;
-  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes,
-                                            cudaMemcpyHostToDevice, s->compute),
-                            "copy to device", "cudaMemcpyAsync");
+  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, kind, s->compute),
+                            what, "cudaMemcpyAsync");
   return synchronize(s, cuda::currentTimeout());
 }
 
+parc_rt_status_t copyToDevice(void *dst, const void *src, size_t bytes) {
+  return copyAndWait(dst, src, bytes, cudaMemcpyHostToDevice, "copy to device");
+}
+
 parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes) {
+  return copyAndWait(dst, src, bytes, cudaMemcpyDeviceToHost, "copy to host");
+}
+
+// cudaMalloc aligns to 256 bytes.
+size_t deviceArenaAlignment() { return 256; }
+
+parc_rt_status_t deviceArenaMap(size_t total, size_t requested, void **out) {
   State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("copy to host", &s));
-  if (bytes == 0)
-    return PARC_RT_OK;
-  PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes,
-                                            cudaMemcpyDeviceToHost, s->compute),
-                            "copy to host", "cudaMemcpyAsync");
-  return synchronize(s, cuda::currentTimeout());
+  PARC_RT_RETURN_IF_ERROR(getState("arena_create", &s));
+  void *allocation = nullptr;
+  cudaError_t e = cudaMalloc(&allocation, total);
+  if (e != cudaSuccess)
+    return fail(PARC_RT_OUT_OF_MEMORY,
+                "arena_create: cannot allocate %zu bytes of device memory: %s",
+                requested, cudaGetErrorString(e));
+  e = cudaMemsetAsync(allocation, 0, total, s->compute);
+  if (e != cudaSuccess) {
+    cudaFree(allocation);
+    return cudaFail(e, "arena_create", "cudaMemsetAsync");
+  }
+  *out = allocation;
+  return PARC_RT_OK;
+}
+
+void deviceArenaUnmap(void *ptr, size_t) {
+  cudaFree(ptr); // waits for kernels still using it
 }
 
 parc_rt_status_t deviceSynchronize() {
@@ -333,7 +348,7 @@ parc_rt_status_t deviceCheckpoint() {
 } // namespace parc::rt
 
 //===----------------------------------------------------------------------===//
-// Arena and copies
+// Copies
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -350,60 +365,6 @@ bool isHostPointer(const void *p) {
 } // namespace
 
 extern "C" {
-
-parc_rt_status_t parc_rt_arena_create(size_t bytes, size_t alignment,
-                                      parc_rt_arena_t **out_arena) {
-  if (!out_arena)
-    return fail(PARC_RT_INVALID_ARGUMENT, "arena_create: out_arena is null");
-  *out_arena = nullptr;
-  if (alignment == 0 || (alignment & (alignment - 1)))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "arena_create: alignment %zu is not a power of two", alignment);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("arena_create", &s));
-  // cudaMalloc aligns to 256 bytes; larger alignments need slack.
-  const size_t slack = alignment > 256 ? alignment : 0;
-  const size_t total = (bytes ? bytes : 1) + slack;
-  void *allocation = nullptr;
-  cudaError_t e = cudaMalloc(&allocation, total);
-  if (e != cudaSuccess)
-    return fail(PARC_RT_OUT_OF_MEMORY,
-                "arena_create: cannot allocate %zu bytes of device memory: %s",
-                bytes, cudaGetErrorString(e));
-  auto *arena = new (std::nothrow) parc_rt_arena_t;
-  if (!arena) {
-    cudaFree(allocation);
-    return fail(PARC_RT_OUT_OF_MEMORY, "arena_create: out of memory");
-  }
-  arena->allocation = allocation;
-  uintptr_t p = reinterpret_cast<uintptr_t>(allocation);
-  p = (p + alignment - 1) & ~uintptr_t(alignment - 1);
-  arena->base = reinterpret_cast<void *>(p);
-  arena->bytes = bytes;
-  e = cudaMemsetAsync(allocation, 0, total, s->compute);
-  if (e != cudaSuccess) {
-    cudaFree(allocation);
-    delete arena;
-    return cudaFail(e, "arena_create", "cudaMemsetAsync");
-  }
-  *out_arena = arena;
-  return PARC_RT_OK;
-}
-
-void *parc_rt_arena_base(parc_rt_arena_t *arena) {
-  return arena ? arena->base : nullptr;
-}
-
-size_t parc_rt_arena_size(const parc_rt_arena_t *arena) {
-  return arena ? arena->bytes : 0;
-}
-
-void parc_rt_arena_release(parc_rt_arena_t *arena) {
-  if (!arena)
-    return;
-  cudaFree(arena->allocation); // waits for kernels still using it
-  delete arena;
-}
 
 // Any mix of host and device pointers (unified addressing). A copy that
 // involves host memory is complete when the call returns; device to device

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../broadcast_plan.h"
+#include "../elementwise_ops.h"
 #include "kernels.cuh"
 
 #include <cstring>
@@ -22,30 +23,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Unary
 //===----------------------------------------------------------------------===//
-
-const char *unaryName(parc_rt_unary_op_t op) {
-  static const char *names[] = {
-      "neg",  "abs",       "exp",     "log",  "sqrt", "reciprocal",
-      "tanh", "erf",       "sigmoid", "relu", "not",  "silu",
-      "gelu", "gelu_tanh", "floor",   "ceil", "sin",  "cos"};
-  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "unary";
-}
-
-bool unarySupported(parc_rt_unary_op_t op, parc_rt_dtype_t dtype) {
-  switch (dtype) {
-  case PARC_RT_BOOL:
-    return op == PARC_RT_UNARY_NOT;
-  case PARC_RT_I64:
-  case PARC_RT_I32:
-  case PARC_RT_I8:
-    return op == PARC_RT_UNARY_NEG || op == PARC_RT_UNARY_ABS ||
-           op == PARC_RT_UNARY_RELU;
-  case PARC_RT_U8:
-    return false;
-  default: // float types
-    return unsigned(op) <= PARC_RT_UNARY_COS && op != PARC_RT_UNARY_NOT;
-  }
-}
 
 template <parc_rt_dtype_t D>
 __device__ typename Dev<D>::Compute unaryOp(int op,
@@ -118,41 +95,6 @@ __global__ void unaryKernel(int op, const typename Dev<D>::Storage *x,
 //===----------------------------------------------------------------------===//
 // Binary
 //===----------------------------------------------------------------------===//
-
-const char *binaryName(parc_rt_binary_op_t op) {
-  static const char *names[] = {
-      "add",     "sub",           "mul",   "div",  "pow",
-      "min",     "max",           "equal", "less", "less_equal",
-      "greater", "greater_equal", "and",   "or",   "xor"};
-  return unsigned(op) < sizeof(names) / sizeof(names[0]) ? names[op] : "binary";
-}
-
-bool isComparison(int op) {
-  return op >= PARC_RT_BINARY_EQUAL && op <= PARC_RT_BINARY_GREATER_EQUAL;
-}
-
-bool binarySupported(parc_rt_binary_op_t op, parc_rt_dtype_t dtype) {
-  if (isComparison(op))
-    return true;
-  if (dtype == PARC_RT_BOOL)
-    return op == PARC_RT_BINARY_AND || op == PARC_RT_BINARY_OR ||
-           op == PARC_RT_BINARY_XOR;
-  return unsigned(op) <= PARC_RT_BINARY_MAX;
-}
-
-template <typename C> __device__ C intPow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>)
-    if (exp < 0)
-      return base == 1 ? 1 : base == C(-1) ? ((exp & 1) ? C(-1) : 1) : 0;
-  C result = 1;
-  while (exp) {
-    if (exp & 1)
-      result = C(result * base);
-    base = C(base * base);
-    exp >>= 1;
-  }
-  return result;
-}
 
 template <parc_rt_dtype_t D>
 __device__ typename Dev<D>::Compute arith(int op, typename Dev<D>::Compute x,
@@ -253,18 +195,6 @@ __global__ void whereKernel(Strided<4> s, int64_t n, const uint8_t *cond,
   }
 }
 
-/// Float to integer as parc_rt_cast documents: NaN -> 0, saturate,
-/// truncate toward zero.
-template <typename I> __device__ I saturating(double v) {
-  if (v != v)
-    return 0;
-  if (v <= double(std::numeric_limits<I>::lowest()))
-    return std::numeric_limits<I>::lowest();
-  if (v >= double(std::numeric_limits<I>::max()))
-    return std::numeric_limits<I>::max();
-  return I(v);
-}
-
 template <parc_rt_dtype_t From, parc_rt_dtype_t To>
 __device__ void castOne(typename Dev<From>::Compute v, void *y, int64_t i) {
   using T = Dev<To>;
@@ -274,47 +204,27 @@ __device__ void castOne(typename Dev<From>::Compute v, void *y, int64_t i) {
   if constexpr (T::kind == Kind::Bool)
     out[i] = TS(v != 0);
   else if constexpr (T::kind == Kind::Int && Dev<From>::kind == Kind::Float)
-    out[i] = saturating<TS>(double(v));
+    out[i] = saturatingFromDouble<TS>(double(v));
   else if constexpr (Dev<From>::kind == Kind::Bool)
     out[i] = T::store(TC(v != 0));
   else
     out[i] = T::store(TC(v));
 }
 
+/// Element i cast to the runtime dtype `to` (one of Tos).
+template <parc_rt_dtype_t From, parc_rt_dtype_t... Tos>
+__device__ void castTo(int to, typename Dev<From>::Compute v, void *y,
+                       int64_t i) {
+  ((to == Tos ? castOne<From, Tos>(v, y, i) : void()), ...);
+}
+
 template <parc_rt_dtype_t From>
 __global__ void castKernel(const typename Dev<From>::Storage *x, int to,
                            void *y, int64_t n) {
   PARC_GRID_STRIDE(i, n) {
-    const auto v = Dev<From>::load(x[i]);
-    switch (to) {
-    case PARC_RT_F32:
-      castOne<From, PARC_RT_F32>(v, y, i);
-      break;
-    case PARC_RT_F16:
-      castOne<From, PARC_RT_F16>(v, y, i);
-      break;
-    case PARC_RT_BF16:
-      castOne<From, PARC_RT_BF16>(v, y, i);
-      break;
-    case PARC_RT_F64:
-      castOne<From, PARC_RT_F64>(v, y, i);
-      break;
-    case PARC_RT_I64:
-      castOne<From, PARC_RT_I64>(v, y, i);
-      break;
-    case PARC_RT_I32:
-      castOne<From, PARC_RT_I32>(v, y, i);
-      break;
-    case PARC_RT_I8:
-      castOne<From, PARC_RT_I8>(v, y, i);
-      break;
-    case PARC_RT_U8:
-      castOne<From, PARC_RT_U8>(v, y, i);
-      break;
-    default:
-      castOne<From, PARC_RT_BOOL>(v, y, i);
-      break;
-    }
+    castTo<From, PARC_RT_F32, PARC_RT_F16, PARC_RT_BF16, PARC_RT_F64,
+           PARC_RT_I64, PARC_RT_I32, PARC_RT_I8, PARC_RT_U8, PARC_RT_BOOL>(
+        to, Dev<From>::load(x[i]), y, i);
   }
 }
 
@@ -325,19 +235,6 @@ __global__ void fillKernel(W *dst, int64_t n, const W *src, W value) {
   PARC_GRID_STRIDE(i, n) { dst[i] = v; }
 }
 
-template <typename F> void visitWordType(size_t bytes, F &&f) {
-  switch (bytes) {
-  case 1:
-    return f(uint8_t{});
-  case 2:
-    return f(uint16_t{});
-  case 4:
-    return f(uint32_t{});
-  default:
-    return f(uint64_t{});
-  }
-}
-
 } // namespace
 
 extern "C" {
@@ -345,29 +242,15 @@ extern "C" {
 parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
                                const void *x, void *y, int64_t count) {
   const char *name = unaryName(op);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(name, dtype));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative count %lld", name,
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(name, "y", y, count));
-  if (!unarySupported(op, dtype))
-    return fail(PARC_RT_UNSUPPORTED, "unary '%s': dtype %s is not supported",
-                name, parc_rt_dtype_name(dtype));
+  PARC_RT_RETURN_IF_ERROR(checkUnary(op, dtype, x, y, count));
   if (count == 0)
     return PARC_RT_OK;
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(name, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        using S = typename Dev<D>::Storage;
-        unaryKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
-            int(op), static_cast<const S *>(x), static_cast<S *>(y), count);
-      },
-      [] {});
-  return launched(s, name);
+  return launchTyped<Kinds::Any>(name, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    unaryKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
+        int(op), static_cast<const S *>(x), static_cast<S *>(y), count);
+  });
 }
 
 parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
@@ -379,29 +262,20 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
   const char *name = binaryName(op);
   int64_t n = 0;
   int64_t strides[3][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<2>(
-      name, dtype, {{"a", a, a_rank, a_dims}, {"b", b, b_rank, b_dims}}, out,
-      out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planBinary(op, dtype, a, a_rank, a_dims, b, b_rank,
+                                     b_dims, out, out_rank, out_dims, n,
+                                     strides));
   if (n == 0)
     return PARC_RT_OK;
-  if (!binarySupported(op, dtype))
-    return fail(PARC_RT_UNSUPPORTED, "%s: dtype %s is not supported", name,
-                parc_rt_dtype_name(dtype));
-  LoopNest<3> loop(out_rank, out_dims, {strides[0], strides[1], strides[2]});
+  const LoopNest<3> loop = broadcastLoop<2>(out_rank, out_dims, strides);
   const Strided<3> strided = stridedFrom(loop);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(name, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        using S = typename Dev<D>::Storage;
-        binaryKernel<D><<<gridFor(n), 256, 0, s->compute>>>(
-            int(op), strided, n, static_cast<const S *>(a),
-            static_cast<const S *>(b), out, s->error);
-      },
-      [] {});
-  return launched(s, name);
+  return launchTyped<Kinds::Any>(name, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    binaryKernel<D><<<gridFor(n), 256, 0, s->compute>>>(
+        int(op), strided, n, static_cast<const S *>(a),
+        static_cast<const S *>(b), out, s->error);
+  });
 }
 
 parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
@@ -413,19 +287,16 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
   const char *name = "where";
   int64_t n = 0;
   int64_t strides[4][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBroadcast<3>(
-      name, dtype,
-      {{"cond", cond, cond_rank, cond_dims}, {"x", x, x_rank, x_dims},
-       {"y", y, y_rank, y_dims}},
-      out, out_rank, out_dims, n, strides));
+  PARC_RT_RETURN_IF_ERROR(planWhere(dtype, cond, cond_rank, cond_dims, x,
+                                    x_rank, x_dims, y, y_rank, y_dims, out,
+                                    out_rank, out_dims, n, strides));
   if (n == 0)
     return PARC_RT_OK;
-  LoopNest<4> loop(out_rank, out_dims,
-                   {strides[0], strides[1], strides[2], strides[3]});
+  const LoopNest<4> loop = broadcastLoop<3>(out_rank, out_dims, strides);
   const Strided<4> strided = stridedFrom(loop);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(name, &s));
-  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+  visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
     using W = decltype(word);
     whereKernel<W><<<gridFor(n), 256, 0, s->compute>>>(
         strided, n, static_cast<const uint8_t *>(cond),
@@ -437,41 +308,23 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
 
 parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
                               parc_rt_dtype_t to, void *y, int64_t count) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", from));
-  PARC_RT_RETURN_IF_ERROR(checkDtype("cast", to));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "cast: negative count %lld",
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData("cast", "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData("cast", "y", y, count));
+  PARC_RT_RETURN_IF_ERROR(checkCast(from, x, to, y, count));
   if (count == 0)
     return PARC_RT_OK;
   if (from == to)
     return x == y ? PARC_RT_OK
                   : parc_rt_copy(y, x, size_t(count) * parc_rt_dtype_size(from));
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState("cast", &s));
-  visitDtype(
-      from,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        castKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
-            static_cast<const typename Dev<D>::Storage *>(x), int(to), y,
-            count);
-      },
-      [] {});
-  return launched(s, "cast");
+  return launchTyped<Kinds::Any>("cast", from, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    castKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
+        static_cast<const typename Dev<D>::Storage *>(x), int(to), y, count);
+  });
 }
 
 // `value` may be host or device memory (one element of dtype).
 parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
                               const void *value) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype("fill", dtype));
-  if (count < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "fill: negative count %lld",
-                (long long)count);
-  PARC_RT_RETURN_IF_ERROR(checkData("fill", "dst", dst, count));
-  PARC_RT_RETURN_IF_ERROR(checkData("fill", "value", value, count));
+  PARC_RT_RETURN_IF_ERROR(checkFill(dtype, dst, count, value));
   if (count == 0)
     return PARC_RT_OK;
   State *s = nullptr;
@@ -483,7 +336,7 @@ parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
                attributes.type == cudaMemoryTypeManaged;
   else
     cudaGetLastError();
-  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+  visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
     using W = decltype(word);
     W v{};
     if (!onDevice)

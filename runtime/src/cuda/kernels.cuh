@@ -10,8 +10,8 @@
 #ifndef PARC_RUNTIME_CUDA_KERNELS_CUH
 #define PARC_RUNTIME_CUDA_KERNELS_CUH
 
-#include "../cpu/dtype_traits.h"
 #include "../cpu/shape.h"
+#include "../dtype_traits.h"
 #include "cuda_common.h"
 
 #include <cuda_bf16.h>
@@ -148,6 +148,38 @@ template <int K> Strided<K> stridedFrom(const LoopNest<K> &loop) {
       s.strides[k][d] = loop.stride(k, d);
   }
   return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Launching a kernel per dtype
+//===----------------------------------------------------------------------===//
+
+/// The dtypes a kernel family is instantiated for.
+enum class Kinds { Any, NotBool, Float };
+
+/// Calls launch(Tag<D>{}, s) for the runtime dtype with the device state,
+/// then checks the launch. Only dtypes of `K` are instantiated; the others
+/// are unsupported (the message names `op`).
+template <Kinds K, typename Launch>
+parc_rt_status_t launchTyped(const char *op, parc_rt_dtype_t dtype,
+                             Launch &&launch) {
+  State *s = nullptr;
+  parc_rt_status_t status = visitDtype(
+      dtype,
+      [&](auto tag) -> parc_rt_status_t {
+        constexpr Kind kind = Traits<decltype(tag)::value>::kind;
+        if constexpr ((K == Kinds::Float && kind != Kind::Float) ||
+                      (K == Kinds::NotBool && kind == Kind::Bool)) {
+          return unsupportedDtype(op, dtype);
+        } else {
+          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
+          launch(tag, s);
+          return PARC_RT_OK;
+        }
+      },
+      [&] { return unsupportedDtype(op, dtype); });
+  PARC_RT_RETURN_IF_ERROR(status);
+  return launched(s, op);
 }
 
 #define PARC_GRID_STRIDE(i, n)                                                 \

@@ -213,23 +213,24 @@ void planLt(State *s, parc_rt_dtype_t dtype, const Gemm &g, const void *bias,
   uint64_t workspace = s->workspaceBytes;
   uint32_t alignB = alignmentOf(g.b), alignA = alignmentOf(g.a),
            alignD = alignmentOf(g.c);
+  // cuBLASLt's A is our B (the problem is transposed, see above).
+  const struct {
+    cublasLtMatmulPreferenceAttributes_t attribute;
+    const void *value;
+    size_t bytes;
+  } preferences[] = {
+      {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB, sizeof(alignB)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA, sizeof(alignA)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD, sizeof(alignD)},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD, sizeof(alignD)}};
+  bool preferred = true;
+  for (const auto &a : preferences)
+    preferred = preferred && ok(cublasLtMatmulPreferenceSetAttribute(
+                                 pref, a.attribute, a.value, a.bytes));
   cublasLtMatmulHeuristicResult_t result = {};
   int found = 0;
-  if (ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
-          sizeof(workspace))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &alignB,
-          sizeof(alignB))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &alignA,
-          sizeof(alignA))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &alignD,
-          sizeof(alignD))) &&
-      ok(cublasLtMatmulPreferenceSetAttribute(
-          pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &alignD,
-          sizeof(alignD))) &&
+  if (preferred &&
       ok(cublasLtMatmulAlgoGetHeuristic(s->lt, p.desc, p.aLayout, p.bLayout,
                                         p.dLayout, p.dLayout, pref, 1, &result,
                                         &found)) &&
@@ -386,19 +387,6 @@ __global__ void maxPoolKernel(DevWindow w, int64_t planes,
   }
 }
 
-template <typename F> void visitWordType(size_t bytes, F &&f) {
-  switch (bytes) {
-  case 1:
-    return f(uint8_t{});
-  case 2:
-    return f(uint16_t{});
-  case 4:
-    return f(uint32_t{});
-  default:
-    return f(uint64_t{});
-  }
-}
-
 /// Attention products as one strided-batched GEMM over (batch, kv head):
 /// the `group` query heads of a kv head are consecutive rows of lhs/out.
 parc_rt_status_t attention(const char *op, parc_rt_dtype_t dtype,
@@ -444,21 +432,13 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
                                 const int64_t *b_dims, void *out,
                                 int64_t out_rank, const int64_t *out_dims) {
   const char *op = "matmul";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "a", a_rank, a_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "b", b_rank, b_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
-  MatmulShape ms;
-  PARC_RT_RETURN_IF_ERROR(
-      resolveMatmul(a_rank, a_dims, b_rank, b_dims, out_rank, out_dims, ms));
-  const int64_t aCount = numElements(a_rank, a_dims),
-                bCount = numElements(b_rank, b_dims),
-                outCount = numElements(out_rank, out_dims);
-  if (outCount == 0)
+  MatmulPlan p;
+  PARC_RT_RETURN_IF_ERROR(planMatmul(dtype, a, a_rank, a_dims, b, b_rank,
+                                     b_dims, out, out_rank, out_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, aCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, bCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outCount));
+  const MatmulShape &ms = p.shape;
+  const int64_t outCount = p.outCount;
   if (!isFloat(dtype) && dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -511,24 +491,11 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
                               int64_t n, int64_t k, int trans_a, int trans_b,
                               float alpha, float beta) {
   const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  if (m < 0 || n < 0 || k < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "gemm: negative size M=%lld N=%lld K=%lld", (long long)m,
-                (long long)n, (long long)k);
-  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, m, n, k));
-  const int64_t yDims[2] = {m, n};
-  if (c) {
-    PARC_RT_RETURN_IF_ERROR(checkShape(op, "c", c_rank, c_dims));
-    int64_t unused[2];
-    PARC_RT_RETURN_IF_ERROR(
-        broadcastStrides(op, "c", c_rank, c_dims, 2, yDims, unused));
-  }
+  PARC_RT_RETURN_IF_ERROR(
+      checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
   if (m == 0 || n == 0)
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "a", a, m * k));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "b", b, k * n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, m * n));
+  const int64_t yDims[2] = {m, n};
   if (!isFloat(dtype))
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -602,19 +569,13 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
                               const int64_t *dilations, void *y,
                               const int64_t *y_dims) {
   const char *op = "conv";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  Window win;
-  PARC_RT_RETURN_IF_ERROR(resolveConv(op, rank, x_dims, w_dims, group, strides,
-                                      pads, dilations, y_dims, win));
-  const int64_t batch = x_dims[0], cIn = x_dims[1], cOut = w_dims[0];
-  const int64_t xCount = numElements(rank, x_dims),
-                wCount = numElements(rank, w_dims),
-                yCount = numElements(rank, y_dims);
-  if (yCount == 0)
+  ConvPlan p;
+  PARC_RT_RETURN_IF_ERROR(planConv(dtype, x, rank, x_dims, w, w_dims, group,
+                                   strides, pads, dilations, y, y_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "w", w, wCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
+  const Window &win = p.win;
+  const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut, yCount = p.yCount;
   if (!isFloat(dtype))
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -638,7 +599,7 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
     const char *xi = static_cast<const char *>(x) + img * cIn * dw.inPlane * int64_t(elem);
     const void *matrix = xi;
     if (!direct) {
-      visitWordType(elem, [&](auto word) {
+      visitWord(elem, [&](auto word) {
         using W = decltype(word);
         im2colKernel<W>
             <<<gridFor(cIn * dw.kernelCount * dw.outCount), 256, 0,
@@ -693,36 +654,19 @@ parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
                                   const int64_t *pads, const int64_t *dilations,
                                   void *y, const int64_t *y_dims) {
   const char *op = "max_pool";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  Window win;
-  PARC_RT_RETURN_IF_ERROR(resolvePool(op, rank, x_dims, kernel, strides, pads,
-                                      dilations, y_dims, win));
-  const int64_t xCount = numElements(rank, x_dims),
-                yCount = numElements(rank, y_dims);
-  if (yCount == 0)
+  PoolPlan p;
+  PARC_RT_RETURN_IF_ERROR(planMaxPool(dtype, x, rank, x_dims, kernel, strides,
+                                      pads, dilations, y, y_dims, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, xCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, yCount));
-  if (dtype == PARC_RT_BOOL)
-    return unsupportedDtype(op, dtype);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  const DevWindow dw = devWindow(win);
-  const int64_t planes = x_dims[0] * x_dims[1];
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Bool) {
-          using St = typename Dev<D>::Storage;
-          maxPoolKernel<D><<<gridFor(planes * dw.outCount), 256, 0,
-                             s->compute>>>(dw, planes,
-                                           static_cast<const St *>(x),
-                                           static_cast<St *>(y));
-        }
-      },
-      [] {});
-  return launched(s, op);
+  const DevWindow dw = devWindow(p.win);
+  const int64_t planes = p.planes;
+  return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using St = typename Dev<D>::Storage;
+    maxPoolKernel<D><<<gridFor(planes * dw.outCount), 256, 0, s->compute>>>(
+        dw, planes, static_cast<const St *>(x), static_cast<St *>(y));
+  });
 }
 
 } // extern "C"

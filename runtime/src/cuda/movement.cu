@@ -1,7 +1,8 @@
-//===- movement.cu - transpose, slice, concat/split, expand, gather, ... --===//
+//===- movement.cu - strided copies, gather, scatter, trilu (cuda) --------===//
 //
-// As in the cpu backend, transpose, slice, expand, concat and split are one
-// strided copy of 1/2/4/8-byte words over a LoopNest-merged index space. A
+// As in the cpu backend, transpose, slice, expand, concat and split
+// (src/copy_ops.cpp) are strided copies of 1/2/4/8-byte words over a
+// LoopNest-merged index space, run by runCopyPlans here. A
 // copy that reads along one dim and writes along another (a real
 // transpose) goes through 32x32 shared-memory tiles so both sides stay
 // coalesced. Gather copies whole rows with the widest word that divides
@@ -21,19 +22,6 @@ using namespace parc::rt;
 using namespace parc::rt::cuda;
 
 namespace {
-
-template <typename F> void visitWordType(size_t bytes, F &&f) {
-  switch (bytes) {
-  case 1:
-    return f(uint8_t{});
-  case 2:
-    return f(uint16_t{});
-  case 4:
-    return f(uint32_t{});
-  default:
-    return f(uint64_t{});
-  }
-}
 
 template <typename W>
 __global__ void copyKernel(Strided<2> s, int64_t n, W *dst, const W *src) {
@@ -115,7 +103,7 @@ parc_rt_status_t stridedCopy(State *s, const char *op, size_t elemSize,
         p = d;
         break;
       }
-  visitWordType(elemSize, [&](auto word) {
+  visitWord(elemSize, [&](auto word) {
     using W = decltype(word);
     W *d = static_cast<W *>(dst);
     const W *c = static_cast<const W *>(src);
@@ -236,19 +224,11 @@ __global__ void triluKernel(const W *x, W *y, int64_t n, int64_t rows,
   }
 }
 
-parc_rt_status_t checkIndexDtype(const char *op, parc_rt_dtype_t dtype) {
-  if (dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: indices must be i32 or i64, got %s", op,
-                parc_rt_dtype_name(dtype));
-  return PARC_RT_OK;
-}
-
 } // namespace
 
-/// Runs the strided copies a movement_plans.h planner worked out.
-static parc_rt_status_t runPlans(const char *op, parc_rt_dtype_t dtype,
-                                 const std::vector<StridedCopyPlan> &plans) {
+parc_rt_status_t
+parc::rt::runCopyPlans(const char *op, parc_rt_dtype_t dtype,
+                       const std::vector<StridedCopyPlan> &plans) {
   if (plans.empty())
     return PARC_RT_OK;
   State *s = nullptr;
@@ -262,93 +242,19 @@ static parc_rt_status_t runPlans(const char *op, parc_rt_dtype_t dtype,
 
 extern "C" {
 
-parc_rt_status_t parc_rt_transpose(parc_rt_dtype_t dtype, const void *x,
-                                   int64_t rank, const int64_t *dims,
-                                   const int64_t *perm, void *y) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planTranspose(dtype, x, rank, dims, perm, y, plans));
-  return runPlans("transpose", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_slice(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims,
-                               const int64_t *starts, const int64_t *steps,
-                               void *y, const int64_t *out_dims) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(
-      planSlice(dtype, x, rank, dims, starts, steps, y, out_dims, plans));
-  return runPlans("slice", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
-                                const void *const *inputs,
-                                const int64_t *axis_sizes, int64_t rank,
-                                const int64_t *out_dims, int64_t axis,
-                                void *out) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/true, dtype, out, rank, out_dims,
-                                     axis, n, axis_sizes, inputs, plans));
-  return runPlans("concat", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims, int64_t axis,
-                               int64_t n, const int64_t *axis_sizes,
-                               void *const *outputs) {
-  std::vector<StridedCopyPlan> plans;
-  PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/false, dtype, const_cast<void *>(x),
-                                     rank, dims, axis, n, axis_sizes, outputs,
-                                     plans));
-  return runPlans("split", dtype, plans);
-}
-
-parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,
-                                int64_t rank, const int64_t *dims, void *y,
-                                int64_t out_rank, const int64_t *out_dims) {
-  const char *op = "expand";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "out", out_rank, out_dims));
-  int64_t readStrides[PARC_RT_MAX_RANK], yStrides[PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(
-      broadcastStrides(op, "x", rank, dims, out_rank, out_dims, readStrides));
-  const int64_t count = numElements(out_rank, out_dims);
-  if (count == 0)
-    return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
-  contiguousStrides(out_rank, out_dims, yStrides);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  return stridedCopy(s, op, parc_rt_dtype_size(dtype), out_rank, out_dims, y,
-                     yStrides, x, readStrides);
-}
-
 parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
                                 int64_t rank, const int64_t *dims, int64_t axis,
                                 parc_rt_dtype_t index_dtype,
                                 const void *indices, int64_t index_rank,
                                 const int64_t *index_dims, void *out) {
   const char *op = "gather";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", index_rank, index_dims));
-  if (rank == 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "gather: data must have rank >= 1");
-  if (rank - 1 + index_rank > PARC_RT_MAX_RANK)
-    return fail(PARC_RT_INVALID_ARGUMENT, "gather: output rank exceeds %d",
-                PARC_RT_MAX_RANK);
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  PARC_RT_RETURN_IF_ERROR(checkIndexDtype(op, index_dtype));
-  const int64_t outer = numElements(a, dims), size = dims[a],
-                inner = numElements(rank - a - 1, dims + a + 1);
-  const int64_t count = numElements(index_rank, index_dims);
-  if (outer * count * inner == 0)
+  GatherPlan p;
+  PARC_RT_RETURN_IF_ERROR(planGather(dtype, data, rank, dims, axis, index_dtype,
+                                     indices, index_rank, index_dims, out, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, outer * size * inner));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, outer * count * inner));
+  const int64_t outer = p.outer, size = p.size, inner = p.inner,
+                count = p.count;
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   // Rows are raw bytes: move them in the widest word that divides the row
@@ -371,7 +277,7 @@ parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
   if (word == 16)
     launch(uint4{});
   else
-    visitWordType(word, launch);
+    visitWord(word, launch);
   return launched(s, op);
 }
 
@@ -382,33 +288,11 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
                          const int64_t *index_dims, const void *updates,
                          parc_rt_scatter_reduction_t reduction, void *out) {
   const char *op = "scatter_elements";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "data", rank, dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "indices", rank, index_dims));
-  if (rank == 0)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "scatter_elements: data must have rank >= 1");
-  if (unsigned(reduction) > PARC_RT_SCATTER_MIN)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "scatter_elements: invalid reduction %d", int(reduction));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  PARC_RT_RETURN_IF_ERROR(checkIndexDtype(op, index_dtype));
-  for (int64_t i = 0; i < rank; ++i)
-    if (index_dims[i] > dims[i] && i != a)
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "scatter_elements: indices %s exceed data %s outside axis "
-                  "%lld",
-                  shapeString(rank, index_dims).c_str(),
-                  shapeString(rank, dims).c_str(), (long long)axis);
-  const int64_t dataCount = numElements(rank, dims);
-  const int64_t count = numElements(rank, index_dims);
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "data", data, dataCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, dataCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "updates", updates, count));
-  if (dtype == PARC_RT_BOOL && reduction != PARC_RT_SCATTER_NONE)
-    return unsupportedDtype(op, dtype);
+  ScatterPlan p;
+  PARC_RT_RETURN_IF_ERROR(planScatterElements(dtype, data, rank, dims, axis,
+                                              index_dtype, indices, index_dims,
+                                              updates, reduction, out, p));
+  const int64_t a = p.axis, dataCount = p.dataCount, count = p.count;
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   if (out != data && dataCount > 0)
@@ -444,21 +328,14 @@ parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
                                int64_t rank, const int64_t *dims, int64_t k,
                                int upper, void *y) {
   const char *op = "trilu";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (rank < 2)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "trilu: x must have rank >= 2, got %s",
-                shapeString(rank, dims).c_str());
-  const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
-  const int64_t count = numElements(rank, dims);
+  TriluPlan p;
+  PARC_RT_RETURN_IF_ERROR(planTrilu(dtype, x, rank, dims, y, p));
+  const int64_t rows = p.rows, cols = p.cols, count = p.count();
   if (count == 0)
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  visitWordType(parc_rt_dtype_size(dtype), [&](auto word) {
+  visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
     using W = decltype(word);
     triluKernel<W><<<gridFor(count), 256, 0, s->compute>>>(
         static_cast<const W *>(x), static_cast<W *>(y), count, rows, cols, k,

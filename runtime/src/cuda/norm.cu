@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../row_plans.h"
 #include "kernels.cuh"
 
 using namespace parc::rt;
@@ -93,49 +94,6 @@ __global__ void softmaxStridedKernel(const typename Dev<D>::Storage *x,
   }
 }
 
-template <bool Log>
-parc_rt_status_t softmax(const char *op, parc_rt_dtype_t dtype, const void *x,
-                         void *y, int64_t rank, const int64_t *dims,
-                         int64_t axis) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  const int64_t outer = numElements(a, dims), n = dims[a],
-                inner = numElements(rank - a - 1, dims + a + 1);
-  const int64_t count = outer * n * inner;
-  if (count == 0)
-    return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, count));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, count));
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          const S *xs = static_cast<const S *>(x);
-          S *ys = static_cast<S *>(y);
-          if (inner == 1)
-            softmaxRowsKernel<D, Log>
-                <<<rowBlocks(outer), rowThreads(n), 0, s->compute>>>(xs, ys,
-                                                                     outer, n);
-          else
-            softmaxStridedKernel<D, Log>
-                <<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(
-                    xs, ys, outer, n, inner);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return PARC_RT_INTERNAL; });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
-}
-
 //===----------------------------------------------------------------------===//
 // LayerNorm / RMSNorm
 //===----------------------------------------------------------------------===//
@@ -175,66 +133,9 @@ __global__ void normKernel(const typename Dev<D>::Storage *x,
   }
 }
 
-template <bool Rms>
-parc_rt_status_t norm(const char *op, parc_rt_dtype_t dtype, const void *x,
-                      const void *scale, const void *bias, void *y,
-                      int64_t rank, const int64_t *dims, int64_t axis,
-                      float epsilon) {
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  if (!(epsilon >= 0.0f))
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: epsilon %g is not >= 0", op,
-                double(epsilon));
-  const int64_t rows = numElements(a, dims);
-  const int64_t n = numElements(rank - a, dims + a);
-  if (rows * n == 0)
-    return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, rows * n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "scale", scale, n));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, rows * n));
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          normKernel<D, Rms><<<rowBlocks(rows), rowThreads(n), 0, s->compute>>>(
-              static_cast<const S *>(x), static_cast<const S *>(scale),
-              static_cast<const S *>(bias), static_cast<S *>(y), rows, n,
-              epsilon);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return PARC_RT_INTERNAL; });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
-}
-
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
-
-const char *reductionName(parc_rt_reduction_t r) {
-  switch (r) {
-  case PARC_RT_REDUCTION_SUM:
-    return "reduce_sum";
-  case PARC_RT_REDUCTION_MEAN:
-    return "reduce_mean";
-  case PARC_RT_REDUCTION_MAX:
-    return "reduce_max";
-  case PARC_RT_REDUCTION_MIN:
-    return "reduce_min";
-  case PARC_RT_REDUCTION_PROD:
-    return "reduce_prod";
-  }
-  return "reduce";
-}
 
 template <typename Acc> __device__ Acc reduceIdentity(int r) {
   switch (r) {
@@ -413,19 +314,13 @@ __global__ void rotaryKernel(const typename Dev<D>::Storage *x,
   }
 }
 
-struct TableStrides {
-  int rank; // x rank - 1 (the leading dims)
-  int64_t dims[PARC_RT_MAX_RANK];
-  int64_t cosStrides[PARC_RT_MAX_RANK], sinStrides[PARC_RT_MAX_RANK];
-};
-
 /// y = x cos + rotate_half(x) sin, tables broadcast to x.
 template <parc_rt_dtype_t D>
 __global__ void rotaryFullKernel(const typename Dev<D>::Storage *x,
                                  const typename Dev<D>::Storage *cosTable,
                                  const typename Dev<D>::Storage *sinTable,
                                  typename Dev<D>::Storage *y, int64_t rows,
-                                 int64_t width, TableStrides t) {
+                                 int64_t width, RotaryTablesPlan t) {
   using C = typename Dev<D>::Compute;
   const int64_t half = width / 2;
   PARC_GRID_STRIDE(e, rows * half) {
@@ -449,35 +344,46 @@ __global__ void rotaryFullKernel(const typename Dev<D>::Storage *x,
 
 } // namespace
 
+parc_rt_status_t parc::rt::runSoftmax(const char *op, bool log,
+                                      parc_rt_dtype_t dtype, const AxisView &v,
+                                      const void *x, void *y) {
+  const int64_t outer = v.outer, n = v.axis, inner = v.inner;
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    const S *xs = static_cast<const S *>(x);
+    S *ys = static_cast<S *>(y);
+    // `log` picks an instantiation: the kernels do not test it.
+    if (inner == 1) {
+      auto *kernel =
+          log ? &softmaxRowsKernel<D, true> : &softmaxRowsKernel<D, false>;
+      kernel<<<rowBlocks(outer), rowThreads(n), 0, s->compute>>>(xs, ys, outer,
+                                                                 n);
+    } else {
+      auto *kernel = log ? &softmaxStridedKernel<D, true>
+                         : &softmaxStridedKernel<D, false>;
+      kernel<<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(xs, ys, outer,
+                                                                  n, inner);
+    }
+  });
+}
+
+parc_rt_status_t parc::rt::runNorm(const char *op, bool rms,
+                                   parc_rt_dtype_t dtype, const NormPlan &p,
+                                   const void *x, const void *scale,
+                                   const void *bias, void *y, float epsilon) {
+  const int64_t rows = p.rows, n = p.n;
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    auto *kernel = rms ? &normKernel<D, true> : &normKernel<D, false>;
+    kernel<<<rowBlocks(rows), rowThreads(n), 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<const S *>(scale),
+        static_cast<const S *>(bias), static_cast<S *>(y), rows, n, epsilon);
+  });
+}
+
 extern "C" {
-
-parc_rt_status_t parc_rt_softmax(parc_rt_dtype_t dtype, const void *x, void *y,
-                                 int64_t rank, const int64_t *dims,
-                                 int64_t axis) {
-  return softmax<false>("softmax", dtype, x, y, rank, dims, axis);
-}
-
-parc_rt_status_t parc_rt_log_softmax(parc_rt_dtype_t dtype, const void *x,
-                                     void *y, int64_t rank, const int64_t *dims,
-                                     int64_t axis) {
-  return softmax<true>("log_softmax", dtype, x, y, rank, dims, axis);
-}
-
-parc_rt_status_t parc_rt_layer_norm(parc_rt_dtype_t dtype, const void *x,
-                                    const void *scale, const void *bias,
-                                    void *y, int64_t rank, const int64_t *dims,
-                                    int64_t axis, float epsilon) {
-  return norm<false>("layer_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                     epsilon);
-}
-
-parc_rt_status_t parc_rt_rms_norm(parc_rt_dtype_t dtype, const void *x,
-                                  const void *scale, const void *bias, void *y,
-                                  int64_t rank, const int64_t *dims,
-                                  int64_t axis, float epsilon) {
-  return norm<true>("rms_norm", dtype, x, scale, bias, y, rank, dims, axis,
-                    epsilon);
-}
 
 parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
                                 parc_rt_dtype_t dtype, const void *x,
@@ -485,23 +391,12 @@ parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
                                 int64_t num_axes, const int64_t *axes,
                                 void *y) {
   const char *op = reductionName(reduction);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (unsigned(reduction) > PARC_RT_REDUCTION_PROD)
-    return fail(PARC_RT_INVALID_ARGUMENT, "reduce: invalid reduction %d",
-                int(reduction));
-  if (num_axes < 0 || num_axes > rank || (num_axes > 0 && !axes))
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: %lld axes given for rank %lld",
-                op, (long long)num_axes, (long long)rank);
-  bool reducedAxis[PARC_RT_MAX_RANK] = {};
-  for (int64_t i = 0; i < num_axes; ++i) {
-    int64_t a = 0;
-    PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axes[i], rank, a));
-    if (reducedAxis[a])
-      return fail(PARC_RT_INVALID_ARGUMENT, "%s: axis %lld is listed twice", op,
-                  (long long)axes[i]);
-    reducedAxis[a] = true;
-  }
+  ReducePlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planReduce(reduction, dtype, x, rank, dims, num_axes, axes, y, p));
+  if (p.empty())
+    return PARC_RT_OK;
+  const bool *reducedAxis = p.reduced;
   int64_t xStrides[PARC_RT_MAX_RANK];
   contiguousStrides(rank, dims, xStrides);
   // x's dims split into kept (output order) and reduced ones.
@@ -519,39 +414,22 @@ parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
       outCount *= dims[i];
     }
   }
-  const int64_t inCount = numElements(rank, dims);
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, inCount));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, outCount));
-  if (outCount == 0)
-    return PARC_RT_OK;
-  if (dtype == PARC_RT_BOOL)
-    return unsupportedDtype(op, dtype);
   const Strided<1> kept =
       stridedFrom(LoopNest<1>(keptRank, keptDims, {keptStrides}));
   const Strided<1> red =
       stridedFrom(LoopNest<1>(redRank, redDims, {redStrides}));
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Bool) {
-          using S = typename Dev<D>::Storage;
-          const S *xs = static_cast<const S *>(x);
-          S *ys = static_cast<S *>(y);
-          if (reduced >= 256)
-            reduceBlockKernel<D>
-                <<<rowBlocks(outCount), 256, 0, s->compute>>>(
-                    int(reduction), xs, ys, kept, outCount, red, reduced);
-          else
-            reduceThreadKernel<D><<<gridFor(outCount, 128), 128, 0,
-                                    s->compute>>>(int(reduction), xs, ys, kept,
-                                                  outCount, red, reduced);
-        }
-      },
-      [] {});
-  return launched(s, op);
+  return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    const S *xs = static_cast<const S *>(x);
+    S *ys = static_cast<S *>(y);
+    if (reduced >= 256)
+      reduceBlockKernel<D><<<rowBlocks(outCount), 256, 0, s->compute>>>(
+          int(reduction), xs, ys, kept, outCount, red, reduced);
+    else
+      reduceThreadKernel<D><<<gridFor(outCount, 128), 128, 0, s->compute>>>(
+          int(reduction), xs, ys, kept, outCount, red, reduced);
+  });
 }
 
 parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
@@ -560,40 +438,19 @@ parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
                               void *indices_out) {
   const char *op = "topk";
   int64_t *indices = static_cast<int64_t *>(indices_out);
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (rank == 0)
-    return fail(PARC_RT_INVALID_ARGUMENT, "topk: x must have rank >= 1");
-  int64_t a = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
-  if (k < 0 || k > dims[a])
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "topk: k = %lld is out of range for axis %lld of x %s",
-                (long long)k, (long long)axis, shapeString(rank, dims).c_str());
-  const int64_t outer = numElements(a, dims), n = dims[a],
-                inner = numElements(rank - a - 1, dims + a + 1);
-  if (outer * k * inner == 0)
+  TopkPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planTopk(dtype, x, rank, dims, axis, k, values, indices, p));
+  if (p.empty())
     return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, outer * n * inner));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "values", values, outer * k * inner));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "indices", indices, outer * k * inner));
-  if (dtype == PARC_RT_BOOL)
-    return unsupportedDtype(op, dtype);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Bool) {
-          using S = typename Dev<D>::Storage;
-          topkKernel<D><<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(
-              static_cast<const S *>(x), static_cast<S *>(values), indices,
-              outer, n, inner, k, largest != 0);
-        }
-      },
-      [] {});
-  return launched(s, op);
+  const int64_t outer = p.outer, n = p.n, inner = p.inner;
+  return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    topkKernel<D><<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<S *>(values), indices, outer, n,
+        inner, k, largest != 0);
+  });
 }
 
 parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
@@ -601,54 +458,22 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
                                 int64_t seq_axis, int64_t rotary_dim,
                                 const void *cos, const void *sin, void *y) {
   const char *op = "rotary";
-  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", rank, dims));
-  if (rank < 2)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "rotary: x must have rank >= 2, got %s",
-                shapeString(rank, dims).c_str());
-  int64_t seq = 0;
-  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, seq_axis, rank, seq));
-  if (seq == rank - 1)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "rotary: seq_axis %lld is the feature axis of x %s",
-                (long long)seq_axis, shapeString(rank, dims).c_str());
-  const int64_t width = dims[rank - 1];
-  if (rotary_dim <= 0 || rotary_dim % 2 || rotary_dim > width)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "rotary: rotary_dim %lld must be even and in (0, %lld]",
-                (long long)rotary_dim, (long long)width);
-  const int64_t rows = numElements(rank - 1, dims);
-  if (rows * width == 0)
+  RotaryPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));
+  if (p.empty())
     return PARC_RT_OK;
-  const int64_t half = rotary_dim / 2;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "x", x, rows * width));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "y", y, rows * width));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "cos", cos, dims[seq] * half));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "sin", sin, dims[seq] * half));
-  const int64_t seqStride = numElements(rank - 2 - seq, dims + seq + 1);
+  const int64_t rows = p.rows, width = p.width, half = p.half,
+                seqStride = p.seqStride;
   const int64_t tail = x == y ? 0 : width - 2 * half;
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          rotaryKernel<D><<<gridFor(rows * (half + tail)), 256, 0,
-                            s->compute>>>(
-              static_cast<const S *>(x), static_cast<const S *>(cos),
-              static_cast<const S *>(sin), static_cast<S *>(y), rows, width,
-              half, tail, dims[seq], seqStride);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return PARC_RT_INTERNAL; });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    rotaryKernel<D><<<gridFor(rows * (half + tail)), 256, 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<const S *>(cos),
+        static_cast<const S *>(sin), static_cast<S *>(y), rows, width, half,
+        tail, p.seqLen, seqStride);
+  });
 }
 
 } // extern "C"
@@ -660,70 +485,18 @@ parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
                     const int64_t *sin_dims, void *y, int64_t y_rank,
                     const int64_t *y_dims) {
   const char *op = "rotary";
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "x", x_rank, x_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "cos", cos_rank, cos_dims));
-  PARC_RT_RETURN_IF_ERROR(checkShape(op, "sin", sin_rank, sin_dims));
-  if (x_rank < 1 || y_rank != x_rank || x_dims[x_rank - 1] % 2 ||
-      !std::equal(x_dims, x_dims + x_rank, y_dims))
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: x %s and y %s must match with an "
-                "even last dim",
-                op, shapeString(x_rank, x_dims).c_str(),
-                shapeString(y_rank, y_dims).c_str());
-  // Element strides of a table broadcast to x's leading dims (0 where the
-  // table has size 1); the last dim is the table's contiguous row.
-  TableStrides t;
-  t.rank = int(x_rank - 1);
-  for (int64_t d = 0; d + 1 < x_rank; ++d)
-    t.dims[d] = x_dims[d];
-  auto strides = [&](int64_t rank, const int64_t *dims, const char *what,
-                     int64_t *out) {
-    if (rank < 1 || rank > x_rank || dims[rank - 1] != x_dims[x_rank - 1])
-      return fail(PARC_RT_INVALID_ARGUMENT,
-                  "%s: %s %s must broadcast to %s and "
-                  "span its last dim",
-                  op, what, shapeString(rank, dims).c_str(),
-                  shapeString(x_rank, x_dims).c_str());
-    int64_t s = 1;
-    for (int64_t d = x_rank - 1; d >= 0; --d) {
-      const int64_t td = d - (x_rank - rank);
-      const int64_t size = td >= 0 ? dims[td] : 1;
-      if (size != 1 && size != x_dims[d])
-        return fail(PARC_RT_INVALID_ARGUMENT,
-                    "%s: %s %s does not broadcast to %s", op, what,
-                    shapeString(rank, dims).c_str(),
-                    shapeString(x_rank, x_dims).c_str());
-      if (d + 1 < x_rank)
-        out[d] = size == 1 ? 0 : s;
-      s *= size;
-    }
+  RotaryTablesPlan t;
+  PARC_RT_RETURN_IF_ERROR(planRotaryTables(x_rank, x_dims, cos_rank, cos_dims,
+                                           sin_rank, sin_dims, y_rank, y_dims,
+                                           t));
+  if (t.empty())
     return PARC_RT_OK;
-  };
-  PARC_RT_RETURN_IF_ERROR(strides(cos_rank, cos_dims, "cos", t.cosStrides));
-  PARC_RT_RETURN_IF_ERROR(strides(sin_rank, sin_dims, "sin", t.sinStrides));
-  const int64_t width = x_dims[x_rank - 1];
-  const int64_t rows = numElements(x_rank - 1, x_dims);
-  if (rows * width == 0)
-    return PARC_RT_OK;
-  State *s = nullptr;
-  parc_rt_status_t status = visitDtype(
-      dtype,
-      [&](auto tag) -> parc_rt_status_t {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind != Kind::Float) {
-          return unsupportedDtype(op, D);
-        } else {
-          using S = typename Dev<D>::Storage;
-          PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-          rotaryFullKernel<D><<<gridFor(rows * (width / 2)), 256, 0,
-                                s->compute>>>(
-              static_cast<const S *>(x), static_cast<const S *>(cos),
-              static_cast<const S *>(sin), static_cast<S *>(y), rows, width,
-              t);
-          return PARC_RT_OK;
-        }
-      },
-      [] { return unsupportedDtype("rotary", PARC_RT_DTYPE_COUNT); });
-  PARC_RT_RETURN_IF_ERROR(status);
-  return launched(s, op);
+  const int64_t width = t.width, rows = t.rows;
+  return launchTyped<Kinds::Float>(op, dtype, [&](auto tag, State *s) {
+    constexpr parc_rt_dtype_t D = decltype(tag)::value;
+    using S = typename Dev<D>::Storage;
+    rotaryFullKernel<D><<<gridFor(rows * (width / 2)), 256, 0, s->compute>>>(
+        static_cast<const S *>(x), static_cast<const S *>(cos),
+        static_cast<const S *>(sin), static_cast<S *>(y), rows, width, t);
+  });
 }

@@ -9,6 +9,7 @@
 
 #include "../status.h"
 #include "file.h"
+#include "header_cursor.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -63,9 +64,9 @@ struct NpyHeader {
 };
 
 /// Reads the header dict; only the three keys numpy writes are accepted.
-class DictParser {
+class DictParser : HeaderCursor {
 public:
-  DictParser(const char *p, const char *end) : p_(p), end_(end) {}
+  DictParser(const char *p, const char *end) : HeaderCursor(p, end) {}
 
   bool parse(std::string &descr, bool &fortran, std::vector<int64_t> &shape) {
     bool haveDescr = false, haveFortran = false, haveShape = false;
@@ -111,27 +112,6 @@ public:
   const std::string &error() const { return error_; }
 
 private:
-  void skipSpace() {
-    while (p_ < end_ &&
-           (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r'))
-      ++p_;
-  }
-  bool failAt(const std::string &message) {
-    if (error_.empty())
-      error_ = message;
-    return false;
-  }
-  bool peek(char c) {
-    skipSpace();
-    if (p_ < end_ && *p_ == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-  bool expect(char c) {
-    return peek(c) || failAt(std::string("expected '") + c + "'");
-  }
   bool matchWord(const char *word) {
     const size_t n = std::strlen(word);
     if (size_t(end_ - p_) >= n && std::strncmp(p_, word, n) == 0) {
@@ -176,9 +156,6 @@ private:
     }
     return true;
   }
-
-  const char *p_, *end_;
-  std::string error_;
 };
 
 parc_rt_status_t readHeader(const char *op, const char *path,

@@ -14,6 +14,7 @@
 
 #include "../status.h"
 #include "file.h"
+#include "header_cursor.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -71,10 +72,9 @@ bool byteSize(const Tensor &t, uint64_t &out) {
 }
 
 /// Recursive-descent reader for the header's JSON.
-class HeaderParser {
+class HeaderParser : HeaderCursor {
 public:
-  HeaderParser(const char *begin, const char *end)
-      : start_(begin), p_(begin), end_(end) {}
+  HeaderParser(const char *begin, const char *end) : HeaderCursor(begin, end) {}
 
   bool parse(std::vector<Tensor> &tensors) {
     if (!expect('{'))
@@ -108,28 +108,6 @@ public:
   }
 
 private:
-  void skipSpace() {
-    while (p_ < end_ &&
-           (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r'))
-      ++p_;
-  }
-  bool failAt(const std::string &message) {
-    if (error_.empty())
-      error_ = message;
-    return false;
-  }
-  /// Consumes c if it is next.
-  bool peek(char c) {
-    skipSpace();
-    if (p_ < end_ && *p_ == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-  bool expect(char c) {
-    return peek(c) || failAt(std::string("expected '") + c + "'");
-  }
   bool finish() {
     skipSpace(); // writers pad the header with spaces
     return p_ == end_ || failAt("unexpected text after the header object");
@@ -338,9 +316,6 @@ private:
                     "' lacks dtype, shape or data_offsets");
     return true;
   }
-
-  const char *start_, *p_, *end_;
-  std::string error_;
 };
 
 /// Appends s as a JSON string literal.

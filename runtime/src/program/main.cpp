@@ -14,8 +14,8 @@
 
 #include "parc/program.h"
 
-#include "../cpu/shape.h"
 #include "../device.h"
+#include "../shape_checks.h"
 #include "../status.h"
 #include "trace.h"
 

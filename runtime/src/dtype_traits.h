@@ -5,8 +5,8 @@
 // the type kernels compute in (f32 for the half types).
 //
 //===----------------------------------------------------------------------===//
-#ifndef PARC_RUNTIME_CPU_DTYPE_TRAITS_H
-#define PARC_RUNTIME_CPU_DTYPE_TRAITS_H
+#ifndef PARC_RUNTIME_DTYPE_TRAITS_H
+#define PARC_RUNTIME_DTYPE_TRAITS_H
 
 #include "half.h"
 #include "parc/runtime.h"
@@ -110,10 +110,17 @@ template <typename F> void visitWord(size_t bytes, F &&f) {
   }
 }
 
+// The scalar rules below run in cpu loops and cuda kernels alike.
+#ifdef __CUDACC__
+#define PARC_RT_HOST_DEVICE __host__ __device__
+#else
+#define PARC_RT_HOST_DEVICE
+#endif
+
 /// Float to integer the way parc_rt_cast documents: NaN -> 0, saturate,
 /// truncate toward zero.
-template <typename I> I saturatingFromDouble(double v) {
-  if (std::isnan(v))
+template <typename I> PARC_RT_HOST_DEVICE I saturatingFromDouble(double v) {
+  if (v != v) // NaN
     return 0;
   if (v <= double(std::numeric_limits<I>::lowest()))
     return std::numeric_limits<I>::lowest();
@@ -122,6 +129,22 @@ template <typename I> I saturatingFromDouble(double v) {
   return I(v);
 }
 
+/// Integer pow as parc_rt_binary documents: exact, wrapping; a negative
+/// exponent gives 0 except for bases 1 and -1.
+template <typename C> PARC_RT_HOST_DEVICE C intPow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>)
+    if (exp < 0)
+      return base == 1 ? 1 : base == C(-1) ? ((exp & 1) ? C(-1) : 1) : 0;
+  C result = 1;
+  while (exp) {
+    if (exp & 1)
+      result = C(result * base);
+    base = C(base * base);
+    exp >>= 1;
+  }
+  return result;
+}
+
 } // namespace parc::rt
 
-#endif // PARC_RUNTIME_CPU_DTYPE_TRAITS_H
+#endif // PARC_RUNTIME_DTYPE_TRAITS_H

@@ -5,8 +5,8 @@
 // M. Dukhan's FP16 library: round to nearest even via float arithmetic.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PARC_RUNTIME_CPU_HALF_H
-#define PARC_RUNTIME_CPU_HALF_H
+#ifndef PARC_RUNTIME_HALF_H
+#define PARC_RUNTIME_HALF_H
 
 #include "parc/runtime.h"
 
@@ -105,4 +105,4 @@ parc_rt_status_t viaF32(parc_rt_dtype_t dtype, int64_t aCount, const void *a,
 
 } // namespace parc::rt
 
-#endif // PARC_RUNTIME_CPU_HALF_H
+#endif // PARC_RUNTIME_HALF_H

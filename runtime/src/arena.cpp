@@ -1,19 +1,18 @@
-//===- arena.cpp - The planned memory arena ------------------------------===//
+//===- arena.cpp - The planned memory arena -------------------------------===//
 //
 // The compiler plans every intermediate buffer as an offset into one arena,
-// so a program makes a single allocation. Anonymous mmap gives page-aligned,
-// lazily zeroed memory: untouched parts of a large plan cost nothing.
+// so a program makes a single allocation. The checks, the alignment of the
+// base and the handle are the same on every backend; the memory itself
+// comes from the backend (src/device.h): lazily zeroed anonymous pages on
+// the cpu, zero-filled device memory on the gpu.
 //
 //===----------------------------------------------------------------------===//
 
-#include "../status.h"
+#include "device.h"
+#include "status.h"
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
+#include <cstdint>
 #include <new>
-#include <sys/mman.h>
-#include <unistd.h>
 
 struct parc_rt_arena_t {
   void *mapping = nullptr;
@@ -34,18 +33,15 @@ parc_rt_status_t parc_rt_arena_create(size_t bytes, size_t alignment,
   if (alignment == 0 || (alignment & (alignment - 1)))
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "arena_create: alignment %zu is not a power of two", alignment);
-  const size_t page = size_t(sysconf(_SC_PAGESIZE));
-  // Alignments above a page need slack to round the base up.
-  const size_t slack = alignment > page ? alignment : 0;
+  // Alignments above what the memory already has need slack to round the
+  // base up.
+  const size_t slack = alignment > deviceArenaAlignment() ? alignment : 0;
   const size_t mappingBytes = (bytes ? bytes : 1) + slack;
-  void *mapping = mmap(nullptr, mappingBytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapping == MAP_FAILED)
-    return fail(PARC_RT_OUT_OF_MEMORY, "arena_create: cannot map %zu bytes: %s",
-                bytes, std::strerror(errno));
+  void *mapping = nullptr;
+  PARC_RT_RETURN_IF_ERROR(deviceArenaMap(mappingBytes, bytes, &mapping));
   auto *arena = new (std::nothrow) parc_rt_arena_t;
   if (!arena) {
-    munmap(mapping, mappingBytes);
+    deviceArenaUnmap(mapping, mappingBytes);
     return fail(PARC_RT_OUT_OF_MEMORY, "arena_create: out of memory");
   }
   arena->mapping = mapping;
@@ -69,7 +65,7 @@ size_t parc_rt_arena_size(const parc_rt_arena_t *arena) {
 void parc_rt_arena_release(parc_rt_arena_t *arena) {
   if (!arena)
     return;
-  munmap(arena->mapping, arena->mappingBytes);
+  deviceArenaUnmap(arena->mapping, arena->mappingBytes);
   delete arena;
 }
 
