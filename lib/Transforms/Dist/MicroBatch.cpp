@@ -125,16 +125,8 @@ void DistMicroBatchPass::runOnOperation() {
                           << body.getOperations().size() - 1 - perBatch.size()
                           << " shared\n");
   OpBuilder b(main);
-  auto fn = func::FuncOp::create(b, main.getLoc(), "micro_batched",
-                                 b.getFunctionType(argTypes, resultTypes));
-  if (ArrayAttr a = main.getAllArgAttrs())
-    fn.setAllArgAttrs(a);
-  if (ArrayAttr a = main.getAllResultAttrs())
-    fn.setAllResultAttrs(a);
-  for (NamedAttribute attr : main->getDiscardableAttrs())
-    fn->setAttr(attr.getName(), attr.getValue());
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToEnd(entry);
+  auto fn = dist::replacementOf(b, main, "micro_batched", argTypes, resultTypes);
+  Block *entry = &fn.front();
 
   IRMapping shared;
   for (Operation &op : body.without_terminator())

@@ -350,17 +350,8 @@ void DistPipelinePass::runOnOperation() {
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   ArrayAttr ppAxis = b.getStrArrayAttr({"pp"});
 
-  b.setInsertionPoint(main);
-  auto fn = func::FuncOp::create(b, main.getLoc(), "pipelined",
-                                 b.getFunctionType(argTypes, resultTypes));
-  if (ArrayAttr a = main.getAllArgAttrs())
-    fn.setAllArgAttrs(a);
-  if (ArrayAttr a = main.getAllResultAttrs())
-    fn.setAllResultAttrs(a);
-  for (NamedAttribute attr : main->getDiscardableAttrs())
-    fn->setAttr(attr.getName(), attr.getValue());
-  Block *entry = fn.addEntryBlock();
-  b.setInsertionPointToEnd(entry);
+  auto fn = dist::replacementOf(b, main, "pipelined", argTypes, resultTypes);
+  Block *entry = &fn.front();
 
   // Weights first, shared by every stage and micro-batch.
   IRMapping shared;

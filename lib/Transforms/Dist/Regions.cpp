@@ -44,6 +44,22 @@ static int64_t numElements(Value v) {
   return t ? t.getNumElements() : 0;
 }
 
+func::FuncOp dist::replacementOf(OpBuilder &b, func::FuncOp main,
+                                 StringRef name, TypeRange argTypes,
+                                 TypeRange resultTypes) {
+  b.setInsertionPoint(main);
+  auto fn = func::FuncOp::create(b, main.getLoc(), name,
+                                 b.getFunctionType(argTypes, resultTypes));
+  if (ArrayAttr a = main.getAllArgAttrs())
+    fn.setAllArgAttrs(a);
+  if (ArrayAttr a = main.getAllResultAttrs())
+    fn.setAllResultAttrs(a);
+  for (NamedAttribute attr : main->getDiscardableAttrs())
+    fn->setAttr(attr.getName(), attr.getValue());
+  b.setInsertionPointToEnd(fn.addEntryBlock());
+  return fn;
+}
+
 int64_t dist::flopsOf(Operation *op) {
   auto dim = [](Value v, int64_t i) {
     auto t = cast<RankedTensorType>(v.getType());

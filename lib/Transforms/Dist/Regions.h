@@ -58,6 +58,15 @@ std::string nodeOf(mlir::Operation *op);
 /// one per output element.
 int64_t flopsOf(mlir::Operation *op);
 
+/// A function `name` with the given signature placed before `main`, with
+/// main's argument, result and discardable attributes and an entry block;
+/// `b` is left at the end of that block. The programs that dist-pipeline
+/// and dist-micro-batch rebuild from main start this way.
+mlir::func::FuncOp replacementOf(mlir::OpBuilder &b, mlir::func::FuncOp main,
+                                 llvm::StringRef name,
+                                 mlir::TypeRange argTypes,
+                                 mlir::TypeRange resultTypes);
+
 /// Shardings over the `tp` axis of @mesh.
 ShardingAttr replicatedSharding(mlir::MLIRContext *ctx);
 ShardingAttr splitSharding(mlir::MLIRContext *ctx, int64_t dim);
