@@ -239,6 +239,8 @@ std::string Config::compileFlags(bool moe) const {
     s += llvm::formatv(" --ep {0}", ep).str();
   else if (moe && tp > 1)
     s += " --etp";
+  if (dp > 1)
+    s += llvm::formatv(" --dp {0}", dp).str();
   return s;
 }
 
@@ -539,10 +541,8 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
      << gib(c.activationBytes) << ", KV cache " << gib(c.kvBytes) << ")";
   if (c.crossesNodes)
     os << "; spans nodes";
-  os << "\n  compile it with: parc compile " << c.config.compileFlags(profile.experts > 0);
-  if (c.config.dp > 1)
-    os << " (and run " << c.config.dp << " such replicas on batch slices)";
-  os << "\n";
+  os << "\n  compile it with: parc compile " << c.config.compileFlags(profile.experts > 0)
+     << "\n";
   // The best alternative per (tp, pp, ep, dp) shape, up to three.
   auto reason = [&](const Estimate &a) {
     struct Part { const char *name; double delta; };

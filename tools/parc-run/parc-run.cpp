@@ -282,6 +282,8 @@ int main(int argc, char **argv) {
   llvm::SmallString<256> weightsDir(outDir);
   llvm::sys::path::append(weightsDir, "weights");
   int64_t outputRank = manifest->getInteger("output_rank").value_or(0);
+  // Data-parallel replicas run the same programs: they learn their count here.
+  int64_t dataParallel = manifest->getInteger("data_parallel").value_or(1);
 
   // One app context per run of consecutive ranks with the same program.
   std::vector<std::string> args = {*launcher, "--oversubscribe", "--bind-to", "none"};
@@ -318,6 +320,8 @@ int main(int argc, char **argv) {
                              "--output-rank=" + std::to_string(outputRank)});
     if (!outputDir.empty())
       args.push_back("--output-dir=" + outputDir);
+    if (dataParallel > 1)
+      args.push_back("--data-parallel=" + std::to_string(dataParallel));
     args.insert(args.end(), inputArgs.begin(), inputArgs.end());
     i = j;
   }

@@ -124,6 +124,12 @@ cl::opt<int64_t> microBatches("micro-batches",
                                        "micro-batches with --pp; without, "
                                        "chains whose communication interleaves)"),
                               cl::init(1), cl::sub(compileCmd));
+cl::opt<int64_t> dp("dp",
+                    cl::desc("Data-parallel replicas: the partitioned model "
+                             "runs this many times side by side, each on "
+                             "its own ranks and on batch/N (dim 0 of every "
+                             "input)"),
+                    cl::init(1), cl::sub(compileCmd));
 
 void progress(const Twine &message) {
   if (!quiet)
@@ -181,7 +187,13 @@ private:
                                      int64_t stage, int64_t &totalWeightBytes,
                                      llvm::json::Array &ranks);
   LogicalResult checkStackedOutputs(func::FuncOp main);
-  /// Binds every input's dim 0 to one micro-batch (--micro-batches).
+  /// --dp: a leading "dp" mesh axis, every replica's ranks (each reading
+  /// the weight file of its rank in replica 0) and the whole batch's
+  /// input and output shapes.
+  LogicalResult replicate(llvm::json::Object &mesh, llvm::json::Array &ranks,
+                          llvm::json::Array &inputs, llvm::json::Array &outputs);
+  /// Binds every input's dim 0 to one micro-batch of one data-parallel
+  /// replica (--micro-batches, --dp).
   LogicalResult bindMicroBatch(parc::OnnxImportOptions &options);
   SmallVector<int64_t> layersPerStage;
   /// The output shapes of the whole batch (with --micro-batches).
@@ -246,17 +258,28 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
     auto t = cast<RankedTensorType>(type);
     auto nameAttr = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
     std::string name = nameAttr ? nameAttr.str() : "input_" + std::to_string(i);
+    const char *flag = dp > 1 ? "--dp" : "--micro-batches";
     if (t.getRank() == 0)
-      return fail(modelPath + ": --micro-batches splits dim 0 of every input, but "
+      return fail(modelPath + ": " + flag + " splits dim 0 of every input, but "
                   "input '" + name + "' is a scalar");
-    if (t.getDimSize(0) % microBatches)
-      return fail(llvm::formatv("{0}: --micro-batches {1} does not divide the batch "
-                                "of input '{2}' (dim 0 of {3} is {4})",
-                                modelPath, microBatches.getValue(), name, type,
+    if (t.getDimSize(0) % dp)
+      return fail(llvm::formatv("{0}: --dp {1} does not divide the batch of "
+                                "input '{2}' (dim 0 of {3} is {4})",
+                                modelPath, dp.getValue(), name, type,
                                 t.getDimSize(0))
                       .str());
+    if (t.getDimSize(0) / dp % microBatches)
+      return fail(llvm::formatv("{0}: --micro-batches {1} does not divide the batch "
+                                "of input '{2}' (dim 0 of {3} is {4}{5})",
+                                modelPath, microBatches.getValue(), name, type,
+                                t.getDimSize(0),
+                                dp > 1 ? llvm::formatv(", {0} per --dp replica",
+                                                       t.getDimSize(0) / dp)
+                                             .str()
+                                       : std::string())
+                      .str());
     SmallVector<int64_t> shape(t.getShape());
-    shape[0] /= microBatches;
+    shape[0] /= dp * microBatches;
     options.inputShapes[name] = shape;
   }
   return success();
@@ -281,12 +304,18 @@ LogicalResult Compilation::run() {
     return fail("--pp-virtual must be at least 1");
   if (ppVirtual > 1 && pp == 1)
     return fail("--pp-virtual needs --pp 2 or more");
-  if (microBatches > 1 && failed(bindMicroBatch(options)))
+  if (dp < 1)
+    return fail("--dp must be at least 1");
+  if ((microBatches > 1 || dp > 1) && failed(bindMicroBatch(options)))
     return failure();
 
   progress("importing " + modelPath);
   OwningOpRef<ModuleOp> module = parc::importOnnxFile(modelPath, &ctx, options);
   if (!module || failed(dump(*module, "import")))
+    return failure();
+  // A replica's outputs are stacked into the whole batch's on dim 0.
+  if (dp > 1 && microBatches == 1 &&
+      failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
     return failure();
 
   progress("optimizing (fold, fuse)");
@@ -295,9 +324,10 @@ LogicalResult Compilation::run() {
   if (autoPlan) {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
         microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
-        ppLayout.getNumOccurrences() || autoDevices < 1 || autoCluster.empty())
+        ppLayout.getNumOccurrences() || dp.getNumOccurrences() || autoDevices < 1 ||
+        autoCluster.empty())
       return fail("--auto needs --devices N and --cluster, and replaces --tp, --pp, "
-                  "--pp-layout, --pp-virtual, --micro-batches and --ep");
+                  "--pp-layout, --pp-virtual, --micro-batches, --ep and --dp");
     FailureOr<parc::plan::Config> chosen =
         parc::driver::autoPlan(*module, autoDevices, autoCluster, dtype, quiet);
     if (failed(chosen))
@@ -308,9 +338,11 @@ LogicalResult Compilation::run() {
     ep = chosen->ep;
     ppVirtual = chosen->virtualStages;
     autoPlan = false;
-    if (chosen->microBatches > 1) {
-      // Micro-batches change the shape the model is imported at: again.
+    if (chosen->microBatches > 1 || chosen->dp > 1) {
+      // Micro-batches and replicas change the shape the model is imported
+      // at: again.
       microBatches = chosen->microBatches;
+      dp = chosen->dp;
       return run();
     }
   }
@@ -489,7 +521,8 @@ LogicalResult Compilation::run() {
     programs.push_back(std::move(info->json));
   }
 
-  const int64_t width = ranksPerStage(), world = pp * width;
+  const int64_t width = ranksPerStage(), replicaRanks = pp * width,
+                world = dp * replicaRanks;
   // The group inside a stage is "tp" (experts, if split, share it) or "ep".
   const char *inner = tp > 1 ? "tp" : "ep";
   llvm::json::Object mesh{{"axes", llvm::json::Array{}}, {"shape", llvm::json::Array{}}};
@@ -502,6 +535,8 @@ LogicalResult Compilation::run() {
   else if (width > 1)
     mesh = llvm::json::Object{{"axes", llvm::json::Array{inner}},
                               {"shape", llvm::json::Array{width}}};
+  if (dp > 1 && failed(replicate(mesh, ranks, inputs, outputs)))
+    return failure();
   llvm::json::Object manifest{
       {"format", 1},
       {"model", modelPath},
@@ -516,6 +551,9 @@ LogicalResult Compilation::run() {
       {"output_rank", (pp - 1) * width},
       {"sequence_parallel", bool(sp)},
       {"comm_bytes_per_forward", commBytes},
+      {"data_parallel", dp.getValue()},
+      {"ranks_per_replica", replicaRanks},
+      {"comm_bytes_per_forward_all_replicas", dp * commBytes},
       {"moe_layers", std::move(moeLayers)}};
   llvm::json::Object commJson;
   for (auto &entry : perCollective)
@@ -539,10 +577,51 @@ LogicalResult Compilation::run() {
   if (ec)
     return fail("cannot write the manifest: " + ec.message());
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
-  progress(llvm::formatv("{0} rank program(s) for {1} rank(s), weights {2} B in all, "
+  progress(llvm::formatv("{0} rank program(s) for {1} rank(s){4}, weights {2} B in all, "
                          "{3} B sent per tensor-parallel rank in collectives per forward",
-                         pp.getValue(), world, totalWeightBytes, commBytes)
+                         pp.getValue(), world, totalWeightBytes, commBytes,
+                         dp > 1 ? llvm::formatv(" ({0} replicas of {1})", dp.getValue(),
+                                                replicaRanks)
+                                      .str()
+                                : std::string())
                .str());
+  return success();
+}
+
+LogicalResult Compilation::replicate(llvm::json::Object &mesh,
+                                     llvm::json::Array &ranks,
+                                     llvm::json::Array &inputs,
+                                     llvm::json::Array &outputs) {
+  // Replicas are the outermost axis: replica k holds the consecutive ranks
+  // k*R .. k*R+R-1, R the ranks of one replica.
+  llvm::json::Array axes{"dp"}, shape{dp.getValue()};
+  for (auto &a : *mesh.getArray("axes"))
+    axes.push_back(a);
+  for (auto &d : *mesh.getArray("shape"))
+    shape.push_back(d);
+  mesh = llvm::json::Object{{"axes", std::move(axes)}, {"shape", std::move(shape)}};
+  const int64_t replicaRanks = ranks.size();
+  llvm::json::Array all;
+  for (int64_t k = 0; k < dp; ++k)
+    for (const llvm::json::Value &r : ranks) {
+      llvm::json::Object entry = *r.getAsObject();
+      entry["rank"] = k * replicaRanks + *entry.getInteger("rank");
+      entry["replica"] = k;
+      // Weights are not duplicated on disk: the file of the same rank in
+      // replica 0, which the program reads as rank mod ranks_per_replica.
+      entry["replica_rank"] = *entry.getInteger("rank");
+      all.push_back(std::move(entry));
+    }
+  ranks = std::move(all);
+  // parc-run takes and returns the whole batch; each replica reads its
+  // slice of dim 0.
+  for (llvm::json::Array *tensors : {&inputs, &outputs})
+    for (llvm::json::Value &t : *tensors) {
+      llvm::json::Array *dims = t.getAsObject()->getArray("shape");
+      if (!dims || dims->empty())
+        return fail("--dp: a program input or output has no batch dim");
+      (*dims)[0] = dp * *(*dims)[0].getAsInteger();
+    }
   return success();
 }
 
@@ -555,15 +634,34 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
   };
   for (auto [i, type] : llvm::enumerate(main.getResultTypes())) {
     ArrayRef<int64_t> stacked = cast<RankedTensorType>(type).getShape();
-    if (i < wholeResults.size() && stacked != ArrayRef<int64_t>(wholeResults[i])) {
+    if (i >= wholeResults.size())
+      continue;
+    // With --dp the program computes one replica's share: 1/dp of dim 0.
+    SmallVector<int64_t> share(wholeResults[i]);
+    bool splits = share.empty() || share[0] % dp == 0;
+    if (!share.empty())
+      share[0] /= dp;
+    if (!splits || stacked != ArrayRef<int64_t>(share)) {
       auto name = main.getResultAttrOfType<StringAttr>(i, "onnx.name");
+      if (microBatches == 1)
+        return fail(llvm::formatv("{0}: --dp {1}: output '{2}' is {3} for the "
+                                  "whole batch but {4} for one replica: data "
+                                  "parallelism needs the batch on dim 0 of every "
+                                  "input and output",
+                                  modelPath, dp.getValue(), name ? name.str() : "?",
+                                  shape(wholeResults[i]), shape(stacked))
+                        .str());
       return fail(llvm::formatv("{0}: --micro-batches {1}: output '{2}' is {3} for "
-                                "the whole batch but {4} stacked from micro-batches: "
-                                "micro-batching needs the batch on dim 0 of every "
-                                "input and output",
+                                "the whole batch{5} but {4} stacked from "
+                                "micro-batches: micro-batching needs the batch on "
+                                "dim 0 of every input and output",
                                 modelPath, microBatches.getValue(),
                                 name ? name.str() : "?",
-                                shape(wholeResults[i]), shape(stacked))
+                                shape(wholeResults[i]), shape(stacked),
+                                dp > 1 ? llvm::formatv(" ({0} per --dp replica)",
+                                                       shape(share))
+                                             .str()
+                                       : std::string())
                       .str());
     }
   }

@@ -36,9 +36,9 @@ namespace plan = parc::plan;
 namespace {
 
 /// The parallelism axes `parc compile` can build today. `--auto` picks only
-/// among plans that use no other axis (not yet: data parallelism, which is
-/// running the same program twice).
-const std::vector<std::string> kCompileSupportedAxes = {"tp", "pp", "ep"};
+/// among plans that use no other axis (sequence parallelism is chosen by
+/// compile's --sp, not by --auto).
+const std::vector<std::string> kCompileSupportedAxes = {"tp", "pp", "ep", "dp"};
 
 cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a cluster");
 

@@ -121,8 +121,8 @@ struct Config {
   std::vector<int64_t> stageBlocks;
   std::string str() const;
   std::string layout() const;
-  /// The `parc compile` options that build this plan (one data-parallel
-  /// replica: dp copies run side by side); `moe`: the model has MoE layers,
+  /// The `parc compile` options that build this plan (`--dp` for its
+  /// data-parallel replicas); `moe`: the model has MoE layers,
   /// whose experts split inside under tp without ep (`--etp`).
   std::string compileFlags(bool moe = false) const;
 };

@@ -57,6 +57,10 @@ typedef struct parc_rt_program_t {
  *   --input=NAME=PATH   (.npy, one per program input)
  *   --output-dir=DIR    (rank --output-rank writes NAME.npy per output)
  *   --repeat=N --warmup=W --output-rank=R
+ *   --data-parallel=N   (N replicas of the mesh on consecutive ranks: each
+ *                        reads the weights of its rank in replica 0 and its
+ *                        slice of dim 0 of every input; the outputs are
+ *                        gathered into the whole batch)
  * and returns the process exit code. Any failure aborts every rank. */
 int parc_rt_program_main(int argc, char **argv, const parc_rt_program_t *program);
 
@@ -70,7 +74,8 @@ void parc_rt_check_comm(parc_rt_context_t *ctx, parc_rt_status_t status,
 
 /* The communicator of this rank's group on the mesh axes in `axes_mask`
  * (bit j: axis j): the ranks that share every other coordinate, ordered by
- * their coordinates on those axes. 0 or every axis: the world. */
+ * their coordinates on those axes. 0 or every axis: the world (with
+ * --data-parallel, this rank's replica). */
 parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx, int64_t axes_mask);
 
 /* Kernels only generated code needs (see attention.cpp). */

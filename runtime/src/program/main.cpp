@@ -39,6 +39,9 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
   long repeat = 1, warmup = 0, outputRank = 0;
+  /// Data-parallel replicas of the compiled mesh (parc-run passes the
+  /// manifest's): the program itself is the same for any count.
+  long dataParallel = 1;
 };
 
 bool parseLong(const char *text, long &out) {
@@ -77,10 +80,15 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
     } else if ((v = value("--output-rank="))) {
       if (!parseLong(v, o.outputRank))
         return fail(PARC_RT_INVALID_ARGUMENT, "--output-rank needs a rank");
+    } else if ((v = value("--data-parallel="))) {
+      if (!parseLong(v, o.dataParallel) || o.dataParallel < 1)
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--data-parallel needs a positive replica count");
     } else {
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "unknown argument '%s' (expected --weights-dir=, --input=, "
-                  "--output-dir=, --repeat=, --warmup=, --output-rank=)",
+                  "--output-dir=, --repeat=, --warmup=, --output-rank=, "
+                  "--data-parallel=)",
                   argv[i]);
     }
   }
@@ -207,35 +215,70 @@ std::vector<parc_rt_comm_t *> &meshComms() {
   return comms;
 }
 
-parc_rt_status_t splitMesh(parc_rt_context_t *ctx, const parc_rt_program_t *p) {
+/// With data parallelism: this rank's replica (the ranks the program's
+/// mesh spans: what the generated code calls the world) and the ranks at
+/// its place in every replica (the outputs are gathered over them).
+struct Replicas {
+  long count = 1, index = 0, ranks = 1;
+  parc_rt_comm_t *replica = nullptr, *across = nullptr;
+  /// This rank inside its replica: its mesh rank.
+  int meshRank(int rank) const { return int(rank % ranks); }
+};
+
+Replicas &replicas() {
+  static Replicas r;
+  return r;
+}
+
+parc_rt_status_t splitMesh(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                           long dataParallel) {
   const int64_t axes = p->mesh_rank;
   int64_t ranks = 1;
   for (int64_t j = 0; j < axes; ++j)
     ranks *= p->mesh_shape[j];
   const int world = parc_rt_context_size(ctx);
-  if (axes && ranks != world) {
+  if ((axes || dataParallel > 1) && ranks * dataParallel != world) {
     std::string mesh;
     for (int64_t j = 0; j < axes; ++j)
       mesh += (j ? "x" : "") + std::to_string(p->mesh_shape[j]);
+    if (dataParallel > 1)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--data-parallel=%ld replicas of a mesh of %lld ranks (%s) "
+                  "need %lld ranks, but the world has %d (start it with "
+                  "parc-run)",
+                  dataParallel, (long long)ranks, axes ? mesh.c_str() : "1",
+                  (long long)(ranks * dataParallel), world);
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "the program was compiled for a mesh of %lld ranks (%s), but "
                 "the world has %d (start it with mpirun -np %lld, or parc-run)",
                 (long long)ranks, mesh.c_str(), world, (long long)ranks);
   }
+  // Replicas are consecutive ranks: replica k is k*ranks .. k*ranks+ranks-1.
+  const int rank = parc_rt_context_rank(ctx);
+  Replicas &rep = replicas();
+  rep.count = dataParallel;
+  rep.ranks = ranks;
+  rep.index = rank / ranks;
+  if (dataParallel > 1) {
+    PARC_RT_RETURN_IF_ERROR(
+        parc_rt_comm_split(ctx, (int)rep.index, rank % ranks, &rep.replica));
+    PARC_RT_RETURN_IF_ERROR(
+        parc_rt_comm_split(ctx, rank % ranks, (int)rep.index, &rep.across));
+  }
   if (axes < 2)
-    return PARC_RT_OK; // the only group is the world
-  // Row-major coordinates of this rank.
+    return PARC_RT_OK; // the only group is the replica's world
+  // Row-major coordinates of this rank inside its replica.
   std::vector<int64_t> coord(axes);
-  for (int64_t j = axes - 1, r = parc_rt_context_rank(ctx); j >= 0; --j) {
+  for (int64_t j = axes - 1, r = rep.meshRank(rank); j >= 0; --j) {
     coord[j] = r % p->mesh_shape[j];
     r /= p->mesh_shape[j];
   }
   auto &comms = meshComms();
   comms.assign(int64_t(1) << axes, nullptr);
   for (int64_t mask = 1; mask + 1 < (int64_t(1) << axes); ++mask) {
-    // Same color: same coordinates off the group's axes; key: the
-    // coordinates on them.
-    int64_t color = 0, key = 0;
+    // Same color: same replica and coordinates off the group's axes; key:
+    // the coordinates on them.
+    int64_t color = rep.index, key = 0;
     for (int64_t j = 0; j < axes; ++j) {
       int64_t &v = (mask >> j) & 1 ? key : color;
       v = v * p->mesh_shape[j] + coord[j];
@@ -245,9 +288,14 @@ parc_rt_status_t splitMesh(parc_rt_context_t *ctx, const parc_rt_program_t *p) {
   return PARC_RT_OK;
 }
 
-/// This rank's stage and tensor-parallel index, for the trace and summary.
+/// This rank's replica, stage and tensor-parallel index, for the trace and
+/// summary.
 std::string rankLabel(int rank, const parc_rt_program_t *p) {
   std::string label = "rank " + std::to_string(rank);
+  if (replicas().count > 1) {
+    label += " (replica " + std::to_string(rank / replicas().ranks) + ")";
+    rank = replicas().meshRank(rank);
+  }
   if (p->pipeline_stages > 1 && p->mesh_rank >= 1) {
     int64_t perStage = 1;
     for (int64_t j = 1; j < p->mesh_rank; ++j)
@@ -321,6 +369,8 @@ extern "C" parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx,
   auto &comms = meshComms();
   if (axes_mask > 0 && axes_mask < (int64_t)comms.size() && comms[axes_mask])
     return comms[axes_mask];
+  if (replicas().replica)
+    return replicas().replica;
   return parc_rt_context_world(ctx);
 }
 
@@ -347,12 +397,15 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   const int rank = parc_rt_context_rank(ctx);
   Options o;
   parc_rt_check(ctx, parseArgs(argc, argv, o), "<arguments>");
-  parc_rt_check(ctx, splitMesh(ctx, p), "<mesh>");
+  parc_rt_check(ctx, splitMesh(ctx, p, o.dataParallel), "<mesh>");
+  const Replicas &rep = replicas();
   trace().configure(/*measure=*/p->pipeline_stages > 1);
 
   // Weights: this rank's shard, checked against the program's table. A
   // device backend gets them in one allocation, uploaded once.
-  std::string weightsPath = o.weightsDir + "/rank" + std::to_string(rank) + ".safetensors";
+  // Replicas share weight files: rank r reads its mesh rank's.
+  std::string weightsPath = o.weightsDir + "/rank" +
+                            std::to_string(rep.meshRank(rank)) + ".safetensors";
   parc_rt_weights_t *weights = nullptr;
   DeviceBuffers device;
   std::vector<void *> weightSlots(p->num_weights);
@@ -412,7 +465,27 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                     "<inputs>");
     void *buffer = nullptr;
     parc_rt_check(ctx, device.alloc(bytesOf(d), "inputs", &buffer), "<inputs>");
-    if (deviceIsHost()) {
+    if (rep.count > 1) {
+      // The file holds the whole batch; this replica takes its slice of
+      // dim 0 (the compiler refused inputs without one).
+      if (d.rank < 1)
+        parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
+                                "input '%s' has no batch dim to split over "
+                                "%ld replicas", d.name, rep.count),
+                      "<inputs>");
+      std::vector<int64_t> whole(d.dims, d.dims + d.rank);
+      whole[0] *= rep.count;
+      std::vector<char> host(bytesOf(d) * rep.count);
+      parc_rt_check(ctx,
+                    parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
+                                          whole.data(), host.data()),
+                    "<inputs>");
+      const char *slice = host.data() + bytesOf(d) * rep.index;
+      if (deviceIsHost())
+        std::memcpy(buffer, slice, bytesOf(d));
+      else
+        parc_rt_check(ctx, copyToDevice(buffer, slice, bytesOf(d)), "<inputs>");
+    } else if (deviceIsHost()) {
       parc_rt_check(ctx,
                     parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
                                           d.dims, buffer),
@@ -480,21 +553,45 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     parc_rt_check(ctx, fail(PARC_RT_IO_ERROR, "cannot write the trace for rank %d "
                                               "(PARC_RT_TRACE)", rank),
                   "<trace>");
-  if (rank == o.outputRank && !o.outputDir.empty()) {
+  // --output-rank names the writer in replica 0; with replicas, the
+  // ranks at its place in every replica gather their slices of the batch
+  // to it first (all_gather over ranks ordered by replica stacks them on
+  // dim 0).
+  const bool gathers = rep.count > 1 && rep.meshRank(rank) == o.outputRank &&
+                       !o.outputDir.empty();
+  if ((rank == o.outputRank || gathers) && !o.outputDir.empty()) {
     ::mkdir(o.outputDir.c_str(), 0777);
     for (int64_t i = 0; i < p->num_outputs; ++i) {
       const parc_rt_tensor_desc_t &d = p->outputs[i];
       std::string path = o.outputDir + "/" + fileName(d.name);
       const void *data = outputSlots[i];
+      std::vector<int64_t> dims(d.dims, d.dims + d.rank);
+      size_t bytes = bytesOf(d);
+      if (gathers) {
+        void *all = nullptr;
+        parc_rt_check(ctx, device.alloc(bytes * rep.count, "outputs", &all),
+                      "<outputs>");
+        parc_rt_check(ctx,
+                      parc_rt_all_gather(rep.across, data, all,
+                                         int64_t(numElements(d.rank, d.dims)),
+                                         d.dtype),
+                      "<outputs>");
+        parc_rt_check(ctx, deviceSynchronize(), "<outputs>");
+        if (rank != o.outputRank)
+          continue;
+        data = all;
+        dims[0] *= rep.count;
+        bytes *= rep.count;
+      }
       std::vector<char> host;
       if (!deviceIsHost()) {
-        host.resize(bytesOf(d));
+        host.resize(bytes);
         parc_rt_check(ctx, copyToHost(host.data(), data, host.size()),
                       "<outputs>");
         data = host.data();
       }
       parc_rt_check(ctx,
-                    parc_rt_npy_write(path.c_str(), d.dtype, d.rank, d.dims,
+                    parc_rt_npy_write(path.c_str(), d.dtype, d.rank, dims.data(),
                                       data),
                     "<outputs>");
     }
@@ -514,6 +611,11 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     if (comm) {
       parc_rt_comm_release(comm);
       comm = nullptr;
+    }
+  for (parc_rt_comm_t **comm : {&replicas().replica, &replicas().across})
+    if (*comm) {
+      parc_rt_comm_release(*comm);
+      *comm = nullptr;
     }
   parc_rt_finalize(ctx);
   return 0;
