@@ -1,8 +1,9 @@
 //===- Planner.cpp - price and rank parallel configurations ---------------===//
 //
-// Ranks are laid out tp innermost, then ep, dp and pp outermost (Megatron's
-// order), so a tp group is contiguous, an ep group strides by tp, and the
-// pipeline crosses nodes as soon as the whole job does. A row product's
+// Ranks are laid out as `parc compile` builds them: tp innermost, then ep,
+// pp, and dp outermost (each data-parallel replica on consecutive ranks), so
+// a tp group is contiguous, an ep group strides by tp, and a pipeline
+// crosses nodes as soon as one replica does. A row product's
 // all-reduce overlaps its own pieces as dist-overlap cuts them (--overlap-
 // chunks); other communication is on the critical path. Forward passes
 // only: DP replicas never communicate.
@@ -351,12 +352,13 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
       worstComm = comm;
     }
   }
-  e.crossesNodes = world > cluster.devicesPerNode &&
-                   (std::max(config.tp, config.ep) > cluster.devicesPerNode || P > 1);
+  // One replica's ranks: its stages, each on max(tp, ep) ranks.
+  const int64_t replica = P * std::max(config.tp, config.ep);
+  e.crossesNodes = replica > cluster.devicesPerNode;
   double p2p = 0;
   if (P > 1) {
     double b = boundary * ctx.fraction * ctx.bpe / (config.sp ? config.tp : 1);
-    const Link &link = cluster.linkFor(world, 1);
+    const Link &link = cluster.linkFor(replica, 1);
     p2p = collectiveTime(Collective::SendRecv, b, 2, link);
     e.commBytes += b * (double)M * (double)V;
   }
@@ -664,7 +666,8 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
 void parc::plan::writeTimelineSVG(llvm::raw_ostream &os, const Estimate &e,
                                   const ModelProfile &profile, const Cluster &cluster) {
   const Config &c = e.config;
-  int64_t perStage = c.stageRanks(), world = c.world();
+  // Ranks as compile lays them out: replicas outermost, then stages.
+  int64_t perStage = std::max(c.tp, c.ep), world = c.world();
   // One row per rank up to 64; beyond that one row per pipeline stage.
   bool byRank = world <= 64;
   int64_t rows = byRank ? world : c.pp;
@@ -689,7 +692,7 @@ void parc::plan::writeTimelineSVG(llvm::raw_ostream &os, const Estimate &e,
       start[s][m] = t;
     }
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t s = byRank ? r / perStage : r;
+    int64_t s = byRank ? r / perStage % c.pp : r;
     double y = top + rowH * (double)r;
     os << llvm::formatv("<text x=\"4\" y=\"{0}\">{1} {2} (stage {3})</text>\n", y + 12,
                         byRank ? "rank" : "stage", r, s);
