@@ -605,11 +605,12 @@ LogicalResult Compilation::replicate(llvm::json::Object &mesh,
   for (int64_t k = 0; k < dp; ++k)
     for (const llvm::json::Value &r : ranks) {
       llvm::json::Object entry = *r.getAsObject();
-      entry["rank"] = k * replicaRanks + *entry.getInteger("rank");
+      const int64_t inReplica = *entry.getInteger("rank");
+      entry["rank"] = k * replicaRanks + inReplica;
       entry["replica"] = k;
       // Weights are not duplicated on disk: the file of the same rank in
       // replica 0, which the program reads as rank mod ranks_per_replica.
-      entry["replica_rank"] = *entry.getInteger("rank");
+      entry["replica_rank"] = inReplica;
       all.push_back(std::move(entry));
     }
   ranks = std::move(all);
