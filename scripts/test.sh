@@ -8,6 +8,7 @@
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
+#   data-parallel — --dp replicas (with tp, pp, ep) vs onnxruntime and single-rank
 #   conformance  — ONNX backend node tests with their own expected outputs
 # Ends with the line `N passed, N failed` and exits non-zero on any failure.
 set -uo pipefail
@@ -82,6 +83,8 @@ counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \
   --generated build/models --work build/e2e-moe
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
+counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/bin \
+  --generated build/models --work build/e2e/data-parallel
 # Deeper models (4-6 layers) for 4 stages and uneven layouts.
 /usr/bin/python3 examples/models/generate.py --out build/models-deep \
   --only gpt2_l6 llama_l5 bert_l4 neox_l4 >/dev/null
