@@ -43,6 +43,8 @@ CASES = [
     ("bert", [], 2),
     ("gpt2", ["--pp=2", "--micro-batches=2"], 2),
     ("neox", ["--pp=2", "--micro-batches=2"], 2),
+    ("neox", ["--tp=2", "--sp"], 2),
+    ("gpt2", ["--pp=2", "--tp=2", "--micro-batches=2"], 2),
     ("mixtral", ["--ep=2"], 2),
 ]
 
@@ -172,9 +174,10 @@ def check_manifest(manifest, compiled, dp, flags, single, model_path, spec, cfg)
         if any(r["weight_bytes"] != want for r in ranks):
             raise RuntimeError(f"weight bytes {[r['weight_bytes'] for r in ranks]}; "
                                f"shardable/tp + replicated is {want} B")
-    if tp > 1 and spec.get("comm_bytes") and BATCH // dp == cfg["config"]["batch"]:
+    if tp > 1 and pp == 1 and spec.get("comm_bytes") and \
+            BATCH // dp == cfg["config"]["batch"]:
         # differential.py's count is for the generator's batch: a replica's.
-        want = spec["comm_bytes"](tp, 4, False)
+        want = spec["comm_bytes"](tp, 4, "--sp" in flags)
         if manifest["comm_bytes_per_forward"] != want or \
                 manifest["comm_bytes_per_forward_all_replicas"] != dp * want:
             raise RuntimeError(f"{manifest['comm_bytes_per_forward']} B sent per rank of a "
@@ -223,8 +226,9 @@ def check_refusal(args, models, log, name, flags, batch, expect):
 
 def check_run_refusals(args, log):
     """On the gpt2 --dp 2 --tp 2 build (world 4): parc-run --np 3, mpirun
-    with 3 ranks and --data-parallel=2, and an input of batch 2 instead of
-    4 are refused, each naming what does not fit."""
+    with 3 ranks and --data-parallel=2, an --output-rank outside replica 0
+    and an input of batch 2 instead of 4 are refused, each naming what does
+    not fit."""
     compiled = os.path.join(args.work, "gpt2", "dp2tp2", "out")
     ids = os.path.join(args.work, "gpt2", "ref", "input_ids.npy")
     r = subprocess.run([os.path.join(args.tools, "parc-run"), compiled, "--np", "3",
@@ -244,6 +248,17 @@ def check_run_refusals(args, log):
     want = "--data-parallel=2 replicas of a mesh of 2 ranks (2) need 4 ranks, but the world has 3"
     if r.returncode == 0 or want not in r.stdout:
         raise RuntimeError("mpirun -np 3 with 2 replicas of 2 ranks was not refused: " +
+                           r.stdout[-300:])
+    r = subprocess.run(["mpirun", "--oversubscribe", "-np", "4",
+                        os.path.join(compiled, "bin", "main"), "--data-parallel=2",
+                        "--output-rank=2", f"--weights-dir={os.path.join(compiled, 'weights')}",
+                        f"--input=input_ids={ids}"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                       timeout=120)
+    log.write(r.stdout)
+    want = "--output-rank=2 is not a rank of replica 0 (ranks 0 to 1) with --data-parallel=2"
+    if r.returncode == 0 or want not in r.stdout:
+        raise RuntimeError("an output rank outside replica 0 was not refused: " +
                            r.stdout[-300:])
     half = os.path.join(args.work, "gpt2", "half_batch.npy")
     np.save(half, np.load(ids)[:2])
@@ -295,7 +310,7 @@ def main():
                    lambda n=n, f=f, b=b, e=e: check_refusal(args, models, log, n, f, b, e))
                   for n, f, b, e in REFUSALS if not args.only or n in args.only]
         if not args.only or "gpt2" in args.only:
-            checks.append(("refuse a world other than 2 replicas x 2 ranks, a wrong batch",
+            checks.append(("refuse a world other than 2x2, an output rank, a wrong batch",
                            lambda: check_run_refusals(args, log)))
         for what, fn in checks:
             try:

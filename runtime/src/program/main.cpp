@@ -216,8 +216,9 @@ std::vector<parc_rt_comm_t *> &meshComms() {
 }
 
 /// With data parallelism: this rank's replica (the ranks the program's
-/// mesh spans: what the generated code calls the world) and the ranks at
-/// its place in every replica (the outputs are gathered over them).
+/// mesh spans: what the generated code calls the world) and, on the ranks
+/// that hold the outputs, the output ranks of every replica (gathered
+/// over them; other ranks join no such group).
 struct Replicas {
   long count = 1, index = 0, ranks = 1;
   parc_rt_comm_t *replica = nullptr, *across = nullptr;
@@ -231,7 +232,7 @@ Replicas &replicas() {
 }
 
 parc_rt_status_t splitMesh(parc_rt_context_t *ctx, const parc_rt_program_t *p,
-                           long dataParallel) {
+                           long dataParallel, long outputRank) {
   const int64_t axes = p->mesh_rank;
   int64_t ranks = 1;
   for (int64_t j = 0; j < axes; ++j)
@@ -260,10 +261,17 @@ parc_rt_status_t splitMesh(parc_rt_context_t *ctx, const parc_rt_program_t *p,
   rep.ranks = ranks;
   rep.index = rank / ranks;
   if (dataParallel > 1) {
+    // Replica 0's output rank writes the gathered batch.
+    if (outputRank >= ranks)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--output-rank=%ld is not a rank of replica 0 (ranks 0 to "
+                  "%lld) with --data-parallel=%ld",
+                  outputRank, (long long)ranks - 1, dataParallel);
     PARC_RT_RETURN_IF_ERROR(
         parc_rt_comm_split(ctx, (int)rep.index, rank % ranks, &rep.replica));
-    PARC_RT_RETURN_IF_ERROR(
-        parc_rt_comm_split(ctx, rank % ranks, (int)rep.index, &rep.across));
+    const bool holdsOutputs = rank % ranks == outputRank;
+    PARC_RT_RETURN_IF_ERROR(parc_rt_comm_split(ctx, holdsOutputs ? 0 : -1,
+                                               (int)rep.index, &rep.across));
   }
   if (axes < 2)
     return PARC_RT_OK; // the only group is the replica's world
@@ -291,19 +299,19 @@ parc_rt_status_t splitMesh(parc_rt_context_t *ctx, const parc_rt_program_t *p,
 /// This rank's replica, stage and tensor-parallel index, for the trace and
 /// summary.
 std::string rankLabel(int rank, const parc_rt_program_t *p) {
-  std::string label = "rank " + std::to_string(rank);
+  std::string label = "rank " + std::to_string(rank), where;
   if (replicas().count > 1) {
-    label += " (replica " + std::to_string(rank / replicas().ranks) + ")";
+    where = "replica " + std::to_string(rank / replicas().ranks);
     rank = replicas().meshRank(rank);
   }
   if (p->pipeline_stages > 1 && p->mesh_rank >= 1) {
     int64_t perStage = 1;
     for (int64_t j = 1; j < p->mesh_rank; ++j)
       perStage *= p->mesh_shape[j];
-    label += " (stage " + std::to_string(rank / perStage) + ", tp " +
-             std::to_string(rank % perStage) + ")";
+    where += (where.empty() ? "" : ", ") + ("stage " + std::to_string(rank / perStage)) +
+             ", tp " + std::to_string(rank % perStage);
   }
-  return label;
+  return where.empty() ? label : label + " (" + where + ")";
 }
 
 /// Rank 0 prints the pipeline bubble: per rank, the share of the forward
@@ -397,7 +405,7 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   const int rank = parc_rt_context_rank(ctx);
   Options o;
   parc_rt_check(ctx, parseArgs(argc, argv, o), "<arguments>");
-  parc_rt_check(ctx, splitMesh(ctx, p, o.dataParallel), "<mesh>");
+  parc_rt_check(ctx, splitMesh(ctx, p, o.dataParallel, o.outputRank), "<mesh>");
   const Replicas &rep = replicas();
   trace().configure(/*measure=*/p->pipeline_stages > 1);
 
@@ -557,8 +565,7 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   // ranks at its place in every replica gather their slices of the batch
   // to it first (all_gather over ranks ordered by replica stacks them on
   // dim 0).
-  const bool gathers = rep.count > 1 && rep.meshRank(rank) == o.outputRank &&
-                       !o.outputDir.empty();
+  const bool gathers = rep.across && !o.outputDir.empty();
   if ((rank == o.outputRank || gathers) && !o.outputDir.empty()) {
     ::mkdir(o.outputDir.c_str(), 0777);
     for (int64_t i = 0; i < p->num_outputs; ++i) {
