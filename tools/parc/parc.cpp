@@ -630,6 +630,8 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
   // Micro-batches are stacked on dim 0: an output that is not batched there
   // (a KV cache stacked key/value first) would come back wrong.
   auto shape = [](ArrayRef<int64_t> dims) {
+    if (dims.empty())
+      return std::string("a scalar");
     return llvm::join(llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }),
                       "x");
   };
@@ -639,7 +641,7 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
       continue;
     // With --dp the program computes one replica's share: 1/dp of dim 0.
     SmallVector<int64_t> share(wholeResults[i]);
-    bool splits = share.empty() || share[0] % dp == 0;
+    bool splits = dp == 1 || (!share.empty() && share[0] % dp == 0);
     if (!share.empty())
       share[0] /= dp;
     if (!splits || stacked != ArrayRef<int64_t>(share)) {

@@ -575,6 +575,11 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
       std::vector<int64_t> dims(d.dims, d.dims + d.rank);
       size_t bytes = bytesOf(d);
       if (gathers) {
+        if (d.rank < 1)
+          parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
+                                  "output '%s' has no batch dim to gather "
+                                  "over %ld replicas", d.name, rep.count),
+                        "<outputs>");
         void *all = nullptr;
         parc_rt_check(ctx, device.alloc(bytes * rep.count, "outputs", &all),
                       "<outputs>");
