@@ -14,13 +14,15 @@ rank reading the weight file of its rank in replica 0 (only those files on
 disk) and holding what that rank holds; with --tp the weight bytes are
 Megatron's (shardable/tp + replicated, from the ONNX initializers) and the
 bytes sent per rank are those of one replica at batch 4/N (differential.py's
-analytic count). Refusals: a batch --dp does not divide (naming the input
+analytic count); for MoE, parc-run's tokens per expert summed over the
+replicas equal the single-rank run's on the whole batch. Refusals: a batch --dp does not divide (naming the input
 and its dim 0), --dp 0, parc-run --np other than the world, mpirun on a
 world that is not N·inner, and an input file of another batch.
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -113,17 +115,27 @@ class References:
         compiled = os.path.join(work, "out")
         diff.run([os.path.join(self.args.tools, "parc"), "compile", path, "-o", compiled,
                   "--quiet"] + shape_flags(spec), self.log)
-        diff.run([os.path.join(self.args.tools, "parc-run"), compiled, "--output-dir",
-                  os.path.join(work, "single")] +
-                 [f"--input={n}={p}" for n, p in inputs.items()], self.log)
+        routing = run_routing([os.path.join(self.args.tools, "parc-run"), compiled,
+                               "--output-dir", os.path.join(work, "single")] +
+                              [f"--input={n}={p}" for n, p in inputs.items()], self.log)
         diff.run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), path,
                   "--output-dir", os.path.join(work, "ort")] +
                  sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), self.log)
         manifest = json.load(open(os.path.join(compiled, "manifest.json")))
         self.cache[name] = (inputs, outputs_of(os.path.join(work, "ort"), manifest),
                             outputs_of(os.path.join(work, "single"), manifest),
-                            manifest, compiled)
+                            manifest, routing)
         return self.cache[name]
+
+
+def run_routing(cmd, log):
+    """Runs parc-run; returns its MoE summary: tokens per expert per layer."""
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log.write("$ " + " ".join(cmd) + "\n" + r.stdout)
+    if r.returncode:
+        raise RuntimeError(r.stdout.strip().splitlines()[-1] if r.stdout.strip() else
+                           f"exit {r.returncode}")
+    return re.findall(r"parc-run: moe (\S+): tokens per expert (\[[0-9 ]*\])", r.stdout)
 
 
 def degree(flags, name):
@@ -189,7 +201,7 @@ def check_manifest(manifest, compiled, dp, flags, single, model_path, spec, cfg)
 
 def check_case(args, models, refs, log, name, flags, dp):
     path, spec, cfg = models[name]
-    inputs, ort, single, single_manifest, _ = refs.get(name)
+    inputs, ort, single, single_manifest, single_routing = refs.get(name)
     tag = f"dp{dp}" + "".join(f.lstrip("-").replace("=", "") for f in flags)
     work = os.path.join(args.work, name, tag)
     shutil.rmtree(work, ignore_errors=True)
@@ -198,10 +210,14 @@ def check_case(args, models, refs, log, name, flags, dp):
     start = time.time()
     diff.run([os.path.join(args.tools, "parc"), "compile", path, "-o", compiled, "--quiet",
               f"--dp={dp}"] + flags + shape_flags(spec), log)
-    diff.run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
-              os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()],
-             log)
+    routing = run_routing([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
+                           os.path.join(work, "parc")] +
+                          [f"--input={n}={p}" for n, p in inputs.items()], log)
     seconds = time.time() - start
+    # MoE: the replicas' routing together is the whole batch's.
+    if routing != single_routing:
+        raise RuntimeError(f"tokens per expert summed over replicas {routing}, one rank "
+                           f"on the whole batch {single_routing}")
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
     check_manifest(manifest, compiled, dp, flags, single_manifest, path, spec, cfg)
     got = outputs_of(os.path.join(work, "parc"), manifest)

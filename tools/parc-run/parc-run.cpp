@@ -160,8 +160,10 @@ llvm::Error pbToNpy(StringRef pb, StringRef npy, StringRef dtype) {
 
 /// One line per MoE layer from the ranks' routing reports (written by the
 /// rank programs next to the outputs): the load balance over experts and
-/// ranks, the dropped pairs and each rank's all-to-all bytes.
-void summarizeMoeReports(llvm::StringRef dir, size_t ranks) {
+/// ranks, the dropped pairs and each rank's all-to-all bytes. Data-parallel
+/// replicas route their own tokens: their counts are summed (each
+/// replica's first rank reports its replica's).
+void summarizeMoeReports(llvm::StringRef dir, size_t ranks, size_t replicas) {
   std::vector<llvm::json::Value> reports;
   for (size_t r = 0; r < ranks; ++r) {
     llvm::SmallString<256> path(dir);
@@ -185,16 +187,32 @@ void summarizeMoeReports(llvm::StringRef dir, size_t ranks) {
   auto *layers = layersOf(reports[0]);
   if (!layers)
     return;
-  auto list = [](const llvm::json::Array *a) {
+  const size_t perReplica = ranks / std::max<size_t>(replicas, 1);
+  // A count field of layer i summed over the replicas' first ranks.
+  auto summed = [&](size_t i, StringRef field) {
+    std::vector<int64_t> sum;
+    for (size_t r = 0; r < reports.size(); r += perReplica)
+      if (auto *ls = layersOf(reports[r]); ls && i < ls->size())
+        if (auto *o = (*ls)[i].getAsObject())
+          if (auto *a = o->getArray(field))
+            for (size_t j = 0; j < a->size(); ++j) {
+              sum.resize(std::max(sum.size(), j + 1));
+              sum[j] += (*a)[j].getAsInteger().value_or(0);
+            }
     std::string s;
-    for (const auto &x : a ? *a : llvm::json::Array())
-      s += (s.empty() ? "" : " ") + std::to_string(x.getAsInteger().value_or(0));
+    for (int64_t x : sum)
+      s += (s.empty() ? "" : " ") + std::to_string(x);
     return "[" + s + "]";
   };
   for (size_t i = 0; i < layers->size(); ++i) {
     auto *l = (*layers)[i].getAsObject();
     if (!l)
       continue;
+    int64_t dropped = 0;
+    for (size_t r = 0; r < reports.size(); r += perReplica)
+      if (auto *ls = layersOf(reports[r]); ls && i < ls->size())
+        if (auto *o = (*ls)[i].getAsObject())
+          dropped += o->getInteger("dropped").value_or(0);
     std::string bytes;
     for (auto &rep : reports)
       if (auto *ls = layersOf(rep); ls && i < ls->size())
@@ -202,9 +220,12 @@ void summarizeMoeReports(llvm::StringRef dir, size_t ranks) {
           bytes += (bytes.empty() ? "" : " ") +
                    std::to_string(o->getInteger("all_to_all_bytes").value_or(0));
     llvm::errs() << "parc-run: moe " << l->getString("layer").value_or("?")
-                 << ": tokens per expert " << list(l->getArray("tokens_per_expert"))
-                 << ", per rank " << list(l->getArray("tokens_per_rank"))
-                 << ", dropped " << l->getInteger("dropped").value_or(0)
+                 << ": tokens per expert " << summed(i, "tokens_per_expert")
+                 << ", per rank " << summed(i, "tokens_per_rank")
+                 << (replicas > 1 ? " (summed over " + std::to_string(replicas) +
+                                        " replicas)"
+                                  : std::string())
+                 << ", dropped " << dropped
                  << ", all-to-all bytes per rank [" << bytes << "]\n";
   }
 }
@@ -354,6 +375,6 @@ int main(int argc, char **argv) {
                  << " rank(s) to " << tracePath << " (open it in Perfetto)\n";
   }
   if (!outputDir.empty())
-    summarizeMoeReports(outputDir, ranks->size());
+    summarizeMoeReports(outputDir, ranks->size(), dataParallel);
   return 0;
 }
