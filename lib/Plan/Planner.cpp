@@ -543,8 +543,8 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
      << gib(c.activationBytes) << ", KV cache " << gib(c.kvBytes) << ")";
   if (c.crossesNodes)
     os << "; spans nodes";
-  os << "\n  compile it with: parc compile " << c.config.compileFlags(profile.experts > 0)
-     << "\n";
+  os << "\n  compile it with: parc compile "
+     << c.config.compileFlags(profile.experts > 0) << "\n";
   // The best alternative per (tp, pp, ep, dp) shape, up to three.
   auto reason = [&](const Estimate &a) {
     struct Part { const char *name; double delta; };

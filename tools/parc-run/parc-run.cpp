@@ -222,11 +222,11 @@ void summarizeMoeReports(llvm::StringRef dir, size_t ranks, size_t replicas) {
     llvm::errs() << "parc-run: moe " << l->getString("layer").value_or("?")
                  << ": tokens per expert " << summed(i, "tokens_per_expert")
                  << ", per rank " << summed(i, "tokens_per_rank")
-                 << (replicas > 1 ? " (summed over " + std::to_string(replicas) +
-                                        " replicas)"
+                 << (replicas > 1 ? " (summed over " +
+                                        std::to_string(replicas) + " replicas)"
                                   : std::string())
-                 << ", dropped " << dropped
-                 << ", all-to-all bytes per rank [" << bytes << "]\n";
+                 << ", dropped " << dropped << ", all-to-all bytes per rank ["
+                 << bytes << "]\n";
   }
 }
 

@@ -308,8 +308,9 @@ std::string rankLabel(int rank, const parc_rt_program_t *p) {
     int64_t perStage = 1;
     for (int64_t j = 1; j < p->mesh_rank; ++j)
       perStage *= p->mesh_shape[j];
-    where += (where.empty() ? "" : ", ") + ("stage " + std::to_string(rank / perStage)) +
-             ", tp " + std::to_string(rank % perStage);
+    where += (where.empty() ? "" : ", ") +
+             ("stage " + std::to_string(rank / perStage)) + ", tp " +
+             std::to_string(rank % perStage);
   }
   return where.empty() ? label : label + " (" + where + ")";
 }
@@ -477,9 +478,11 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
       // The file holds the whole batch; this replica takes its slice of
       // dim 0 (the compiler refused inputs without one).
       if (d.rank < 1)
-        parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
-                                "input '%s' has no batch dim to split over "
-                                "%ld replicas", d.name, rep.count),
+        parc_rt_check(ctx,
+                      fail(PARC_RT_INVALID_ARGUMENT,
+                           "input '%s' has no batch dim to split over "
+                           "%ld replicas",
+                           d.name, rep.count),
                       "<inputs>");
       std::vector<int64_t> whole(d.dims, d.dims + d.rank);
       whole[0] *= rep.count;
@@ -576,9 +579,11 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
       size_t bytes = bytesOf(d);
       if (gathers) {
         if (d.rank < 1)
-          parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
-                                  "output '%s' has no batch dim to gather "
-                                  "over %ld replicas", d.name, rep.count),
+          parc_rt_check(ctx,
+                        fail(PARC_RT_INVALID_ARGUMENT,
+                             "output '%s' has no batch dim to gather "
+                             "over %ld replicas",
+                             d.name, rep.count),
                         "<outputs>");
         void *all = nullptr;
         parc_rt_check(ctx, device.alloc(bytes * rep.count, "outputs", &all),
@@ -602,10 +607,10 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                       "<outputs>");
         data = host.data();
       }
-      parc_rt_check(ctx,
-                    parc_rt_npy_write(path.c_str(), d.dtype, d.rank, dims.data(),
-                                      data),
-                    "<outputs>");
+      parc_rt_check(
+          ctx,
+          parc_rt_npy_write(path.c_str(), d.dtype, d.rank, dims.data(), data),
+          "<outputs>");
     }
   }
   if (!o.outputDir.empty()) {
