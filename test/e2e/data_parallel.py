@@ -48,6 +48,7 @@ CASES = [
     ("neox", ["--tp=2", "--sp"], 2),
     ("gpt2", ["--pp=2", "--tp=2", "--micro-batches=2"], 2),
     ("mixtral", ["--ep=2"], 2),
+    ("mixtral", ["--ep=2", "--tp=2", "--etp"], 2),
 ]
 
 # model, flags, batch, what the message must contain
@@ -147,7 +148,8 @@ def degree(flags, name):
 
 def check_manifest(manifest, compiled, dp, flags, single, model_path, spec, cfg):
     tp, pp, ep = degree(flags, "tp"), degree(flags, "pp"), degree(flags, "ep")
-    inner = pp * max(tp, ep)
+    # --etp: ep groups of tp ranks; otherwise experts share the tp ranks.
+    inner = pp * (tp * ep if "--etp" in flags else max(tp, ep))
     world = dp * inner
     if manifest["world_size"] != world or len(manifest["ranks"]) != world:
         raise RuntimeError(f"world size {manifest['world_size']}, expected {dp}x{inner}")
