@@ -220,6 +220,12 @@ def check_block(r, gen, name, cfg):
                     if layer["all_to_all_bytes_sent_per_rank_max"] != bound:
                         raise RuntimeError(f"manifest all-to-all bound {layer['all_to_all_bytes_sent_per_rank_max']}"
                                            f", expected {bound}")
+                    # Counts travel once: each rank's E per-expert counts
+                    # (i64) in the all-gather; the all-to-alls send payload
+                    # only (their counts come from the plan).
+                    if layer["count_exchange_bytes_per_rank"] != cfg.experts * 8:
+                        raise RuntimeError(f"manifest count exchange {layer['count_exchange_bytes_per_rank']} B"
+                                           f" per rank, expected {cfg.experts} experts x 8 B")
                     if max(sent) > bound:
                         raise RuntimeError(f"numpy counts {max(sent)} all-to-all bytes, over the bound {bound}")
                 for rank in range(ep):
