@@ -369,8 +369,6 @@ LogicalResult Compilation::run() {
   if (etp && tp < 2)
     return fail("--etp splits experts over the tensor-parallel ranks: it "
                 "needs --tp > 1");
-  if (expertMesh() && pp > 1)
-    return fail("--ep with --etp does not combine with --pp yet");
   if (ep > 1 || capacityFactor != 0 || etp) {
     progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
                  : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
@@ -493,7 +491,11 @@ LogicalResult Compilation::run() {
   // The group inside a stage is "tp" (experts, if split, share it) or "ep".
   const char *inner = tp > 1 ? "tp" : "ep";
   llvm::json::Object mesh{{"axes", llvm::json::Array{}}, {"shape", llvm::json::Array{}}};
-  if (pp > 1)
+  if (pp > 1 && expertMesh()) // dist-pipeline's leading axis on ["ep", "tp"]
+    mesh = llvm::json::Object{
+        {"axes", llvm::json::Array{"pp", "ep", "tp"}},
+        {"shape", llvm::json::Array{pp.getValue(), ep.getValue(), tp.getValue()}}};
+  else if (pp > 1)
     mesh = llvm::json::Object{{"axes", llvm::json::Array{"pp", inner}},
                               {"shape", llvm::json::Array{pp.getValue(), width}}};
   else if (expertMesh())
