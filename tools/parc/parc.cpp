@@ -424,7 +424,7 @@ LogicalResult Compilation::run() {
         failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
       return failure();
   }
-  if (tp > 1 && !noOverlap && overlapChunks < 0)
+  if (ranksPerStage() > 1 && !noOverlap && overlapChunks < 0)
     return fail("--overlap-chunks must be 0 (chosen by the cost model) or more");
 
   for (StringRef dir : {"bin", "src", "weights"})
@@ -443,7 +443,8 @@ LogicalResult Compilation::run() {
         })))
       return failure();
     // After the cut: each stage program overlaps its own collectives.
-    if (tp > 1 && !noOverlap) {
+    // Whenever the stage has a group (tensor or expert parallel).
+    if (ranksPerStage() > 1 && !noOverlap) {
       if (failed(runPasses(*program, "dist-overlap", [](OpPassManager &pm) {
             parc::dist::DistOverlapOptions options;
             options.chunks = overlapChunks;
