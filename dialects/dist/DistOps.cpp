@@ -451,10 +451,11 @@ static LogicalResult checkComm(BroadcastOp op,
   return success();
 }
 
-static LogicalResult checkComm(AllToAllVOp op,
-                               std::optional<int64_t> groupSize) {
+/// all_to_all_v and its started form: `output` is the exchanged tensor.
+template <typename OpTy>
+static LogicalResult checkAllToAllV(OpTy op, RankedTensorType output,
+                                    std::optional<int64_t> groupSize) {
   RankedTensorType input = op.getInput().getType();
-  RankedTensorType output = op.getOutput().getType();
   int64_t axis = op.getAxis();
   if (failed(verifyAxisInRange(op, "axis", axis, input)) ||
       failed(verifySameExcept(op, input, output, {axis}, "axis")))
@@ -470,6 +471,18 @@ static LogicalResult checkComm(AllToAllVOp op,
                               << "member (" << *groupSize << "), got " << n;
   }
   return success();
+}
+static LogicalResult checkComm(AllToAllVOp op,
+                               std::optional<int64_t> groupSize) {
+  return checkAllToAllV(op, op.getOutput().getType(), groupSize);
+}
+static LogicalResult checkComm(AllToAllVStartOp op,
+                               std::optional<int64_t> groupSize) {
+  auto output = dyn_cast_or_null<RankedTensorType>(
+      cast<AsyncType>(op.getResult().getType()).getValueType());
+  if (!output)
+    return op.emitOpError("must yield a ranked tensor");
+  return checkAllToAllV(op, output, groupSize);
 }
 
 static LogicalResult checkComm(MoePermuteOp op,
@@ -502,6 +515,9 @@ static LogicalResult checkComm(MoePermuteOp op,
   if (size(op.getSendCounts()) != members)
     return op.emitOpError() << "send_counts must have one entry per member ("
                             << members << "), got " << size(op.getSendCounts());
+  if (size(op.getRecvCounts()) != members)
+    return op.emitOpError() << "recv_counts must have one entry per member ("
+                            << members << "), got " << size(op.getRecvCounts());
   RankedTensorType rows = op.getRows().getType();
   if (rows.getShape() != ArrayRef<int64_t>{pairs, hidden} ||
       !rows.getElementType().isF32())
@@ -545,6 +561,7 @@ DIST_COMM_VERIFIERS(ReduceScatterStartOp)
 DIST_COMM_VERIFIERS(AllToAllOp)
 DIST_COMM_VERIFIERS(AllToAllStartOp)
 DIST_COMM_VERIFIERS(AllToAllVOp)
+DIST_COMM_VERIFIERS(AllToAllVStartOp)
 DIST_COMM_VERIFIERS(MoePermuteOp)
 DIST_COMM_VERIFIERS(BroadcastOp)
 DIST_COMM_VERIFIERS(SendOp)

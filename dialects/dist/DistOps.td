@@ -291,39 +291,36 @@ def Dist_AllToAllOp : Dist_CommOp<"all_to_all"> {
 }
 
 def Dist_AllToAllVOp : Dist_CommOp<"all_to_all_v"> {
-  let summary = "exchange data-dependent numbers of slices (MoE dispatch/combine)";
+  let summary = "exchange planned numbers of slices (MoE dispatch/combine)";
   let description = [{
     The input holds, along `axis`, consecutive runs of slices for the group
     members in group order: `send_counts[j]` slices for member `j`, starting
     at `send_counts[0] + … + send_counts[j-1]`. Slices past the sum of
-    `send_counts` are not sent. Each rank receives, along `axis` of
-    `output`, the runs sent to it by members `0, 1, …` in group order, and
-    `recv_counts[j]` is the number of slices stored from member `j`. The
-    other dimensions and the element type are unchanged.
+    `send_counts` are not sent. Each rank stores, along `axis` of `output`,
+    the `recv_counts[j]` slices member `j` sends it, for `j = 0, 1, …` in
+    group order. The other dimensions and the element type are unchanged.
 
-    Capacity: the `axis` extents of `input` and `output` are static upper
-    bounds. If the slices sent to a rank exceed its output capacity, the
-    runs are stored in group order until the output is full and the rest
-    are dropped; `recv_counts` reports what was stored, so each sender's
-    run is truncated to a prefix. A combine is the same op with
-    `send_counts` = the dispatch's `recv_counts`, which returns every
-    stored slice to its sender in order; the sender's `recv_counts` then
-    tell it which of its slices came back (dropped tokens, as with a
-    capacity factor, contribute nothing). Output slices past the stored
-    total are unspecified: consumers mask by `recv_counts`. A capacity of
-    group size × input capacity never drops.
+    Both counts are operands: the compiler has them before the exchange
+    (from `dist.moe_permute`, which plans from the all-gathered per-expert
+    counts), so only payloads travel. They must agree across the group
+    (`send_counts[j]` of member `i` = `recv_counts[i]` of member `j`) and
+    fit: the `axis` extents of `input` and `output` are static upper
+    bounds, and the runtime fails when a count total exceeds its buffer.
+    A combine is the same op with the two counts swapped. Output slices
+    past the received total are unspecified.
 
     ```mlir
-    %y, %rc = dist.all_to_all_v %x, %sc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64> -> tensor<96x32xf32>, tensor<4xi64>
+    %y = dist.all_to_all_v %x, %sc, %rc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<96x32xf32>
     ```
   }];
   let arguments = !con(commonArgs, (ins Dist_Tensor:$input,
                        Dist_CountsTensor:$send_counts,
+                       Dist_CountsTensor:$recv_counts,
                        Dist_TensorAxisAttr:$axis));
-  let results = (outs Dist_Tensor:$output, Dist_CountsTensor:$recv_counts);
-  let assemblyFormat = "$input `,` $send_counts " # meshFormat #
-    " `axis` `=` $axis attr-dict `:` type($input) `,` type($send_counts)"
-    " `->` type($output) `,` type($recv_counts)";
+  let results = (outs Dist_Tensor:$output);
+  let assemblyFormat = "$input `,` $send_counts `,` $recv_counts " # meshFormat #
+    " `axis` `=` $axis attr-dict `:` type($input) `,` type($send_counts) `,`"
+    " type($recv_counts) `->` type($output)";
 }
 
 def Dist_MoePermuteOp : Dist_CommOp<"moe_permute"> {
@@ -343,23 +340,28 @@ def Dist_MoePermuteOp : Dist_CommOp<"moe_permute"> {
     go to each member; `layout` (`[P, L]`) how many rows of each member
     this rank will receive for each of its local experts (what
     `nn.moe_experts` reads); `pair_rows` (`[T·k]`) the row each pair was
-    put in, -1 if it was dropped (what `nn.moe_combine` reads). The
+    put in, -1 if it was dropped (what `nn.moe_combine` reads);
+    `recv_counts` (`[P]`) how many rows this rank will receive from each
+    member (the rows of `layout` summed). With both counts known, the
+    dispatch and combine `dist.all_to_all_v` send only payloads. The
     permutation also records the layer's routing statistics for the run's
     report.
 
     ```mlir
-    %rows, %sc, %layout, %pairs = dist.moe_permute %x, %ids, %counts on @mesh mesh_axes = ["ep"] capacity = 4
-        : tensor<8x32xf32>, tensor<8x2xi64>, tensor<8xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<2x2xi64>, tensor<16xi64>
+    %rows, %sc, %layout, %pairs, %rc = dist.moe_permute %x, %ids, %counts on @mesh mesh_axes = ["ep"] capacity = 4
+        : tensor<8x32xf32>, tensor<8x2xi64>, tensor<8xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<2x2xi64>, tensor<16xi64>, tensor<2xi64>
     ```
   }];
   let arguments = !con(commonArgs, (ins Dist_Tensor:$input,
                        Dist_Tensor:$expert_ids, Dist_CountsTensor:$counts,
                        DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$capacity));
   let results = (outs Dist_Tensor:$rows, Dist_CountsTensor:$send_counts,
-                 Dist_Tensor:$layout, Dist_CountsTensor:$pair_rows);
+                 Dist_Tensor:$layout, Dist_CountsTensor:$pair_rows,
+                 Dist_CountsTensor:$recv_counts);
   let assemblyFormat = "$input `,` $expert_ids `,` $counts " # meshFormat #
     " (`capacity` `=` $capacity^)? attr-dict `:` type($input) `,` type($expert_ids) `,` type($counts)"
-    " `->` type($rows) `,` type($send_counts) `,` type($layout) `,` type($pair_rows)";
+    " `->` type($rows) `,` type($send_counts) `,` type($layout) `,` type($pair_rows)"
+    " `,` type($recv_counts)";
 }
 
 def Dist_BroadcastOp : Dist_CommOp<"broadcast", [SameOperandsAndResultType]> {
@@ -488,6 +490,26 @@ def Dist_AllToAllStartOp : Dist_CommOp<"all_to_all_start"> {
   let assemblyFormat = "$input " # meshFormat #
     " `split_axis` `=` $split_axis `concat_axis` `=` $concat_axis attr-dict"
     " `:` type($input) `->` qualified(type($result))";
+}
+
+def Dist_AllToAllVStartOp : Dist_CommOp<"all_to_all_v_start"> {
+  let summary = "start a `dist.all_to_all_v`";
+  let description = [{
+    The counts are read when the exchange starts; the payload arrives at
+    the `dist.wait`.
+
+    ```mlir
+    %a = dist.all_to_all_v_start %x, %sc, %rc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<4xi64> -> !dist.async<tensor<96x32xf32>>
+    ```
+  }];
+  let arguments = !con(commonArgs, (ins Dist_Tensor:$input,
+                       Dist_CountsTensor:$send_counts,
+                       Dist_CountsTensor:$recv_counts,
+                       Dist_TensorAxisAttr:$axis));
+  let results = (outs Dist_AsyncTensor:$result);
+  let assemblyFormat = "$input `,` $send_counts `,` $recv_counts " # meshFormat #
+    " `axis` `=` $axis attr-dict `:` type($input) `,` type($send_counts) `,`"
+    " type($recv_counts) `->` qualified(type($result))";
 }
 
 def Dist_SendStartOp : Dist_P2POp<"send_start"> {

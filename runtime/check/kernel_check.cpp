@@ -839,7 +839,6 @@ void collectives(Check &c, parc_rt_context_t *ctx) {
                recvCounts = c.output(PARC_RT_I64, {p}),
                out = c.output(PARC_RT_F32, {room, h}),
                back = c.output(PARC_RT_F32, {s * k, h}),
-               backCounts = c.output(PARC_RT_I64, {p}),
                y = c.output(t, {s, h});
         o = {ids, weights, counts, pairRows, layout, y};
         parc_rt_status_t st = parc_rt_moe_route(
@@ -850,19 +849,25 @@ void collectives(Check &c, parc_rt_context_t *ctx) {
         if (st == PARC_RT_OK)
           st = parc_rt_moe_permute(world, t, x.device, ids.device, all.device,
                                    rows.device, sendCounts.device,
-                                   layout.device, pairRows.device, s, h, e, k,
-                                   capacity, "check");
+                                   layout.device, pairRows.device,
+                                   recvCounts.device, s, h, e, k, capacity,
+                                   "check");
+        // The dispatch started (as dist-overlap places it), the combine
+        // blocking; both with the planned counts.
+        parc_rt_request_t *r = nullptr;
         if (st == PARC_RT_OK)
-          st = parc_rt_all_to_all_v_slices(world, rows.device, sendCounts.device,
-                                           s * k, in.device, recvCounts.device,
-                                           room, h, PARC_RT_F32);
+          st = parc_rt_all_to_all_v_slices_start(
+              world, rows.device, sendCounts.device, s * k, in.device,
+              recvCounts.device, room, h, PARC_RT_F32, &r);
+        if (st == PARC_RT_OK)
+          st = parc_rt_wait(r);
         if (st == PARC_RT_OK)
           st = parc_rt_moe_experts(t, in.device, layout.device, w1.device,
                                    w2.device, w3.device, out.device, room, p,
                                    local, h, f, PARC_RT_MOE_SILU);
         if (st == PARC_RT_OK)
           st = parc_rt_all_to_all_v_slices(world, out.device, recvCounts.device,
-                                           room, back.device, backCounts.device,
+                                           room, back.device, sendCounts.device,
                                            s * k, h, PARC_RT_F32);
         if (st == PARC_RT_OK)
           st = parc_rt_moe_combine(t, back.device, pairRows.device,

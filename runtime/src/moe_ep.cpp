@@ -20,15 +20,6 @@ using namespace parc::rt;
 
 namespace {
 
-/// Scratch in kernel memory, released on every path.
-struct DeviceBuffer {
-  void *ptr = nullptr;
-  ~DeviceBuffer() {
-    if (ptr)
-      deviceFree(ptr);
-  }
-};
-
 parc_rt_status_t readCounts(const void *buf, int64_t n, std::vector<int64_t> &out) {
   out.assign(n, 0);
   return copyToHost(out.data(), buf, n * sizeof(int64_t));
@@ -82,77 +73,67 @@ parc_rt_status_t parc::rt::moeExpertRuns(parc_rt_dtype_t dtype,
 
 extern "C" {
 
-parc_rt_status_t parc_rt_all_to_all_v_slices(
+parc_rt_status_t parc_rt_all_to_all_v_slices_start(
     parc_rt_comm_t *comm, const void *send, const void *send_counts,
-    int64_t send_slices, void *recv, void *recv_counts, int64_t recv_slices,
-    int64_t slice_elems, parc_rt_dtype_t dtype) {
+    int64_t send_slices, void *recv, const void *recv_counts,
+    int64_t recv_slices, int64_t slice_elems, parc_rt_dtype_t dtype,
+    parc_rt_request_t **out_request) {
   const char *op = "all_to_all_v";
   const int64_t ranks = parc_rt_comm_size(comm);
   if (ranks < 1)
     return fail(PARC_RT_INVALID_ARGUMENT, "%s: null communicator", op);
   if (send_slices < 0 || recv_slices < 0 || slice_elems < 0)
     return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative sizes", op);
-  std::vector<int64_t> out;
+  // The plan's counts: small, read to the host (the backend copies the
+  // element counts and displacements it is given).
+  std::vector<int64_t> out, in;
   PARC_RT_RETURN_IF_ERROR(readCounts(send_counts, ranks, out));
-  int64_t total = 0;
-  for (int64_t c : out) {
-    if (c < 0)
-      return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative send count %lld", op,
-                  (long long)c);
-    total += c;
-  }
-  if (total > send_slices)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: send counts total %lld slices, the input holds %lld", op,
-                (long long)total, (long long)send_slices);
-
-  // Counts first: what every member sends this rank.
-  PARC_RT_RETURN_IF_ERROR(
-      parc_rt_all_to_all(comm, send_counts, recv_counts, 1, PARC_RT_I64));
-  std::vector<int64_t> in;
   PARC_RT_RETURN_IF_ERROR(readCounts(recv_counts, ranks, in));
-  // Store runs in group order while the output has room.
-  std::vector<int64_t> stored(ranks);
-  int64_t room = recv_slices;
-  for (int64_t j = 0; j < ranks; ++j) {
-    stored[j] = std::min(in[j], room);
-    room -= stored[j];
-  }
-  // A sender learns what was stored of its runs, unless the output can
-  // hold everything every member could send (the same on every member).
-  std::vector<int64_t> accepted = out;
-  if (recv_slices < ranks * send_slices) {
-    DeviceBuffer mine, theirs;
-    PARC_RT_RETURN_IF_ERROR(deviceAlloc(ranks * sizeof(int64_t), op, &mine.ptr));
-    PARC_RT_RETURN_IF_ERROR(
-        deviceAlloc(ranks * sizeof(int64_t), op, &theirs.ptr));
-    PARC_RT_RETURN_IF_ERROR(
-        copyToDevice(mine.ptr, stored.data(), ranks * sizeof(int64_t)));
-    PARC_RT_RETURN_IF_ERROR(
-        parc_rt_all_to_all(comm, mine.ptr, theirs.ptr, 1, PARC_RT_I64));
-    PARC_RT_RETURN_IF_ERROR(readCounts(theirs.ptr, ranks, accepted));
-  }
-  PARC_RT_RETURN_IF_ERROR(
-      copyToDevice(recv_counts, stored.data(), ranks * sizeof(int64_t)));
-
+  auto check = [&](const std::vector<int64_t> &counts, const char *what,
+                   int64_t room) {
+    int64_t total = 0;
+    for (int64_t c : counts) {
+      if (c < 0)
+        return fail(PARC_RT_INVALID_ARGUMENT, "%s: negative %s count %lld", op,
+                    what, (long long)c);
+      total += c;
+    }
+    if (total > room)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "%s: %s counts total %lld slices, the buffer holds %lld", op,
+                  what, (long long)total, (long long)room);
+    return PARC_RT_OK;
+  };
+  PARC_RT_RETURN_IF_ERROR(check(out, "send", send_slices));
+  PARC_RT_RETURN_IF_ERROR(check(in, "receive", recv_slices));
   std::vector<int64_t> sendElems(ranks), recvElems(ranks);
   for (int64_t j = 0; j < ranks; ++j) {
-    sendElems[j] = accepted[j] * slice_elems;
-    recvElems[j] = stored[j] * slice_elems;
+    sendElems[j] = out[j] * slice_elems;
+    recvElems[j] = in[j] * slice_elems;
   }
-  // A sender's runs start where the full counts put them; a truncated run
-  // sends its prefix.
-  return parc_rt_all_to_all_v(comm, send, sendElems.data(),
-                              displacements(out, slice_elems).data(), recv,
-                              recvElems.data(),
-                              displacements(stored, slice_elems).data(), dtype);
+  return parc_rt_all_to_all_v_start(
+      comm, send, sendElems.data(), displacements(out, slice_elems).data(),
+      recv, recvElems.data(), displacements(in, slice_elems).data(), dtype,
+      out_request);
+}
+
+parc_rt_status_t parc_rt_all_to_all_v_slices(
+    parc_rt_comm_t *comm, const void *send, const void *send_counts,
+    int64_t send_slices, void *recv, const void *recv_counts,
+    int64_t recv_slices, int64_t slice_elems, parc_rt_dtype_t dtype) {
+  parc_rt_request_t *request = nullptr;
+  PARC_RT_RETURN_IF_ERROR(parc_rt_all_to_all_v_slices_start(
+      comm, send, send_counts, send_slices, recv, recv_counts, recv_slices,
+      slice_elems, dtype, &request));
+  return parc_rt_wait(request);
 }
 
 parc_rt_status_t parc_rt_moe_permute(
     parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
     const void *expert_ids, const void *counts, void *rows, void *send_counts,
-    void *layout, void *pair_rows, int64_t tokens, int64_t hidden,
-    int64_t experts, int64_t top_k, int64_t capacity, const char *layer) {
+    void *layout, void *pair_rows, void *recv_counts, int64_t tokens,
+    int64_t hidden, int64_t experts, int64_t top_k, int64_t capacity,
+    const char *layer) {
   const char *op = "moe_permute";
   const int64_t ranks = parc_rt_comm_size(comm), me = parc_rt_comm_rank(comm);
   if (ranks < 1)
@@ -219,7 +200,11 @@ parc_rt_status_t parc_rt_moe_permute(
       stats.perRank[e / local] += kept[r * experts + e];
       stats.dropped += all[r * experts + e] - kept[r * experts + e];
     }
-  for (int64_t v : recvLayout)
+  std::vector<int64_t> recvFrom(ranks, 0);
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t j = 0; j < local; ++j)
+      recvFrom[r] += recvLayout[r * local + j];
+  for (int64_t v : recvFrom)
     received += v;
   // Rows out and results back, as f32.
   stats.bytesSent = (next + received) * hidden * int64_t(sizeof(float));
@@ -228,6 +213,8 @@ parc_rt_status_t parc_rt_moe_permute(
       copyToDevice(pair_rows, pairRow.data(), pairs * sizeof(int64_t)));
   PARC_RT_RETURN_IF_ERROR(
       copyToDevice(send_counts, sendTo.data(), ranks * sizeof(int64_t)));
+  PARC_RT_RETURN_IF_ERROR(
+      copyToDevice(recv_counts, recvFrom.data(), ranks * sizeof(int64_t)));
   PARC_RT_RETURN_IF_ERROR(copyToDevice(layout, recvLayout.data(),
                                        recvLayout.size() * sizeof(int64_t)));
   PARC_RT_RETURN_IF_ERROR(moeScatterRows(dtype, x,

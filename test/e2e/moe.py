@@ -220,6 +220,12 @@ def check_block(r, gen, name, cfg):
                     if layer["all_to_all_bytes_sent_per_rank_max"] != bound:
                         raise RuntimeError(f"manifest all-to-all bound {layer['all_to_all_bytes_sent_per_rank_max']}"
                                            f", expected {bound}")
+                    # Counts travel once: each rank's E per-expert counts
+                    # (i64) in the all-gather; the all-to-alls send payload
+                    # only (their counts come from the plan).
+                    if layer["count_exchange_bytes_per_rank"] != cfg.experts * 8:
+                        raise RuntimeError(f"manifest count exchange {layer['count_exchange_bytes_per_rank']} B"
+                                           f" per rank, expected {cfg.experts} experts x 8 B")
                     if max(sent) > bound:
                         raise RuntimeError(f"numpy counts {max(sent)} all-to-all bytes, over the bound {bound}")
                 for rank in range(ep):
@@ -328,8 +334,10 @@ def check_model(r, name, path, meta):
     configs = [[f"--ep={e}"] for e in r.args.ep] + [
         ["--tp=2", "--ep=2"], ["--tp=2", "--etp"], ["--pp=2", "--ep=2"],
         ["--pp=2", "--tp=2", "--ep=2"],
-        # 2 expert groups of 2 tensor-parallel ranks: 4 ranks.
-        ["--tp=2", "--ep=2", "--etp"]]
+        # 2 expert groups of 2 tensor-parallel ranks: 4 ranks; per stage
+        # with --pp 2 (a [pp, ep, tp] mesh of 8 ranks).
+        ["--tp=2", "--ep=2", "--etp"], ["--pp=2", "--tp=2", "--ep=2", "--etp"],
+        ["--pp=2", "--tp=2", "--ep=2", "--etp", "--micro-batches=2"]]
     for flags in configs:
         def parallel(flags=flags):
             if "y" not in base:
@@ -350,6 +358,11 @@ def check_model(r, name, path, meta):
             if manifest["world_size"] != ranks * degree.get("--pp", 1):
                 raise RuntimeError(f"world size {manifest['world_size']}, expected "
                                    f"{ranks * degree.get('--pp', 1)}")
+            if "--etp" in flags and degree.get("--ep", 1) > 1 and degree.get("--pp", 1) > 1:
+                want = {"axes": ["pp", "ep", "tp"],
+                        "shape": [degree["--pp"], degree["--ep"], degree["--tp"]]}
+                if manifest["mesh"] != want:
+                    raise RuntimeError(f"mesh {manifest['mesh']}, expected {want}")
             for layer in manifest["moe_layers"]:
                 if (layer["expert_weight_bytes_per_rank"] * ranks != total or
                         layer["expert_weight_bytes_total"] != total):
@@ -409,9 +422,6 @@ def check_model(r, name, path, meta):
         return check
     r.case(f"{name}: --tp 2 --ep 4 (EP shares the TP ranks)",
            refused_with("mismatched", ["--tp=2", "--ep=4"], "--ep 4 must equal --tp 2"))
-    r.case(f"{name}: --pp 2 --tp 2 --ep 2 --etp (not built)",
-           refused_with("etp-pp", ["--pp=2", "--tp=2", "--ep=2", "--etp"],
-                        "--ep with --etp does not combine with --pp"))
 
 
 def main():

@@ -22,7 +22,13 @@ For each generated model and tp, three variants against --no-overlap:
            switches between the micro-batch chains;
   sp-mb2   the same with `--sp` (tp 2 only);
   pp2-mb2  the same with `--pp 2` (tp 2 only, 4 ranks): the first stage's
-           micro-batches interleave.
+           micro-batches interleave;
+  ep2-mb2  MoE models only (and only the ep variants for them): `--ep 2
+           --micro-batches 2` (tp 2: experts over the tensor-parallel
+           ranks): the dispatch and combine all-to-alls are started (the
+           program must call parc_rt_all_to_all_v_slices_start) and the
+           chains switch;
+  tp1-ep2-mb2  the same without tensor parallelism (`--tp 1`, 2 ranks).
 Compile both ways, run both under mpirun on the same inputs, compare every
 output. Prints a table (with the share of communication hidden that the
 run reports, for information: it is a timing) and `N passed, N failed`;
@@ -54,6 +60,10 @@ VARIANTS = {
                ["--sp", "--micro-batches", "2", "--no-overlap"], "switches"),
     "pp2-mb2": (["--pp", "2", "--micro-batches", "2"],
                 ["--pp", "2", "--micro-batches", "2", "--no-overlap"], "switches"),
+    "ep2-mb2": (["--ep", "2", "--micro-batches", "2"],
+                ["--ep", "2", "--micro-batches", "2", "--no-overlap"], "switches"),
+    "tp1-ep2-mb2": (["--ep", "2", "--micro-batches", "2"],
+                    ["--ep", "2", "--micro-batches", "2", "--no-overlap"], "switches"),
 }
 
 
@@ -84,7 +94,13 @@ def hidden(log):
     return float("nan")
 
 
+def is_ep(variant):
+    return "ep2" in variant
+
+
 def check(args, name, tp, variant, cache):
+    if variant.startswith("tp1-"):
+        tp = 1
     cfg = json.load(open(os.path.join(args.generated, name + ".json")))
     c = cfg["config"]
     work = os.path.join(args.work, f"{name}-tp{tp}")
@@ -116,22 +132,37 @@ def check(args, name, tp, variant, cache):
             res = out + "-res"
             log += run([os.path.join(args.tools, "parc-run"), out,
                         "--output-dir", res] + inputs)
-            cache[key] = (log, {f: np.load(os.path.join(res, f)) for f in sorted(os.listdir(res))})
+            cache[key] = (log, {f: np.load(os.path.join(res, f)) for f in sorted(os.listdir(res))
+                                if f.endswith(".npy")})
         logs[mode], outputs[mode] = cache[key]
-    note = ""
+    note, started = "", 0
+    if is_ep(variant):
+        src = os.path.join(work, "o-" + "-".join(
+            os.path.basename(f).strip("-") for f in on_flags), "src")
+        code = "".join(open(os.path.join(src, f)).read() for f in os.listdir(src))
+        started = code.count("parc_rt_all_to_all_v_slices_start(")
+        # Two exchanges per MoE layer and micro-batch.
+        expected = 2 * c["layers"] * 2
+        if started != expected:
+            return False, (f"{started} all-to-all(s) started, expected {expected} "
+                           f"(2 per layer and micro-batch)"), 0.0, float("nan")
     if what:
         n = counted(logs["on"], what)
         if n == 0:
             return False, f"dist-overlap counted no {what}", 0.0, float("nan")
         note = f"{n} {'collective matmul(s) cut' if what == 'cut' else 'switch(es)'}"
+        if is_ep(variant):
+            note += f", {started} all-to-all(s) started"
     else:
         note = f"{counted(logs['on'], 'cut')} cut by the cost model"
     worst = 0.0
+    if not outputs["on"] or outputs["on"].keys() != outputs["off"].keys():
+        return False, "the runs wrote different outputs", 0.0, float("nan")
     for f, on in outputs["on"].items():
         off = outputs["off"][f]
         scale = max(float(np.abs(off).max()), 1e-30)
         worst = max(worst, float(np.abs(on.astype(np.float64) - off).max()) / scale)
-    limit = 0.0 if tp == 2 else 1e-5
+    limit = 0.0 if tp <= 2 else 1e-5
     return worst <= limit, note, worst, hidden(logs["on"])
 
 
@@ -140,10 +171,11 @@ def main():
     p.add_argument("--tools", required=True, help="directory with parc and parc-run")
     p.add_argument("--generated", required=True, help="examples/models/generate.py output")
     p.add_argument("--work", required=True, help="scratch directory")
-    p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert"])
+    p.add_argument("--models", nargs="+", default=["gpt2", "llama", "bert", "mixtral"])
     p.add_argument("--tp", nargs="+", type=int, default=[2, 4])
     p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS),
-                   default=["chunks2", "auto", "auto-slow", "mb2", "sp-mb2", "pp2-mb2"])
+                   default=["chunks2", "auto", "auto-slow", "mb2", "sp-mb2", "pp2-mb2",
+                            "ep2-mb2", "tp1-ep2-mb2"])
     args = p.parse_args()
     passed = failed = 0
     cache = {}
@@ -154,13 +186,19 @@ def main():
             for variant in args.variants:
                 if variant.endswith("mb2") and tp != 2:
                     continue
+                # Expert parallelism for MoE models, and only it.
+                moe = bool(json.load(open(os.path.join(
+                    args.generated, name + ".json")))["config"].get("experts"))
+                if moe != is_ep(variant):
+                    continue
                 try:
                     ok, note, worst, share = check(args, name, tp, variant, cache)
                 except RuntimeError as e:
                     ok, note, worst, share = False, str(e), float("nan"), float("nan")
                 passed += ok
                 failed += not ok
-                print(f"{name:10} {tp:3} {variant:8} {worst:20.3e} {share:6.1f}%  "
+                shown = 1 if variant.startswith("tp1-") else tp
+                print(f"{name:10} {shown:3} {variant:8} {worst:20.3e} {share:6.1f}%  "
                       f"{'PASS' if ok else 'FAIL'}  {note}", flush=True)
     print(f"overlap (on vs --no-overlap): {passed} passed, {failed} failed")
     return 1 if failed else 0

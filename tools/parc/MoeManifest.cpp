@@ -68,10 +68,22 @@ llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
     auto cap = k->getAttrOfType<IntegerAttr>("capacity");
     return cap ? cap.getInt() : int64_t(0);
   };
-  program.walk([&](parc::rt::KernelOp k) {
-    StringRef callee = k.getCallee();
-    ValueRange ins = k.getIns(), outs = k.getOuts();
-    std::string node = nodeName(k.getLoc());
+  // A blocking kernel or a started exchange (dist-overlap's all_to_all_v).
+  program.walk([&](Operation *k) {
+    StringRef callee;
+    ValueRange ins, outs;
+    if (auto kernel = dyn_cast<parc::rt::KernelOp>(k)) {
+      callee = kernel.getCallee();
+      ins = kernel.getIns();
+      outs = kernel.getOuts();
+    } else if (auto start = dyn_cast<parc::rt::StartOp>(k)) {
+      callee = start.getCallee();
+      ins = start.getIns();
+      outs = start.getOuts();
+    } else {
+      return;
+    }
+    std::string node = nodeName(k->getLoc());
     if (callee == "moe") {
       auto fc1 = cast<MemRefType>(ins[2].getType());
       int64_t experts = cast<MemRefType>(ins[1].getType()).getShape().back();
@@ -115,18 +127,10 @@ llvm::json::Array parc::describeMoeLayers(func::FuncOp program) {
       return;
     }
     if (callee == "all_to_all_v") {
-      // The static bound: the whole send buffer; plus the counts each
-      // exchange sends first (one i64 per member, twice when the output
-      // may be too small for what could arrive).
-      auto in = cast<MemRefType>(ins[0].getType()),
-           out = cast<MemRefType>(outs[0].getType());
-      int64_t ranks = cast<MemRefType>(ins[1].getType()).getDimSize(0);
+      // The static bound: the whole send buffer. The counts are planned
+      // (dist.moe_permute): the exchange sends no counts of its own.
       layer["all_to_all_bytes_sent_per_rank_max"] =
           *layer.getInteger("all_to_all_bytes_sent_per_rank_max") + bytesOf(ins[0]);
-      bool mayTruncate = out.getDimSize(0) < ranks * in.getDimSize(0);
-      layer["count_exchange_bytes_per_rank"] =
-          *layer.getInteger("count_exchange_bytes_per_rank") +
-          (mayTruncate ? 2 : 1) * bytesOf(ins[1]);
     }
   });
   return layers;

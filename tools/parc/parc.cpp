@@ -401,8 +401,6 @@ LogicalResult Compilation::run() {
   if (etp && tp < 2)
     return fail("--etp splits experts over the tensor-parallel ranks: it "
                 "needs --tp > 1");
-  if (expertMesh() && pp > 1)
-    return fail("--ep with --etp does not combine with --pp yet");
   if (ep > 1 || capacityFactor != 0 || etp) {
     progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
                  : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
@@ -458,7 +456,7 @@ LogicalResult Compilation::run() {
         failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
       return failure();
   }
-  if (tp > 1 && !noOverlap && overlapChunks < 0)
+  if (ranksPerStage() > 1 && !noOverlap && overlapChunks < 0)
     return fail("--overlap-chunks must be 0 (chosen by the cost model) or more");
 
   for (StringRef dir : {"bin", "src", "weights"})
@@ -477,7 +475,8 @@ LogicalResult Compilation::run() {
         })))
       return failure();
     // After the cut: each stage program overlaps its own collectives.
-    if (tp > 1 && !noOverlap) {
+    // Whenever the stage has a group (tensor or expert parallel).
+    if (ranksPerStage() > 1 && !noOverlap) {
       if (failed(runPasses(*program, "dist-overlap", [](OpPassManager &pm) {
             parc::dist::DistOverlapOptions options;
             options.chunks = overlapChunks;
@@ -526,7 +525,11 @@ LogicalResult Compilation::run() {
   // The group inside a stage is "tp" (experts, if split, share it) or "ep".
   const char *inner = tp > 1 ? "tp" : "ep";
   llvm::json::Object mesh{{"axes", llvm::json::Array{}}, {"shape", llvm::json::Array{}}};
-  if (pp > 1)
+  if (pp > 1 && expertMesh()) // dist-pipeline's leading axis on ["ep", "tp"]
+    mesh = llvm::json::Object{
+        {"axes", llvm::json::Array{"pp", "ep", "tp"}},
+        {"shape", llvm::json::Array{pp.getValue(), ep.getValue(), tp.getValue()}}};
+  else if (pp > 1)
     mesh = llvm::json::Object{{"axes", llvm::json::Array{"pp", inner}},
                               {"shape", llvm::json::Array{pp.getValue(), width}}};
   else if (expertMesh())

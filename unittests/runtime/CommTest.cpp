@@ -40,7 +40,7 @@ void checkMoeEp(const MoeCase &c, uint32_t seed) {
   auto fc3 = randomFloats(E * H * F, seed + 4, -0.3f, 0.3f);
   const int64_t r = rank(), R = T * K;
   std::vector<int64_t> ids(S * K), counts(E), all(P * E), sendCounts(P),
-      layout(P * local), pairRows(S * K), recvCounts(P), backCounts(P);
+      layout(P * local), pairRows(S * K), recvCounts(P), exchanged(P);
   std::vector<float> weights(S * K), rows(S * K * H), recv(R * H),
       out(R * H), back(S * K * H), mine(S * H), y(T * H, -7.0f);
   ASSERT_RT_OK(parc_rt_moe_route(PARC_RT_F32, logits.data() + r * S * E,
@@ -50,22 +50,26 @@ void checkMoeEp(const MoeCase &c, uint32_t seed) {
                                   PARC_RT_I64));
   ASSERT_RT_OK(parc_rt_moe_permute(
       world(), PARC_RT_F32, x.data() + r * S * H, ids.data(), all.data(),
-      rows.data(), sendCounts.data(), layout.data(), pairRows.data(), S, H, E,
-      K, c.capacity, "ep"));
-  ASSERT_RT_OK(parc_rt_all_to_all_v_slices(world(), rows.data(),
-                                           sendCounts.data(), S * K,
-                                           recv.data(), recvCounts.data(), R,
-                                           H, PARC_RT_F32));
+      rows.data(), sendCounts.data(), layout.data(), pairRows.data(),
+      recvCounts.data(), S, H, E, K, c.capacity, "ep"));
+  // The planned receive counts are what the members' send counts say.
+  ASSERT_RT_OK(parc_rt_all_to_all(world(), sendCounts.data(), exchanged.data(),
+                                  1, PARC_RT_I64));
+  EXPECT_EQ(recvCounts, exchanged);
+  // The dispatch started, the combine blocking: both with planned counts.
+  parc_rt_request_t *dispatch = nullptr;
+  ASSERT_RT_OK(parc_rt_all_to_all_v_slices_start(
+      world(), rows.data(), sendCounts.data(), S * K, recv.data(),
+      recvCounts.data(), R, H, PARC_RT_F32, &dispatch));
+  ASSERT_RT_OK(parc_rt_wait(dispatch));
   ASSERT_RT_OK(parc_rt_moe_experts(
       PARC_RT_F32, recv.data(), layout.data(), fc1.data() + r * local * H * F,
       fc2.data() + r * local * F * H, fc3.data() + r * local * H * F,
       out.data(), R, P, local, H, F, PARC_RT_MOE_SILU));
   ASSERT_RT_OK(parc_rt_all_to_all_v_slices(world(), out.data(),
                                            recvCounts.data(), R, back.data(),
-                                           backCounts.data(), S * K, H,
+                                           sendCounts.data(), S * K, H,
                                            PARC_RT_F32));
-  // Everything sent came back.
-  EXPECT_EQ(backCounts, sendCounts);
   ASSERT_RT_OK(parc_rt_moe_combine(PARC_RT_F32, back.data(), pairRows.data(),
                                    weights.data(), mine.data(), S, H, K));
   ASSERT_RT_OK(parc_rt_all_gather(world(), mine.data(), y.data(), S * H,
@@ -77,25 +81,37 @@ void checkMoeEp(const MoeCase &c, uint32_t seed) {
     EXPECT_GT(dropped, 0);
 }
 
-// all_to_all_v with less room than is sent: runs are stored in group order
-// until the output is full, and each sender learns what was stored.
-TEST(AllToAllV, TruncatesInGroupOrder) {
+// all_to_all_v with planned counts: rank r sends j + 1 slices (value
+// 100·r + i) to member j, so member j receives j + 1 from every sender.
+TEST(AllToAllV, PlannedCounts) {
   const int64_t p = size(), r = rank();
-  // Every rank sends 2 slices (value 100·sender + i) to each member; the
-  // output has room for 2·p - 1: the last sender's run loses one slice.
-  std::vector<int64_t> send(2 * p), counts(p, 2), recvCounts(p, -1);
-  for (int64_t i = 0; i < 2 * p; ++i)
-    send[i] = 100 * r + i;
-  std::vector<int64_t> recv(2 * p - 1, -1);
-  ASSERT_RT_OK(parc_rt_all_to_all_v_slices(world(), send.data(), counts.data(),
-                                           2 * p, recv.data(),
-                                           recvCounts.data(), 2 * p - 1, 1,
-                                           PARC_RT_I64));
+  std::vector<int64_t> sendCounts(p), recvCounts(p, r + 1), send;
+  for (int64_t j = 0; j < p; ++j) {
+    sendCounts[j] = j + 1;
+    for (int64_t i = 0; i <= j; ++i)
+      send.push_back(100 * r + int64_t(send.size()));
+  }
+  std::vector<int64_t> recv(p * (r + 1) + 1, -1);
+  ASSERT_RT_OK(parc_rt_all_to_all_v_slices(
+      world(), send.data(), sendCounts.data(), int64_t(send.size()),
+      recv.data(), recvCounts.data(), int64_t(recv.size()), 1, PARC_RT_I64));
+  // Sender j's run for rank r starts after its runs for members < r.
   for (int64_t j = 0; j < p; ++j)
-    EXPECT_EQ(recvCounts[j], j + 1 < p ? 2 : 1);
-  for (int64_t j = 0; j < p; ++j)
-    for (int64_t i = 0; i < recvCounts[j]; ++i)
-      EXPECT_EQ(recv[2 * j + i], 100 * j + 2 * r + i);
+    for (int64_t i = 0; i <= r; ++i)
+      EXPECT_EQ(recv[j * (r + 1) + i], 100 * j + r * (r + 1) / 2 + i);
+  EXPECT_EQ(recv.back(), -1); // past the received total: untouched
+}
+
+// Counts that do not fit the buffer are an error, not an overrun.
+TEST(AllToAllV, CountsOverTheBufferFail) {
+  const int64_t p = size();
+  std::vector<int64_t> counts(p, 2), send(2 * p), recv(2 * p - 1);
+  EXPECT_RT_ERROR(parc_rt_all_to_all_v_slices(world(), send.data(),
+                                              counts.data(), 2 * p, recv.data(),
+                                              counts.data(), 2 * p - 1, 1,
+                                              PARC_RT_I64),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_to_all_v: receive counts total");
 }
 
 TEST(MoeEp, Top2MatchesDense) {

@@ -209,7 +209,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
           dist::AllReduceStartOp, dist::AllGatherStartOp,
           dist::ReduceScatterStartOp, dist::SendOp, dist::RecvOp,
-          dist::SendStartOp, dist::RecvStartOp>(op))
+          dist::SendStartOp, dist::RecvStartOp, dist::AllToAllVOp,
+          dist::AllToAllVStartOp>(op))
     return lowerComm(op);
   if (auto wait = dyn_cast<dist::WaitOp>(op)) {
     auto it = started.find(wait.getAsync());
@@ -228,10 +229,10 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto attention = dyn_cast<nn::AttentionOp>(op))
     return lowerAttention(attention);
-  // An expert-parallel MoE's permutation and all_to_all_v read their
-  // counts from buffers: one kernel on the operands and results, like an
-  // nn op (the group is in the attributes).
-  bool moeStep = isa<dist::MoePermuteOp, dist::AllToAllVOp>(op);
+  // An expert-parallel MoE's permutation reads its counts from buffers:
+  // one kernel on the operands and results, like an nn op (the group is in
+  // the attributes).
+  bool moeStep = isa<dist::MoePermuteOp>(op);
   if ((!moeStep && !isa_and_nonnull<nn::NNDialect>(op->getDialect())) ||
       op->getNumRegions())
     return op->emitOpError("has no runtime kernel");
@@ -362,6 +363,13 @@ LogicalResult Lowering::lowerComm(Operation *op) {
     ins.push_back(buffer(op->getOperand(0)));
     outs.push_back(out);
     finish = [=, this] { return assembleGather(loc, out, axis, type); };
+  } else if (callee == "all_to_all_v") {
+    // Rows and both counts in; the result is the buffer written.
+    for (Value v : op->getOperands())
+      ins.push_back(buffer(v));
+    Value out = alloc(loc, type);
+    outs.push_back(out);
+    finish = [out] { return out; };
   } else {
     // all_reduce, recv: the result is the buffer written.
     if (op->getNumOperands())

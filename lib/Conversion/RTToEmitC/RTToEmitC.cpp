@@ -60,6 +60,12 @@ std::string quoted(StringRef s) {
 
 MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
 
+/// The parc_rt_ function of a comm callee: all_to_all_v moves slices of
+/// the leading dim with counts in buffers, not the element-count form.
+std::string runtimeCallee(StringRef callee) {
+  return callee == "all_to_all_v" ? "all_to_all_v_slices" : callee.str();
+}
+
 /// The ONNX node an op came from (its name location), "?" without one.
 std::string nodeName(Location loc) {
   std::string node = "?";
@@ -476,7 +482,13 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
   }
   if (name == "moe")
     return emitMoe(op);
-  if (name.starts_with("moe_") || name == "all_to_all_v")
+  if (name == "all_to_all_v") {
+    if (failed(commCall(op, name, ins, outs, call)))
+      return failure();
+    emitCall(loc, "parc_rt_" + runtimeCallee(name), call, name);
+    return success();
+  }
+  if (name.starts_with("moe_"))
     return emitMoeStep(op);
   if (name == "attention_scores" || name == "attention_values") {
     // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
@@ -507,6 +519,24 @@ LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
         .lit(peer.getInt()).lit(0);
     return success();
   }
+  if (name == "all_to_all_v") {
+    // Slices of the leading dim; both counts are buffers the runtime reads
+    // when the exchange starts.
+    auto axis = op->getAttrOfType<IntegerAttr>("axis");
+    if (ins.size() != 3 || outs.size() != 1)
+      return op->emitOpError("all_to_all_v takes the input, send and receive "
+                             "counts, and one output");
+    if (!axis || axis.getInt() != 0)
+      return op->emitOpError("all_to_all_v runs on the leading dim only");
+    int64_t sent = memrefOf(ins[0]).getDimSize(0),
+            room = memrefOf(outs[0]).getDimSize(0);
+    int64_t slice =
+        memrefOf(ins[0]).getNumElements() / std::max<int64_t>(sent, 1);
+    call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(ins[1]))
+        .lit(sent).value(pointer(outs[0])).value(pointer(ins[2])).lit(room)
+        .lit(slice).text(dtype(ins[0]));
+    return success();
+  }
   if (name != "all_reduce" && name != "all_gather" &&
       name != "reduce_scatter" && name != "local_chunk")
     return op->emitOpError() << "no runtime collective named '" << name << "'";
@@ -529,7 +559,8 @@ void Emitter::emitStart(rt::StartOp op, Call &call) {
   Value address = emitc::ApplyOp::create(b, loc, ptr(request), "&", var);
   call.value(address);
   std::string name = (op.getCallee() + "_start").str();
-  emitCall(loc, "parc_rt_" + name, call, name);
+  emitCall(loc, "parc_rt_" + runtimeCallee(op.getCallee()) + "_start", call,
+           name);
   requests[op.getRequest()] = var;
   inFlight.insert(op.getRequest());
 }
@@ -622,7 +653,7 @@ LogicalResult Emitter::emitMoeStep(rt::KernelOp op) {
   }
   if (name == "moe_permute") {
     auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
-    if (failed(expect(3, 4)))
+    if (failed(expect(3, 5)))
       return failure();
     call.value(meshComm(op)).text(dtype(ins[0]));
     for (Value v : llvm::concat<Value>(ins, outs))
@@ -632,19 +663,6 @@ LogicalResult Emitter::emitMoeStep(rt::KernelOp op) {
         .lit(dim(outs[2], 0) * dim(outs[2], 1)).lit(dim(ins[1], 1))
         .lit(capacity ? capacity.getInt() : 0).text(quoted(nodeName(loc)));
     emitCall(loc, "parc_rt_moe_permute", call);
-    return success();
-  }
-  if (name == "all_to_all_v") {
-    auto axis = op->getAttrOfType<IntegerAttr>("axis");
-    if (failed(expect(2, 2)))
-      return failure();
-    if (!axis || axis.getInt() != 0)
-      return op.emitOpError("all_to_all_v runs on the leading dim only");
-    int64_t slice = memrefOf(ins[0]).getNumElements() / std::max<int64_t>(dim(ins[0], 0), 1);
-    call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(ins[1]))
-        .lit(dim(ins[0], 0)).value(pointer(outs[0])).value(pointer(outs[1]))
-        .lit(dim(outs[0], 0)).lit(slice).text(dtype(ins[0]));
-    emitCall(loc, "parc_rt_all_to_all_v_slices", call, name);
     return success();
   }
   if (name == "moe_experts") {

@@ -7,9 +7,9 @@
 // expert split itself, not from a resharding between two layouts, which
 // is what dist-comm turns into collectives. Each rank routes its share of
 // the (replicated) tokens, the per-expert counts are all-gathered (so
-// every rank applies the capacity identically), rows travel to their
-// experts and back with dist.all_to_all_v (data-dependent counts, static
-// upper-bound shapes), and the combined shares are all-gathered. With etp
+// every rank applies the capacity identically, and every rank knows what
+// it sends and receives), rows travel to their experts and back with
+// dist.all_to_all_v (planned counts, static upper-bound shapes), and the combined shares are all-gathered. With etp
 // each expert is also split Megatron-style over the tensor-parallel ranks:
 // alone (every rank routes every token), or inside each group of a 2-D
 // ["ep", "tp"] mesh.
@@ -164,18 +164,22 @@ struct DistExpertParallelPass
     auto permute = dist::MoePermuteOp::create(
         b, loc,
         TypeRange{tensor({s * k, h}, f32), tensor({p}, i64), tensor({p, l}, i64),
-                  tensor({s * k}, i64)},
+                  tensor({s * k}, i64), tensor({p}, i64)},
         mesh, axes, x, route.getExpertIds(), counts,
         b.getI64IntegerAttr(capacity));
+    // The plan gives both counts of both exchanges: only payloads travel,
+    // and the combine returns what the dispatch delivered.
     auto dispatch = dist::AllToAllVOp::create(
-        b, loc, TypeRange{tensor({bound, h}, f32), tensor({p}, i64)}, mesh, axes,
-        permute.getRows(), permute.getSendCounts(), b.getI64IntegerAttr(0));
+        b, loc, tensor({bound, h}, f32), mesh, axes, permute.getRows(),
+        permute.getSendCounts(), permute.getRecvCounts(),
+        b.getI64IntegerAttr(0));
     auto experts = nn::MoeExpertsOp::create(
         b, loc, tensor({bound, h}, f32), dispatch.getOutput(), permute.getLayout(),
         moe.getFc1(), moe.getFc2(), moe.getFc3(), moe.getActivationAttr());
     auto back = dist::AllToAllVOp::create(
-        b, loc, TypeRange{tensor({s * k, h}, f32), tensor({p}, i64)}, mesh, axes,
-        experts.getOutput(), dispatch.getRecvCounts(), b.getI64IntegerAttr(0));
+        b, loc, tensor({s * k, h}, f32), mesh, axes, experts.getOutput(),
+        permute.getRecvCounts(), permute.getSendCounts(),
+        b.getI64IntegerAttr(0));
     Value mine = nn::MoeCombineOp::create(b, loc, tensor({s, h}, et),
                                           back.getOutput(), permute.getPairRows(),
                                           route.getWeights());

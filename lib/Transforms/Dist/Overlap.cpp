@@ -130,7 +130,7 @@ bool rowsAxisOk(nn::LinearOp lin, int64_t axis) {
 
 bool isCollective(Operation *op) {
   return isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-             dist::AllToAllOp>(op);
+             dist::AllToAllOp, dist::AllToAllVOp>(op);
 }
 
 std::optional<plan::Collective> kindOf(Operation *op) {
@@ -140,7 +140,10 @@ std::optional<plan::Collective> kindOf(Operation *op) {
     return plan::Collective::AllGather;
   if (isa<dist::ReduceScatterOp, dist::ReduceScatterStartOp>(op))
     return plan::Collective::ReduceScatter;
-  if (isa<dist::AllToAllOp, dist::AllToAllStartOp>(op))
+  // An all_to_all_v is priced at its static bound: at most the send
+  // buffer leaves a rank, as in an all_to_all of that size.
+  if (isa<dist::AllToAllOp, dist::AllToAllStartOp, dist::AllToAllVOp,
+          dist::AllToAllVStartOp>(op))
     return plan::Collective::AllToAll;
   return std::nullopt;
 }
@@ -602,8 +605,15 @@ int64_t Overlapper::place(func::FuncOp func) {
   };
   int64_t early = 0;
   for (Operation *op : collectives) {
-    // Earliest: after the operand's definition. Latest: the first user.
-    Operation *after = op->getOperand(0).getDefiningOp();
+    // Earliest: after the operands' definitions (an all_to_all_v's counts
+    // too). Latest: the first user.
+    Operation *after = nullptr;
+    for (Value v : op->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && def->getBlock() == &body &&
+          (!after || after->isBeforeInBlock(def)))
+        after = def;
+    }
     Operation *firstUse = nullptr;
     for (Operation *user : op->getResult(0).getUsers()) {
       Operation *inBody = body.findAncestorOpInBlock(*user);

@@ -81,6 +81,14 @@ int64_t dist::flopsOf(Operation *op) {
     int64_t t = dim(att.getKey(), 2);
     return 4 * q.getNumElements() * t;
   }
+  if (auto experts = dyn_cast<nn::MoeExpertsOp>(op)) {
+    // The static bound: every received row through one expert's two (or,
+    // gated, three) [H, F] products.
+    auto fc1 = cast<RankedTensorType>(experts.getFc1().getType());
+    int64_t products = experts.getFc3() ? 3 : 2;
+    return 2 * products * dim(experts.getRows(), 0) * fc1.getDimSize(1) *
+           fc1.getDimSize(2);
+  }
   if (auto conv = dyn_cast<nn::ConvOp>(op)) {
     auto w = cast<RankedTensorType>(conv->getOperand(1).getType());
     return 2 * numElements(conv->getResult(0)) *

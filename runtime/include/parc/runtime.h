@@ -639,25 +639,32 @@ parc_rt_status_t parc_rt_moe_route(parc_rt_dtype_t dtype, const void *logits,
  * [P, experts] are every member's route counts; capacity > 0 keeps each
  * expert's first pairs in (member, token) order. Writes rows [tokens*top_k,
  * hidden] (x's kept rows by expert), send_counts [P], layout [P,
- * experts/P] (rows this rank receives per member and local expert) and
- * pair_rows [tokens*top_k] (each pair's row, -1 if dropped); records the
+ * experts/P] (rows this rank receives per member and local expert),
+ * pair_rows [tokens*top_k] (each pair's row, -1 if dropped) and
+ * recv_counts [P] (rows this rank receives per member); records the
  * layer's routing statistics under `layer`. */
 parc_rt_status_t parc_rt_moe_permute(
     parc_rt_comm_t *comm, parc_rt_dtype_t dtype, const void *x,
     const void *expert_ids, const void *counts, void *rows, void *send_counts,
-    void *layout, void *pair_rows, int64_t tokens, int64_t hidden,
-    int64_t experts, int64_t top_k, int64_t capacity, const char *layer);
+    void *layout, void *pair_rows, void *recv_counts, int64_t tokens,
+    int64_t hidden, int64_t experts, int64_t top_k, int64_t capacity,
+    const char *layer);
 
 /* dist.all_to_all_v along the leading dim, in slices of slice_elems
  * elements: send holds send_slices, send_counts [P] of them go to the
- * members in group order; recv holds recv_slices; recv_counts [P] (out)
- * the slices stored from each member. The counts are exchanged first; runs
- * past the output's room are dropped in group order (each sender then
- * sends a prefix). */
+ * members in group order; recv holds recv_slices, recv_counts [P] of them
+ * come from the members in group order. Both counts are i64 buffers in
+ * kernel memory, read when the call starts (only payloads travel); they
+ * must agree across the group and fit the buffers. */
 parc_rt_status_t parc_rt_all_to_all_v_slices(
     parc_rt_comm_t *comm, const void *send, const void *send_counts,
-    int64_t send_slices, void *recv, void *recv_counts, int64_t recv_slices,
-    int64_t slice_elems, parc_rt_dtype_t dtype);
+    int64_t send_slices, void *recv, const void *recv_counts,
+    int64_t recv_slices, int64_t slice_elems, parc_rt_dtype_t dtype);
+parc_rt_status_t parc_rt_all_to_all_v_slices_start(
+    parc_rt_comm_t *comm, const void *send, const void *send_counts,
+    int64_t send_slices, void *recv, const void *recv_counts,
+    int64_t recv_slices, int64_t slice_elems, parc_rt_dtype_t dtype,
+    parc_rt_request_t **out_request);
 
 /* experts: rows [max_rows, hidden] f32 hold, sender by sender and local
  * expert by local expert, layout[s, e] rows; out[i] = expert(rows[i]) in

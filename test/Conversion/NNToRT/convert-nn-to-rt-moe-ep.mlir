@@ -15,10 +15,13 @@
 // CHECK: rt.kernel "moe_route" ins(%[[LS]] : memref<4x4xf32>) outs(%[[IDS:.*]], %[[W:.*]], %[[N:.*]] : memref<4x2xi64>, memref<4x2xf32>, memref<4xi64>) {normalize = true, top_k = 2 : i64}
 // CHECK: rt.kernel "all_gather" ins(%[[N]] : memref<4xi64>) outs(%[[ALL:.*]] : memref<2x4xi64>)
 // CHECK: %[[ALLV:.*]] = rt.view %[[ALL]] : memref<2x4xi64> to memref<8xi64>
-// CHECK: rt.kernel "moe_permute" ins(%[[XS]], %[[IDS]], %[[ALLV]] : memref<4x16xf32>, memref<4x2xi64>, memref<8xi64>) outs(%[[ROWS:.*]], %[[SC:.*]], %[[LAY:.*]], %[[PAIRS:.*]] : memref<8x16xf32>, memref<2xi64>, memref<2x2xi64>, memref<8xi64>) {capacity = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
-// CHECK: rt.kernel "all_to_all_v" ins(%[[ROWS]], %[[SC]] : memref<8x16xf32>, memref<2xi64>) outs(%[[IN:.*]], %[[RC:.*]] : memref<16x16xf32>, memref<2xi64>) {axis = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
+// CHECK: rt.kernel "moe_permute" ins(%[[XS]], %[[IDS]], %[[ALLV]] : memref<4x16xf32>, memref<4x2xi64>, memref<8xi64>) outs(%[[ROWS:.*]], %[[SC:.*]], %[[LAY:.*]], %[[PAIRS:.*]], %[[RC:.*]] : memref<8x16xf32>, memref<2xi64>, memref<2x2xi64>, memref<8xi64>, memref<2xi64>) {capacity = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
+// CHECK: rt.kernel "all_to_all_v" ins(%[[ROWS]], %[[SC]], %[[RC]] : memref<8x16xf32>, memref<2xi64>, memref<2xi64>) outs(%[[IN:.*]] : memref<16x16xf32>) {axis = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
 // CHECK: rt.kernel "moe_experts" ins(%[[IN]], %[[LAY]], %[[W1]], %[[W2]] : memref<16x16xf32>, memref<2x2xi64>, memref<2x16x24xf32>, memref<2x24x16xf32>) outs(%[[OUT:.*]] : memref<16x16xf32>)
-// CHECK: rt.kernel "all_to_all_v" ins(%[[OUT]], %[[RC]] : memref<16x16xf32>, memref<2xi64>) outs(%[[BACK:.*]], %{{.*}} : memref<8x16xf32>, memref<2xi64>)
+// The combine started (as dist-overlap places it): an rt.start on the same
+// buffers, the result read after the rt.wait.
+// CHECK: %[[REQ:.*]] = rt.start "all_to_all_v" ins(%[[OUT]], %[[RC]], %[[SC]] : memref<16x16xf32>, memref<2xi64>, memref<2xi64>) outs(%[[BACK:.*]] : memref<8x16xf32>) {axis = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
+// CHECK: rt.wait %[[REQ]]
 // CHECK: rt.kernel "moe_combine" ins(%[[BACK]], %[[PAIRS]], %[[W]] : memref<8x16xf32>, memref<8xi64>, memref<4x2xf32>) outs(%[[MINE:.*]] : memref<4x16xf32>)
 // CHECK: rt.kernel "all_gather" ins(%[[MINE]] : memref<4x16xf32>)
 dist.mesh @mesh(shape = 2, axes = ["ep"])
@@ -31,10 +34,11 @@ func.func @main(%x: tensor<8x16xf32> {onnx.name = "x"}, %l: tensor<8x4xf32> {onn
   %ls = dist.local_part %l dim = 0 parts = 2 axis = "ep" : tensor<8x4xf32> -> tensor<4x4xf32>
   %ids, %w, %n = nn.moe_route %ls {top_k = 2 : i64} : tensor<4x4xf32> -> (tensor<4x2xi64>, tensor<4x2xf32>, tensor<4xi64>)
   %all = dist.all_gather %n on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4xi64> -> tensor<8xi64>
-  %rows, %sc, %lay, %pairs = dist.moe_permute %xs, %ids, %all on @mesh mesh_axes = ["ep"] : tensor<4x16xf32>, tensor<4x2xi64>, tensor<8xi64> -> tensor<8x16xf32>, tensor<2xi64>, tensor<2x2xi64>, tensor<8xi64>
-  %in, %rc = dist.all_to_all_v %rows, %sc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<8x16xf32>, tensor<2xi64> -> tensor<16x16xf32>, tensor<2xi64>
+  %rows, %sc, %lay, %pairs, %rc = dist.moe_permute %xs, %ids, %all on @mesh mesh_axes = ["ep"] : tensor<4x16xf32>, tensor<4x2xi64>, tensor<8xi64> -> tensor<8x16xf32>, tensor<2xi64>, tensor<2x2xi64>, tensor<8xi64>, tensor<2xi64>
+  %in = dist.all_to_all_v %rows, %sc, %rc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<8x16xf32>, tensor<2xi64>, tensor<2xi64> -> tensor<16x16xf32>
   %out = nn.moe_experts %in, %lay, %w1, %w2 : (tensor<16x16xf32>, tensor<2x2xi64>, tensor<2x16x24xf32>, tensor<2x24x16xf32>) -> tensor<16x16xf32>
-  %back, %bc = dist.all_to_all_v %out, %rc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<16x16xf32>, tensor<2xi64> -> tensor<8x16xf32>, tensor<2xi64>
+  %a = dist.all_to_all_v_start %out, %rc, %sc on @mesh mesh_axes = ["ep"] axis = 0 : tensor<16x16xf32>, tensor<2xi64>, tensor<2xi64> -> !dist.async<tensor<8x16xf32>>
+  %back = dist.wait %a : !dist.async<tensor<8x16xf32>>
   %mine = nn.moe_combine %back, %pairs, %w : (tensor<8x16xf32>, tensor<8xi64>, tensor<4x2xf32>) -> tensor<4x16xf32>
   %y = dist.all_gather %mine on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4x16xf32> -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>

@@ -586,18 +586,18 @@ func.func @all_to_all_start_shape(%x: tensor<8x16xf32>) {
 // -----
 
 dist.mesh @mesh(shape = 4, axes = ["ep"])
-func.func @all_to_all_v_counts(%x: tensor<64x32xf32>, %c: tensor<2xi64>) {
+func.func @all_to_all_v_counts(%x: tensor<64x32xf32>, %c: tensor<2xi64>, %r: tensor<4xi64>) {
   // expected-error @+1 {{'dist.all_to_all_v' op send_counts must have one entry per group member (4), got 2}}
-  %0, %1 = dist.all_to_all_v %x, %c on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<2xi64> -> tensor<96x32xf32>, tensor<4xi64>
+  %0 = dist.all_to_all_v %x, %c, %r on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<2xi64>, tensor<4xi64> -> tensor<96x32xf32>
   return
 }
 
 // -----
 
 dist.mesh @mesh(shape = 4, axes = ["ep"])
-func.func @all_to_all_v_recv_counts(%x: tensor<64x32xf32>, %c: tensor<4xi64>) {
+func.func @all_to_all_v_recv_counts(%x: tensor<64x32xf32>, %c: tensor<4xi64>, %r: tensor<8xi64>) {
   // expected-error @+1 {{'dist.all_to_all_v' op recv_counts must have one entry per group member (4), got 8}}
-  %0, %1 = dist.all_to_all_v %x, %c on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64> -> tensor<96x32xf32>, tensor<8xi64>
+  %0 = dist.all_to_all_v %x, %c, %r on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<8xi64> -> tensor<96x32xf32>
   return
 }
 
@@ -606,16 +606,52 @@ func.func @all_to_all_v_recv_counts(%x: tensor<64x32xf32>, %c: tensor<4xi64>) {
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @all_to_all_v_other_dims(%x: tensor<64x32xf32>, %c: tensor<4xi64>) {
   // expected-error @+1 {{'dist.all_to_all_v' op result shape [96x16] must match the input shape [64x32] except along axis}}
-  %0, %1 = dist.all_to_all_v %x, %c on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64> -> tensor<96x16xf32>, tensor<4xi64>
+  %0 = dist.all_to_all_v %x, %c, %c on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<96x16xf32>
   return
 }
 
 // -----
 
 dist.mesh @mesh(shape = 4, axes = ["ep"])
-func.func @all_to_all_v_count_type(%x: tensor<64x32xf32>, %c: tensor<4xi32>) {
+func.func @all_to_all_v_count_type(%x: tensor<64x32xf32>, %c: tensor<4xi32>, %r: tensor<4xi64>) {
   // expected-error @+1 {{'dist.all_to_all_v' op operand #1 must be 1D tensor of 64-bit signless integer values}}
-  %0, %1 = dist.all_to_all_v %x, %c on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi32> -> tensor<96x32xf32>, tensor<4xi64>
+  %0 = dist.all_to_all_v %x, %c, %r on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi32>, tensor<4xi64> -> tensor<96x32xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @all_to_all_v_axis(%x: tensor<64x32xf32>, %c: tensor<4xi64>) {
+  // expected-error @+1 {{'dist.all_to_all_v' op axis 2 is out of range}}
+  %0 = dist.all_to_all_v %x, %c, %c on @mesh mesh_axes = ["ep"] axis = 2 : tensor<64x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<96x32xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @all_to_all_v_start_counts(%x: tensor<64x32xf32>, %c: tensor<4xi64>, %r: tensor<2xi64>) {
+  // expected-error @+1 {{'dist.all_to_all_v_start' op recv_counts must have one entry per group member (4), got 2}}
+  %0 = dist.all_to_all_v_start %x, %c, %r on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<2xi64> -> !dist.async<tensor<96x32xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @all_to_all_v_start_other_dims(%x: tensor<64x32xf32>, %c: tensor<4xi64>) {
+  // expected-error @+1 {{'dist.all_to_all_v_start' op result shape [96x16] must match the input shape [64x32] except along axis}}
+  %0 = dist.all_to_all_v_start %x, %c, %c on @mesh mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<4xi64> -> !dist.async<tensor<96x16xf32>>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["ep"])
+func.func @moe_permute_recv_counts(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
+  // expected-error @+1 {{'dist.moe_permute' op recv_counts must have one entry per member (4), got 3}}
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<3xi64>
   return
 }
 
@@ -624,7 +660,7 @@ func.func @all_to_all_v_count_type(%x: tensor<64x32xf32>, %c: tensor<4xi32>) {
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_input(%x: tensor<8x2x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op input must be [tokens, hidden] of a float type, got 'tensor<8x2x32xf32>'}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x2x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x2x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<4xi64>
   return
 }
 
@@ -633,7 +669,7 @@ func.func @moe_permute_input(%x: tensor<8x2x32xf32>, %i: tensor<8x2xi64>, %c: te
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_ids(%x: tensor<8x32xf32>, %i: tensor<4x2xi64>, %c: tensor<32xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op expert_ids must be [8, top_k] of i64, got 'tensor<4x2xi64>'}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<4x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<4x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<4xi64>
   return
 }
 
@@ -642,7 +678,7 @@ func.func @moe_permute_ids(%x: tensor<8x32xf32>, %i: tensor<4x2xi64>, %c: tensor
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_layout(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op layout must be [members, local experts] of i64, got 'tensor<8xi64>'}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<8xi64>, tensor<16xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<8xi64>, tensor<16xi64>, tensor<4xi64>
   return
 }
 
@@ -651,7 +687,7 @@ func.func @moe_permute_layout(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: ten
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_counts(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<8xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op counts must hold every member's count of every expert (32), got 8}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<8xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<8xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<4xi64>
   return
 }
 
@@ -660,7 +696,7 @@ func.func @moe_permute_counts(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: ten
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_send_counts(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op send_counts must have one entry per member (4), got 2}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<4x2xi64>, tensor<16xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<2xi64>
   return
 }
 
@@ -669,7 +705,7 @@ func.func @moe_permute_send_counts(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_rows(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op rows must be [16, 32] of f32 (one per pair), got 'tensor<8x32xf32>'}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<8x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<8x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<4xi64>
   return
 }
 
@@ -678,7 +714,7 @@ func.func @moe_permute_rows(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tenso
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_pairs(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<32xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op pair_rows must have one entry per pair (16), got 8}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<8xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<8xi64>, tensor<4xi64>
   return
 }
 
@@ -687,7 +723,7 @@ func.func @moe_permute_pairs(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tens
 dist.mesh @mesh(shape = 4, axes = ["ep"])
 func.func @moe_permute_group(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tensor<16xi64>) {
   // expected-error @+1 {{'dist.moe_permute' op layout must have one row per group member (4), got 2}}
-  %0, %1, %2, %3 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<16xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<2x4xi64>, tensor<16xi64>
+  %0, %1, %2, %3, %4 = dist.moe_permute %x, %i, %c on @mesh mesh_axes = ["ep"] : tensor<8x32xf32>, tensor<8x2xi64>, tensor<16xi64> -> tensor<16x32xf32>, tensor<2xi64>, tensor<2x4xi64>, tensor<16xi64>, tensor<2xi64>
   return
 }
 

@@ -85,13 +85,15 @@ func.func @collectives(%x: tensor<8x16xf32>, %u: tensor<3x8xf32>, %v: tensor<10x
 }
 
 // CHECK-LABEL: func.func @moe_dispatch_combine
-// CHECK-SAME: (%[[T:.*]]: tensor<64x32xf32>, %[[C:.*]]: tensor<4xi64>)
-func.func @moe_dispatch_combine(%tokens: tensor<64x32xf32>, %counts: tensor<4xi64>) -> (tensor<64x32xf32>, tensor<4xi64>) {
-  // CHECK: %[[E:.*]], %[[RC:.*]] = dist.all_to_all_v %[[T]], %[[C]] on @experts mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64> -> tensor<96x32xf32>, tensor<4xi64>
-  %expert_in, %recv = dist.all_to_all_v %tokens, %counts on @experts mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64> -> tensor<96x32xf32>, tensor<4xi64>
-  // CHECK: dist.all_to_all_v %[[E]], %[[RC]] on @experts mesh_axes = ["ep"] axis = 0 : tensor<96x32xf32>, tensor<4xi64> -> tensor<64x32xf32>, tensor<4xi64>
-  %back, %returned = dist.all_to_all_v %expert_in, %recv on @experts mesh_axes = ["ep"] axis = 0 : tensor<96x32xf32>, tensor<4xi64> -> tensor<64x32xf32>, tensor<4xi64>
-  return %back, %returned : tensor<64x32xf32>, tensor<4xi64>
+// CHECK-SAME: (%[[T:.*]]: tensor<64x32xf32>, %[[S:.*]]: tensor<4xi64>, %[[R:.*]]: tensor<4xi64>)
+func.func @moe_dispatch_combine(%tokens: tensor<64x32xf32>, %send: tensor<4xi64>, %recv: tensor<4xi64>) -> tensor<64x32xf32> {
+  // CHECK: %[[E:.*]] = dist.all_to_all_v %[[T]], %[[S]], %[[R]] on @experts mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<96x32xf32>
+  %expert_in = dist.all_to_all_v %tokens, %send, %recv on @experts mesh_axes = ["ep"] axis = 0 : tensor<64x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<96x32xf32>
+  // CHECK: %[[A:.*]] = dist.all_to_all_v_start %[[E]], %[[R]], %[[S]] on @experts mesh_axes = ["ep"] axis = 0 : tensor<96x32xf32>, tensor<4xi64>, tensor<4xi64> -> !dist.async<tensor<64x32xf32>>
+  %a = dist.all_to_all_v_start %expert_in, %recv, %send on @experts mesh_axes = ["ep"] axis = 0 : tensor<96x32xf32>, tensor<4xi64>, tensor<4xi64> -> !dist.async<tensor<64x32xf32>>
+  // CHECK: dist.wait %[[A]] : !dist.async<tensor<64x32xf32>>
+  %back = dist.wait %a : !dist.async<tensor<64x32xf32>>
+  return %back : tensor<64x32xf32>
 }
 
 // The dispatch plan of an expert-parallel layer: 8 tokens of this rank,
@@ -99,11 +101,11 @@ func.func @moe_dispatch_combine(%tokens: tensor<64x32xf32>, %counts: tensor<4xi6
 // CHECK-LABEL: func.func @moe_permute
 // CHECK-SAME: (%[[X:.*]]: tensor<8x32xbf16>, %[[I:.*]]: tensor<8x2xi64>, %[[C:.*]]: tensor<32xi64>)
 func.func @moe_permute(%x: tensor<8x32xbf16>, %ids: tensor<8x2xi64>, %counts: tensor<32xi64>) -> (tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>) {
-  // CHECK: dist.moe_permute %[[X]], %[[I]], %[[C]] on @experts mesh_axes = ["ep"] capacity = 3 : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
-  %rows, %sc, %layout, %pairs = dist.moe_permute %x, %ids, %counts on @experts mesh_axes = ["ep"] capacity = 3 : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  // CHECK: dist.moe_permute %[[X]], %[[I]], %[[C]] on @experts mesh_axes = ["ep"] capacity = 3 : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<4xi64>
+  %rows, %sc, %layout, %pairs, %rc = dist.moe_permute %x, %ids, %counts on @experts mesh_axes = ["ep"] capacity = 3 : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<4xi64>
   // Without a capacity nothing is dropped.
   // CHECK: dist.moe_permute %[[X]], %[[I]], %[[C]] on @experts mesh_axes = ["ep"] : tensor<8x32xbf16>
-  %r2, %sc2, %l2, %p2 = dist.moe_permute %x, %ids, %counts on @experts mesh_axes = ["ep"] : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
+  %r2, %sc2, %l2, %p2, %rc2 = dist.moe_permute %x, %ids, %counts on @experts mesh_axes = ["ep"] : tensor<8x32xbf16>, tensor<8x2xi64>, tensor<32xi64> -> tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>, tensor<4xi64>
   return %rows, %sc, %layout, %pairs : tensor<16x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<16xi64>
 }
 

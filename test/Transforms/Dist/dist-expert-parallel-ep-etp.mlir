@@ -16,7 +16,7 @@
 // CHECK: dist.local_part %{{.*}} dim = 0 parts = 2 axis = "ep" : tensor<16x32xf32> -> tensor<8x32xf32>
 // CHECK: dist.all_gather %{{.*}} on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4xi64> -> tensor<8xi64>
 // CHECK: dist.moe_permute {{.*}} on @mesh mesh_axes = ["ep"]
-// CHECK: dist.all_to_all_v {{.*}} on @mesh mesh_axes = ["ep"] axis = 0 : tensor<16x32xf32>, tensor<2xi64> -> tensor<32x32xf32>, tensor<2xi64>
+// CHECK: dist.all_to_all_v {{.*}} on @mesh mesh_axes = ["ep"] axis = 0 : tensor<16x32xf32>, tensor<2xi64>, tensor<2xi64> -> tensor<32x32xf32>
 // CHECK: nn.moe_experts %{{.*}}, %{{.*}}, %[[W1]], %[[W2]] {dist.ffn_shards = 2 : i64} : (tensor<32x32xf32>, tensor<2x2xi64>, tensor<2x32x32xf32>, tensor<2x32x32xf32>) -> tensor<32x32xf32>
 // CHECK: dist.all_to_all_v {{.*}} on @mesh mesh_axes = ["ep"]
 // CHECK: %[[PART:.*]] = nn.moe_combine {{.*}} -> tensor<8x32xf32>

@@ -18,10 +18,12 @@
 // CHECK: %[[LS:.*]] = dist.local_part %[[L]] dim = 0 parts = 4 axis = "ep" : tensor<16x8xf32> -> tensor<4x8xf32>
 // CHECK: %[[IDS:.*]], %[[W:.*]], %[[N:.*]] = nn.moe_route %[[LS]] {top_k = 2 : i64} : tensor<4x8xf32> -> (tensor<4x2xi64>, tensor<4x2xf32>, tensor<8xi64>)
 // CHECK: %[[ALL:.*]] = dist.all_gather %[[N]] on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<8xi64> -> tensor<32xi64>
-// CHECK: %[[ROWS:.*]], %[[SC:.*]], %[[LAY:.*]], %[[PAIRS:.*]] = dist.moe_permute %[[XS]], %[[IDS]], %[[ALL]] on @mesh mesh_axes = ["ep"] : tensor<4x32xf32>, tensor<4x2xi64>, tensor<32xi64> -> tensor<8x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<8xi64>
-// CHECK: %[[IN:.*]], %[[RC:.*]] = dist.all_to_all_v %[[ROWS]], %[[SC]] on @mesh mesh_axes = ["ep"] axis = 0 : tensor<8x32xf32>, tensor<4xi64> -> tensor<32x32xf32>, tensor<4xi64>
+// The plan's counts feed both exchanges (swapped for the combine): no
+// exchange sends counts of its own.
+// CHECK: %[[ROWS:.*]], %[[SC:.*]], %[[LAY:.*]], %[[PAIRS:.*]], %[[RC:.*]] = dist.moe_permute %[[XS]], %[[IDS]], %[[ALL]] on @mesh mesh_axes = ["ep"] : tensor<4x32xf32>, tensor<4x2xi64>, tensor<32xi64> -> tensor<8x32xf32>, tensor<4xi64>, tensor<4x2xi64>, tensor<8xi64>, tensor<4xi64>
+// CHECK: %[[IN:.*]] = dist.all_to_all_v %[[ROWS]], %[[SC]], %[[RC]] on @mesh mesh_axes = ["ep"] axis = 0 : tensor<8x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<32x32xf32>
 // CHECK: %[[OUT:.*]] = nn.moe_experts %[[IN]], %[[LAY]], %[[W1]], %[[W2]], %[[W3]] : (tensor<32x32xf32>, tensor<4x2xi64>, tensor<2x32x64xf32>, tensor<2x64x32xf32>, tensor<2x32x64xf32>) -> tensor<32x32xf32>
-// CHECK: %[[BACK:.*]], %{{.*}} = dist.all_to_all_v %[[OUT]], %[[RC]] on @mesh mesh_axes = ["ep"] axis = 0 : tensor<32x32xf32>, tensor<4xi64> -> tensor<8x32xf32>, tensor<4xi64>
+// CHECK: %[[BACK:.*]] = dist.all_to_all_v %[[OUT]], %[[RC]], %[[SC]] on @mesh mesh_axes = ["ep"] axis = 0 : tensor<32x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<8x32xf32>
 // CHECK: %[[MINE:.*]] = nn.moe_combine %[[BACK]], %[[PAIRS]], %[[W]] : (tensor<8x32xf32>, tensor<8xi64>, tensor<4x2xf32>) -> tensor<4x32xf32>
 // CHECK: %[[Y:.*]] = dist.all_gather %[[MINE]] on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4x32xf32> -> tensor<16x32xf32>
 // CHECK: return %[[Y]]
@@ -52,7 +54,7 @@ func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x8xf32>) -> tensor<16x32xf32
 // CHECK: %[[FLAT:.*]] = nn.reshape %{{.*}} : tensor<2x8x32xf32> to tensor<16x32xf32>
 // CHECK: dist.local_part %[[FLAT]] dim = 0 parts = 4 axis = "tp" : tensor<16x32xf32> -> tensor<4x32xf32>
 // CHECK: dist.all_gather %{{.*}} on @tpmesh mesh_axes = ["tp"] gather_axis = 0 : tensor<4xi64> -> tensor<16xi64>
-// CHECK: dist.all_to_all_v {{.*}} on @tpmesh mesh_axes = ["tp"] axis = 0 : tensor<4x32xf32>, tensor<4xi64> -> tensor<16x32xf32>, tensor<4xi64>
+// CHECK: dist.all_to_all_v {{.*}} on @tpmesh mesh_axes = ["tp"] axis = 0 : tensor<4x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<16x32xf32>
 // CHECK: %[[G:.*]] = dist.all_gather %{{.*}} on @tpmesh mesh_axes = ["tp"] gather_axis = 0 : tensor<4x32xf32> -> tensor<16x32xf32>
 // CHECK: %[[Y:.*]] = nn.reshape %[[G]] : tensor<16x32xf32> to tensor<2x8x32xf32>
 // CHECK: return %[[Y]]
