@@ -151,9 +151,7 @@ def main():
         for name, path, spec in models(args):
             work = os.path.join(args.work, name)
             os.makedirs(work, exist_ok=True)
-            shape_flags = []
-            for n, s in spec["shapes"].items():
-                shape_flags += ["--input-shape", f"{n}={'x'.join(map(str, s))}"]
+            shape_flags = differential.shape_flags(spec)
             try:
                 inputs = differential.make_inputs(path, spec, np.random.default_rng(args.seed), work)
                 cpu_out, cpu_res, cpu_ms = compile_and_run(

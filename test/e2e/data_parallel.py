@@ -74,31 +74,6 @@ def model_table(generated):
     return models
 
 
-def shape_flags(spec):
-    return sum((["--input-shape", f"{n}={'x'.join(map(str, s))}"]
-                for n, s in spec["shapes"].items()), [])
-
-
-def outputs_of(directory, manifest):
-    out = {}
-    for o in manifest["outputs"]:
-        fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in o["name"]) + ".npy"
-        out[fname] = np.load(os.path.join(directory, fname)).astype(np.float64)
-    return out
-
-
-def rel_err(got, want):
-    worst = 0.0
-    for k, w in want.items():
-        g = got[k]
-        if g.shape != w.shape:
-            raise RuntimeError(f"{k}: shape {g.shape} vs {w.shape}")
-        scale = np.abs(w).max() if w.size else 0.0
-        e = np.abs(g - w).max() if w.size else 0.0
-        worst = max(worst, e / scale if scale else e)
-    return worst
-
-
 class References:
     """onnxruntime and single-rank parc outputs at the whole batch, once per
     model."""
@@ -115,7 +90,7 @@ class References:
         inputs = diff.make_inputs(path, spec, np.random.default_rng(self.args.seed), work)
         compiled = os.path.join(work, "out")
         diff.run([os.path.join(self.args.tools, "parc"), "compile", path, "-o", compiled,
-                  "--quiet"] + shape_flags(spec), self.log)
+                  "--quiet"] + diff.shape_flags(spec), self.log)
         routing = run_routing([os.path.join(self.args.tools, "parc-run"), compiled,
                                "--output-dir", os.path.join(work, "single")] +
                               [f"--input={n}={p}" for n, p in inputs.items()], self.log)
@@ -123,8 +98,8 @@ class References:
                   "--output-dir", os.path.join(work, "ort")] +
                  sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), self.log)
         manifest = json.load(open(os.path.join(compiled, "manifest.json")))
-        self.cache[name] = (inputs, outputs_of(os.path.join(work, "ort"), manifest),
-                            outputs_of(os.path.join(work, "single"), manifest),
+        self.cache[name] = (inputs, diff.outputs_of(os.path.join(work, "ort"), manifest),
+                            diff.outputs_of(os.path.join(work, "single"), manifest),
                             manifest, routing)
         return self.cache[name]
 
@@ -211,7 +186,7 @@ def check_case(args, models, refs, log, name, flags, dp):
     compiled = os.path.join(work, "out")
     start = time.time()
     diff.run([os.path.join(args.tools, "parc"), "compile", path, "-o", compiled, "--quiet",
-              f"--dp={dp}"] + flags + shape_flags(spec), log)
+              f"--dp={dp}"] + flags + diff.shape_flags(spec), log)
     routing = run_routing([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
                            os.path.join(work, "parc")] +
                           [f"--input={n}={p}" for n, p in inputs.items()], log)
@@ -222,8 +197,8 @@ def check_case(args, models, refs, log, name, flags, dp):
                            f"on the whole batch {single_routing}")
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
     check_manifest(manifest, compiled, dp, flags, single_manifest, path, spec, cfg)
-    got = outputs_of(os.path.join(work, "parc"), manifest)
-    return rel_err(got, ort), rel_err(got, single), manifest["world_size"], seconds
+    got = diff.outputs_of(os.path.join(work, "parc"), manifest)
+    return diff.rel_err(got, ort), diff.rel_err(got, single), manifest["world_size"], seconds
 
 
 def check_refusal(args, models, log, name, flags, batch, expect):
@@ -233,7 +208,7 @@ def check_refusal(args, models, log, name, flags, batch, expect):
     os.makedirs(os.path.dirname(compiled), exist_ok=True)
     shapes = {n: [batch] + s[1:] for n, s in spec["shapes"].items()}
     r = subprocess.run([os.path.join(args.tools, "parc"), "compile", path, "-o", compiled] +
-                       flags + shape_flags({"shapes": shapes}),
+                       flags + diff.shape_flags({"shapes": shapes}),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log.write(r.stdout)
     if r.returncode == 0 or expect not in r.stdout:

@@ -198,6 +198,34 @@ def run(cmd, log):
                            f"exit {r.returncode}")
 
 
+def shape_flags(spec):
+    """parc's --input-shape flags for a model spec's input shapes."""
+    return sum((["--input-shape", f"{n}={'x'.join(map(str, s))}"]
+                for n, s in spec["shapes"].items()), [])
+
+
+def outputs_of(directory, manifest):
+    """The manifest's outputs as parc-run (or ort-run) wrote them, in f64."""
+    out = {}
+    for o in manifest["outputs"]:
+        fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in o["name"]) + ".npy"
+        out[fname] = np.load(os.path.join(directory, fname)).astype(np.float64)
+    return out
+
+
+def rel_err(got, want):
+    """Worst max|got - want| / max|want| over the outputs of two outputs_of."""
+    worst = 0.0
+    for k, w in want.items():
+        g = got[k]
+        if g.shape != w.shape:
+            raise RuntimeError(f"{k}: shape {g.shape} vs {w.shape}")
+        scale = np.abs(w).max() if w.size else 0.0
+        e = np.abs(g - w).max() if w.size else 0.0
+        worst = max(worst, e / scale if scale else e)
+    return worst
+
+
 def spec_fits(spec, tp, sp=False):
     """Whether tp fits the model's dims (computed from its shapes, not parc)."""
     if sp and spec.get("seq") and spec["seq"] % tp:
@@ -218,9 +246,7 @@ def check(name, model_path, spec, args, log, tp, sp=False):
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(args.seed)
     inputs = make_inputs(model_path, spec, rng, work)
-    shape_flags = []
-    for n, s in spec["shapes"].items():
-        shape_flags += ["--input-shape", f"{n}={'x'.join(map(str, s))}"]
+    flags = shape_flags(spec)
     compiled = os.path.join(work, "out")
     start = time.time()
     sp_flags = ["--sp"] if sp else []
@@ -229,7 +255,7 @@ def check(name, model_path, spec, args, log, tp, sp=False):
         # and leave no output behind.
         shutil.rmtree(compiled, ignore_errors=True)
         r = subprocess.run([os.path.join(args.tools, "parc"), "compile", model_path, "-o",
-                            compiled, f"--tp={tp}"] + sp_flags + shape_flags,
+                            compiled, f"--tp={tp}"] + sp_flags + flags,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         log.write(r.stdout)
         if r.returncode == 0 or "does not fit this model" not in r.stdout:
@@ -239,7 +265,7 @@ def check(name, model_path, spec, args, log, tp, sp=False):
             raise RuntimeError("a refused compile left its output directory behind")
         return None
     run([os.path.join(args.tools, "parc"), "compile", model_path, "-o", compiled,
-         "--quiet", f"--tp={tp}", f"--dtype={args.dtype}"] + sp_flags + shape_flags, log)
+         "--quiet", f"--tp={tp}", f"--dtype={args.dtype}"] + sp_flags + flags, log)
     run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
          os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()], log)
     seconds = time.time() - start

@@ -100,33 +100,6 @@ def model_table(args):
     return models
 
 
-def shape_flags(spec):
-    flags = []
-    for n, s in spec["shapes"].items():
-        flags += ["--input-shape", f"{n}={'x'.join(map(str, s))}"]
-    return flags
-
-
-def outputs_of(directory, manifest):
-    out = {}
-    for o in manifest["outputs"]:
-        fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in o["name"]) + ".npy"
-        out[fname] = np.load(os.path.join(directory, fname)).astype(np.float64)
-    return out
-
-
-def rel_err(got, want):
-    worst = 0.0
-    for k, w in want.items():
-        g = got[k]
-        if g.shape != w.shape:
-            raise RuntimeError(f"{k}: shape {g.shape} vs {w.shape}")
-        scale = np.abs(w).max() if w.size else 0.0
-        e = np.abs(g - w).max() if w.size else 0.0
-        worst = max(worst, e / scale if scale else e)
-    return worst
-
-
 class References:
     """onnxruntime and single-rank parc outputs per model, computed once."""
 
@@ -142,7 +115,7 @@ class References:
         inputs = diff.make_inputs(path, spec, np.random.default_rng(self.args.seed), work)
         compiled = os.path.join(work, "out")
         diff.run([os.path.join(self.args.tools, "parc"), "compile", path, "-o", compiled,
-                  "--quiet"] + shape_flags(spec), self.log)
+                  "--quiet"] + diff.shape_flags(spec), self.log)
         diff.run([os.path.join(self.args.tools, "parc-run"), compiled, "--output-dir",
                   os.path.join(work, "single")] +
                  [f"--input={n}={p}" for n, p in inputs.items()], self.log)
@@ -150,8 +123,8 @@ class References:
                   "--output-dir", os.path.join(work, "ort")] +
                  sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), self.log)
         manifest = json.load(open(os.path.join(compiled, "manifest.json")))
-        self.cache[name] = (inputs, outputs_of(os.path.join(work, "ort"), manifest),
-                            outputs_of(os.path.join(work, "single"), manifest))
+        self.cache[name] = (inputs, diff.outputs_of(os.path.join(work, "ort"), manifest),
+                            diff.outputs_of(os.path.join(work, "single"), manifest))
         return self.cache[name]
 
 
@@ -170,7 +143,7 @@ def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1, dtyp
         flags.append(f"--pp-layout={layout}")
     start = time.time()
     diff.run([os.path.join(args.tools, "parc"), "compile", path, "-o", compiled, "--quiet"] +
-             flags + shape_flags(spec), log)
+             flags + diff.shape_flags(spec), log)
     r = subprocess.run([os.path.join(args.tools, "parc-run"), compiled, "--output-dir",
                         os.path.join(work, "parc")] +
                        [f"--input={n}={p}" for n, p in inputs.items()],
@@ -195,8 +168,8 @@ def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1, dtyp
     analytic = (pp - 1) / (virtual * m + pp - 1)
     if abs(float(bubble.group(2)) - analytic) > 1e-3:
         raise RuntimeError(f"analytic bubble {bubble.group(2)}, expected {analytic:.3f}")
-    got = outputs_of(os.path.join(work, "parc"), manifest)
-    return (rel_err(got, ort), rel_err(got, single), per_stage, float(bubble.group(1)),
+    got = diff.outputs_of(os.path.join(work, "parc"), manifest)
+    return (diff.rel_err(got, ort), diff.rel_err(got, single), per_stage, float(bubble.group(1)),
             analytic, seconds)
 
 
@@ -206,7 +179,7 @@ def check_refusal(args, models, log, name, flags, expect):
     shutil.rmtree(compiled, ignore_errors=True)
     os.makedirs(os.path.dirname(compiled), exist_ok=True)
     r = subprocess.run([os.path.join(args.tools, "parc"), "compile", path, "-o", compiled] +
-                       flags + shape_flags(spec),
+                       flags + diff.shape_flags(spec),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log.write(r.stdout)
     if r.returncode == 0 or expect not in r.stdout:
