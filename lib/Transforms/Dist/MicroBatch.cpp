@@ -53,40 +53,9 @@ void DistMicroBatchPass::runOnOperation() {
   if (m == 1)
     return;
   Block &body = main.getBody().front();
-  auto stacked = [&](Type type) -> FailureOr<Type> {
-    auto t = dyn_cast<RankedTensorType>(type);
-    if (!t || t.getRank() == 0)
-      return failure();
-    SmallVector<int64_t> shape(t.getShape());
-    shape[0] *= m;
-    return Type(RankedTensorType::get(shape, t.getElementType()));
-  };
   SmallVector<Type> argTypes, resultTypes;
-  for (BlockArgument arg : body.getArguments()) {
-    FailureOr<Type> t = stacked(arg.getType());
-    if (failed(t)) {
-      auto name =
-          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
-      error() << "input "
-              << (name ? "'" + name.str() + "'"
-                       : std::to_string(arg.getArgNumber()))
-              << " is a scalar: --micro-batches splits dim 0 of every input";
-      return signalPassFailure();
-    }
-    argTypes.push_back(*t);
-  }
-  for (auto [k, r] : llvm::enumerate(main.getResultTypes())) {
-    FailureOr<Type> t = stacked(r);
-    if (failed(t)) {
-      auto name = main.getResultAttrOfType<StringAttr>(k, "onnx.name");
-      error() << "output "
-              << (name ? "'" + name.str() + "'" : std::to_string(k))
-              << " is a scalar: --micro-batches stacks micro-batches on dim 0 "
-                 "of every output";
-      return signalPassFailure();
-    }
-    resultTypes.push_back(*t);
-  }
+  if (failed(dist::stackedSignature(main, m, argTypes, resultTypes)))
+    return signalPassFailure();
 
   // Ops computed from an input (directly or through ops in their regions)
   // run once per micro-batch; the rest (weights, their parts) once.

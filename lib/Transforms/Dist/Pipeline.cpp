@@ -287,38 +287,13 @@ void DistPipelinePass::runOnOperation() {
   };
 
   // The new @main: micro-batches stacked on dim 0 of inputs and outputs.
-  auto stacked = [&](Type type) -> FailureOr<Type> {
-    auto t = cast<RankedTensorType>(type);
-    if (microBatches == 1)
-      return type;
-    if (t.getRank() == 0)
-      return failure();
-    SmallVector<int64_t> shape(t.getShape());
-    shape[0] *= microBatches;
-    return RankedTensorType::get(shape, t.getElementType());
-  };
   SmallVector<Type> argTypes, resultTypes;
-  for (BlockArgument arg : body.getArguments()) {
-    auto t = stacked(arg.getType());
-    if (failed(t)) {
-      auto name =
-          main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
-      error() << "input "
-              << (name ? "'" + name.str() + "'"
-                       : std::to_string(arg.getArgNumber()))
-              << " is a scalar: --micro-batches splits dim 0 of every input";
-      return signalPassFailure();
-    }
-    argTypes.push_back(*t);
-  }
-  for (Type r : main.getResultTypes()) {
-    auto t = stacked(r);
-    if (failed(t)) {
-      error() << "an output is a scalar: --micro-batches stacks "
-                 "micro-batches on dim 0 of every output";
-      return signalPassFailure();
-    }
-    resultTypes.push_back(*t);
+  if (microBatches == 1) {
+    llvm::append_range(argTypes, main.getArgumentTypes());
+    llvm::append_range(resultTypes, main.getResultTypes());
+  } else if (failed(dist::stackedSignature(main, microBatches, argTypes,
+                                           resultTypes))) {
+    return signalPassFailure();
   }
   // The mesh: a leading pp axis on the tensor-parallel one (or a new one).
   OpBuilder b(ctx);

@@ -44,6 +44,41 @@ static int64_t numElements(Value v) {
   return t ? t.getNumElements() : 0;
 }
 
+LogicalResult dist::stackedSignature(func::FuncOp main, int64_t m,
+                                     SmallVectorImpl<Type> &argTypes,
+                                     SmallVectorImpl<Type> &resultTypes) {
+  auto stacked = [&](Type type) -> FailureOr<Type> {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t || t.getRank() == 0)
+      return failure();
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] *= m;
+    return Type(RankedTensorType::get(shape, t.getElementType()));
+  };
+  auto named = [](StringAttr name, unsigned k) {
+    return name ? "'" + name.str() + "'" : std::to_string(k);
+  };
+  for (unsigned k = 0; k < main.getNumArguments(); ++k) {
+    FailureOr<Type> t = stacked(main.getArgumentTypes()[k]);
+    if (failed(t))
+      return emitError(main.getLoc())
+             << "input " << named(main.getArgAttrOfType<StringAttr>(k, "onnx.name"), k)
+             << " is a scalar: --micro-batches splits dim 0 of every input";
+    argTypes.push_back(*t);
+  }
+  for (unsigned k = 0; k < main.getNumResults(); ++k) {
+    FailureOr<Type> t = stacked(main.getResultTypes()[k]);
+    if (failed(t))
+      return emitError(main.getLoc())
+             << "output "
+             << named(main.getResultAttrOfType<StringAttr>(k, "onnx.name"), k)
+             << " is a scalar: --micro-batches stacks micro-batches on dim 0 "
+                "of every output";
+    resultTypes.push_back(*t);
+  }
+  return success();
+}
+
 func::FuncOp dist::replacementOf(OpBuilder &b, func::FuncOp main,
                                  StringRef name, TypeRange argTypes,
                                  TypeRange resultTypes) {

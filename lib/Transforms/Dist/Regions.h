@@ -58,6 +58,14 @@ std::string nodeOf(mlir::Operation *op);
 /// one per output element.
 int64_t flopsOf(mlir::Operation *op);
 
+/// main's argument and result types with dim 0 multiplied by `m`: the
+/// signature of a program running m micro-batches of main stacked on dim 0.
+/// A scalar input or output cannot be stacked: the error, at main, names it.
+mlir::LogicalResult
+stackedSignature(mlir::func::FuncOp main, int64_t m,
+                 llvm::SmallVectorImpl<mlir::Type> &argTypes,
+                 llvm::SmallVectorImpl<mlir::Type> &resultTypes);
+
 /// A function `name` with the given signature placed before `main`, with
 /// main's argument, result and discardable attributes and an entry block;
 /// `b` is left at the end of that block. The programs that dist-pipeline
