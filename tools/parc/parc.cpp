@@ -324,16 +324,17 @@ LogicalResult Compilation::run() {
   if (autoPlan) {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
         microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
-        ppLayout.getNumOccurrences() || dp.getNumOccurrences() || autoDevices < 1 ||
-        autoCluster.empty())
-      return fail("--auto needs --devices N and --cluster, and replaces --tp, --pp, "
-                  "--pp-layout, --pp-virtual, --micro-batches, --ep and --dp");
+        ppLayout.getNumOccurrences() || dp.getNumOccurrences() || sp.getNumOccurrences() ||
+        autoDevices < 1 || autoCluster.empty())
+      return fail("--auto needs --devices N and --cluster, and replaces --tp, --sp, "
+                  "--pp, --pp-layout, --pp-virtual, --micro-batches, --ep and --dp");
     FailureOr<parc::plan::Config> chosen =
         parc::driver::autoPlan(*module, autoDevices, autoCluster, dtype, quiet);
     if (failed(chosen))
       return failure();
     // The stage layout is left to dist-pipeline's own balance.
     tp = chosen->tp;
+    sp = chosen->sp;
     pp = chosen->pp;
     ep = chosen->ep;
     ppVirtual = chosen->virtualStages;

@@ -38,7 +38,7 @@ namespace {
 /// The parallelism axes `parc compile` can build today. `--auto` picks only
 /// among plans that use no other axis (sequence parallelism is chosen by
 /// compile's --sp, not by --auto).
-const std::vector<std::string> kCompileSupportedAxes = {"tp", "pp", "ep", "dp"};
+const std::vector<std::string> kCompileSupportedAxes = {"tp", "sp", "pp", "ep", "dp"};
 
 cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a cluster");
 
