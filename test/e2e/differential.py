@@ -60,10 +60,14 @@ SHARED_MODELS = {
         "divisor": None,
     },
     "bert_toy_optimized": {
-        "seq": 8,
+        # --sp splits the sequence of 8 and, in the pooler → classifier MLP,
+        # dim 0 (the batch of 2) of its [2, 2] output: tp must divide both.
+        "seq": math.gcd(8, 2),
         "shapes": {"input_ids": [2, 8], "token_type_ids": [2, 8], "input_mask": [2, 8]},
         "ints": {"input_ids": 99, "token_type_ids": 2, "input_mask": 2},
-        "divisor": math.gcd(4, 37),  # 4 heads, FFN of 37
+        # 4 heads must divide; its FFN of 37 is padded with zero features
+        # up to a multiple of any tp.
+        "divisor": 4,
     },
     "self_attention_megatron_basic_test": {
         "seq": 3,
@@ -110,9 +114,10 @@ def generated_spec(config_path):
             ints[name] = c["type_vocab"]
         else:
             ints[name] = c["vocab"]
-    # tp must divide the heads and the MLP width; key/value heads either
-    # divide by tp or are fewer, each then replicated over tp / kv_heads ranks.
-    fits = lambda tp: (c["heads"] % tp == 0 and c["ffn"] % tp == 0 and
+    # tp must divide the heads (an MLP width it does not divide is padded
+    # with zero features); key/value heads either divide by tp or are
+    # fewer, each then replicated over tp / kv_heads ranks.
+    fits = lambda tp: (c["heads"] % tp == 0 and
                        (c["kv_heads"] % tp == 0 or tp % c["kv_heads"] == 0))
     return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
             "weights": weights, "seq": c["seq"],
