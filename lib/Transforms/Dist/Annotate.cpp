@@ -100,8 +100,14 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
     // attention heads: a padded head would change the softmax).
     SmallVector<nn::LinearOp> rows;
     main.walk([&](nn::LinearOp row) { rows.push_back(row); });
-    for (nn::LinearOp row : rows)
-      (void)dist::padMlpWidth(row, tp);
+    for (nn::LinearOp row : rows) {
+      int64_t width = dist::tensorOf(row.getInput()).getShape().back();
+      if (dist::padMlpWidth(row, tp) && explain)
+        row->emitRemark() << dist::nodeOf(row) << " ends an MLP of " << width
+                          << " features, padded with zero features to "
+                          << dist::tensorOf(row.getInput()).getShape().back()
+                          << " for --tp " << int64_t(tp);
+    }
     // Discover every region first: a linear is in at most one of them.
     dist::Planner planner(tp, explain);
     SmallVector<dist::Region> regions;
