@@ -6,6 +6,7 @@
 #   examples — the example-model generator's own checks
 #   differential — every model through parc (cpu) and onnxruntime, at
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
+#   differential-odd-ffn — the same for MLP widths tp does not divide (padded)
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   data-parallel — --dp replicas (with tp, pp, ep) vs onnxruntime and single-rank
@@ -77,6 +78,12 @@ counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin
   --generated build/models --work build/e2e --tp 1 2 4 --sp
 counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models --work build/e2e --tp 1 2 --sp --dtype bf16
+# MLP widths (75) that tp does not divide: zero-padded to 76.
+/usr/bin/python3 examples/models/generate.py --out build/models-odd \
+  --only gpt2_ffn75 llama_ffn75 >/dev/null
+counted differential-odd-ffn /usr/bin/python3 test/e2e/differential.py --tools build/bin \
+  --generated build/models-odd --work build/e2e/odd-ffn --tp 1 2 4 --sp \
+  --only gpt2_ffn75 llama_ffn75
 counted overlap /usr/bin/python3 test/e2e/overlap.py --tools build/bin \
   --generated build/models --work build/e2e/overlap
 counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \

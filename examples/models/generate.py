@@ -110,6 +110,14 @@ DEEP_MODELS = {
     "neox_l4": ModelConfig("neox", seed=1014, layers=4, rotary_dim=4, batch=4),
 }
 
+# MLP widths that tp 2 and 4 do not divide (75: padded to 76), GELU with
+# biases and SwiGLU: written only when named with --only.
+ODD_MODELS = {
+    "gpt2_ffn75": ModelConfig("gpt2", seed=1015, ffn=75),
+    "llama_ffn75": ModelConfig("llama", seed=1016, kv_heads=2, ffn=75,
+                               rotary_dim=16, eps=1e-6),
+}
+
 # Benchmark shapes: written only when named with --only.
 BENCH_MODELS = {
     "gpt2_small": ModelConfig("gpt2", seed=1007, layers=12, hidden=768,
@@ -777,10 +785,12 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--only", nargs="+", action="extend", default=[],
                         metavar="NAME",
-                        choices=list(MODELS) + list(DEEP_MODELS) + list(BENCH_MODELS),
+                        choices=list(MODELS) + list(DEEP_MODELS) + list(ODD_MODELS)
+                        + list(BENCH_MODELS),
                         help="models to write (default: all test models; "
                              "deeper pipeline models and benchmark shapes only "
-                             "by name: " + ", ".join(list(DEEP_MODELS) + list(BENCH_MODELS)) + ")")
+                             "by name: " + ", ".join(list(DEEP_MODELS) + list(ODD_MODELS)
+                                                     + list(BENCH_MODELS)) + ")")
     parser.add_argument("--opset", type=int, default=14,
                         help="default-domain opset, 13..17 (default 14)")
     args = parser.parse_args(argv)
@@ -788,7 +798,8 @@ def main(argv=None):
         parser.error(f"--opset must be between 13 and 17, got {args.opset}")
     os.makedirs(args.out, exist_ok=True)
     for name in dict.fromkeys(args.only or MODELS):
-        cfg = MODELS.get(name) or DEEP_MODELS.get(name) or BENCH_MODELS[name]
+        cfg = (MODELS.get(name) or DEEP_MODELS.get(name) or ODD_MODELS.get(name)
+               or BENCH_MODELS[name])
         try:
             model, expected = build(name, cfg, args.opset)
         except (checker.ValidationError,

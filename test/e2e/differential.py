@@ -60,10 +60,14 @@ SHARED_MODELS = {
         "divisor": None,
     },
     "bert_toy_optimized": {
-        "seq": 8,
+        # --sp splits the sequence of 8 and, in the pooler → classifier MLP,
+        # dim 0 (the batch of 2) of its [2, 2] output: tp must divide both.
+        "seq": math.gcd(8, 2),
         "shapes": {"input_ids": [2, 8], "token_type_ids": [2, 8], "input_mask": [2, 8]},
         "ints": {"input_ids": 99, "token_type_ids": 2, "input_mask": 2},
-        "divisor": math.gcd(4, 37),  # 4 heads, FFN of 37
+        # 4 heads must divide; its FFN of 37 is padded with zero features
+        # up to a multiple of any tp.
+        "divisor": 4,
     },
     "self_attention_megatron_basic_test": {
         "seq": 3,
@@ -110,9 +114,10 @@ def generated_spec(config_path):
             ints[name] = c["type_vocab"]
         else:
             ints[name] = c["vocab"]
-    # tp must divide the heads and the MLP width; key/value heads either
-    # divide by tp or are fewer, each then replicated over tp / kv_heads ranks.
-    fits = lambda tp: (c["heads"] % tp == 0 and c["ffn"] % tp == 0 and
+    # tp must divide the heads (an MLP width it does not divide is padded
+    # with zero features); key/value heads either divide by tp or are
+    # fewer, each then replicated over tp / kv_heads ranks.
+    fits = lambda tp: (c["heads"] % tp == 0 and
                        (c["kv_heads"] % tp == 0 or tp % c["kv_heads"] == 0))
     return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
             "weights": weights, "seq": c["seq"],
@@ -128,6 +133,15 @@ ROW_LINEARS = {
     "llama": ("o_proj", "down_proj"),
     "neox": ("attention.dense", "dense_4h_to_h"),
 }
+# The MLP linears (an FFN width tp does not divide is padded with zero
+# features up to the next multiple of tp; the attention's output dense of
+# BERT ends in "output.dense" too, hence the anchors).
+MLP_LINEARS = {
+    "gpt2": ("mlp.c_fc", "mlp.c_proj"),
+    "bert": ("intermediate.dense",),
+    "llama": ("gate_proj", "up_proj", "down_proj"),
+    "neox": ("dense_h_to_4h", "dense_4h_to_h"),
+}
 LM_HEADS = {"gpt2": "transformer.wte.weight", "llama": "lm_head.weight",
             "neox": "embed_out.weight"}
 # The token embeddings (vocabulary-parallel: each rank keeps vocab/N rows;
@@ -141,7 +155,8 @@ def shardable_weight_bytes(model_path, cfg, tp):
     """(bytes of the sharded weights, bytes each rank keeps of them), from
     the ONNX initializers: every linear inside a layer (weight, and bias of
     a column-parallel one), the LM head and the token embedding. Grouped-query key/value
-    projections with fewer heads than ranks keep 1/kv_heads each."""
+    projections with fewer heads than ranks keep 1/kv_heads each; MLP weights
+    whose FFN width tp does not divide keep 1/tp of the zero-padded width."""
     from onnx import numpy_helper
     c, family = cfg["config"], cfg["family"]
     model = onnx.load(model_path)
@@ -162,6 +177,14 @@ def shardable_weight_bytes(model_path, cfg, tp):
         if family == "llama" and module.endswith(("k_proj", "v_proj")):
             parts = min(tp, c["kv_heads"])
         total += nbytes
+        mlp = layer and (module.endswith(MLP_LINEARS[family]) or (
+            family == "bert" and module.endswith("output.dense") and
+            not module.endswith("attention.output.dense")))
+        if mlp:
+            # One dim of the weight (the bias) is the FFN width: padded.
+            ffn, padded = c["ffn"], -(-c["ffn"] // tp) * tp
+            assert ffn in init.dims, (name, list(init.dims))
+            nbytes = nbytes // ffn * padded
         kept += nbytes // parts
     return total, kept
 

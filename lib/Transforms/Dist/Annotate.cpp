@@ -3,18 +3,17 @@
 // Seeds Megatron's shardings on the fused nn ops: the column linears of each
 // region split by features, the row linear a pending sum, output heads split
 // by vocabulary and, with sequence parallelism, norms split along the
-// sequence. dist-propagate carries them to every other op.
+// sequence. dist-propagate carries them to every other op. MLPs and output
+// heads whose width tp does not divide are first padded with zero features.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Padding.h"
 #include "Regions.h"
 #include "parc/Transforms/Dist/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/Debug.h"
-
-#include <cstring>
 
 #define DEBUG_TYPE "dist-annotate"
 
@@ -28,44 +27,6 @@ namespace nn = parc::nn;
 namespace dist = parc::dist;
 
 namespace {
-
-/// `value` with `pad` zero entries appended along `dim`, or null when its
-/// bytes are not at hand (a splat, an external weight).
-ElementsAttr padAlong(ElementsAttr value, int64_t dim, int64_t pad) {
-  auto type = cast<RankedTensorType>(value.getType());
-  ArrayRef<char> bytes;
-  std::string key = "padded";
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(value)) {
-    if (!res.getRawHandle().getBlob())
-      return {};
-    bytes = res.getRawHandle().getBlob()->getData();
-    key = res.getRawHandle().getKey().str() + ".padded";
-  } else if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
-      return {};
-    bytes = dense.getRawData();
-  } else {
-    return {};
-  }
-  int64_t elem = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
-  if ((int64_t)bytes.size() != type.getNumElements() * elem)
-    return {};
-  // Rows of `inner` bytes, `outer` of them; each row grows by pad·stride.
-  int64_t outer = 1, inner = elem;
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= type.getDimSize(d);
-  for (int64_t d = dim + 1; d < type.getRank(); ++d)
-    inner *= type.getDimSize(d);
-  int64_t row = type.getDimSize(dim) * inner, padded = (type.getDimSize(dim) + pad) * inner;
-  std::vector<char> out(outer * padded, 0);
-  for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(out.data() + o * padded, bytes.data() + o * row, row);
-  SmallVector<int64_t> shape(type.getShape());
-  shape[dim] += pad;
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(out, alignof(uint64_t));
-  return DenseResourceElementsAttr::get(RankedTensorType::get(shape, type.getElementType()),
-                                        key, std::move(blob));
-}
 
 /// An output head whose features tp does not divide (GPT-2's vocabulary of
 /// 50257) gets zero features up to the next multiple, and a slice drops
@@ -81,9 +42,9 @@ void padOutputHead(nn::LinearOp lin, int64_t tp) {
                             : arith::ConstantOp();
   if (!weight || (lin.getBias() && !bias))
     return;
-  ElementsAttr w = padAlong(cast<ElementsAttr>(weight.getValue()),
+  ElementsAttr w = dist::padAlong(cast<ElementsAttr>(weight.getValue()),
                             lin.getTransposeWeight() ? 0 : 1, pad);
-  ElementsAttr bv = bias ? padAlong(cast<ElementsAttr>(bias.getValue()), 0, pad)
+  ElementsAttr bv = bias ? dist::padAlong(cast<ElementsAttr>(bias.getValue()), 0, pad)
                          : ElementsAttr();
   if (!w || (bias && !bv))
     return;
@@ -134,6 +95,18 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
     if (!main) {
       module.emitError("expected func.func @main");
       return signalPassFailure();
+    }
+    // MLP widths tp does not divide take zero features first (not
+    // attention heads: a padded head would change the softmax).
+    SmallVector<nn::LinearOp> rows;
+    main.walk([&](nn::LinearOp row) { rows.push_back(row); });
+    for (nn::LinearOp row : rows) {
+      int64_t width = dist::tensorOf(row.getInput()).getShape().back();
+      if (dist::padMlpWidth(row, tp) && explain)
+        row->emitRemark() << dist::nodeOf(row) << " ends an MLP of " << width
+                          << " features, padded with zero features to "
+                          << dist::tensorOf(row.getInput()).getShape().back()
+                          << " for --tp " << int64_t(tp);
     }
     // Discover every region first: a linear is in at most one of them.
     dist::Planner planner(tp, explain);

@@ -174,6 +174,9 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
                                        "linear to its feature-split result");
             result = nn::AddOp::create(b, shard.getLoc(), result.getType(),
                                        result, bias);
+            // A later shard of the sum (an output gathered after a
+            // reduce-scatter) reads its layout from here.
+            dist::setSharding(result, to);
           }
         }
         shard.getResult().replaceAllUsesWith(result);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Regions.h"
+#include "Padding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/Debug.h"
@@ -295,10 +296,13 @@ std::string dist::fittingTpHint(func::FuncOp main, bool sp) {
     Planner planner(t, /*explain=*/false);
     bool ok = true;
     main.walk([&](nn::LinearOp row) {
-      FailureOr<dist::Region> r = planner.discover(row);
+      // An MLP takes zero features up to any tp (Padding.cpp).
+      bool padded = isPaddableMlp(row);
+      FailureOr<dist::Region> r =
+          padded ? FailureOr<dist::Region>(failure()) : planner.discover(row);
       if (succeeded(r))
         (void)planner.propagate(*r);
-      if (ok && sp && succeeded(r)) {
+      if (ok && sp && (padded || succeeded(r))) {
         int64_t d = sequenceDim(row.getType());
         ok = d < 0 || row.getType().getDimSize(d) % t == 0;
       }

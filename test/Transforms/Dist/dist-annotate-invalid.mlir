@@ -12,15 +12,15 @@ func.func @main(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
 
 // -----
 
-// A sequence of 7 (prime): only 7 would split it, and 7 does not divide the
-// MLP's 16 features, so no tp > 1 fits; a row linear names the sequence
+// A sequence of 7 (prime): only 7 would split it; the MLP's 16 features
+// take zero padding to 21, so 7 fits; a row linear names the sequence
 // when no norm comes first.
 func.func @main(%x: tensor<7x8xf32>) -> tensor<7x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x16xf32>
   %w2 = arith.constant dense<0.5> : tensor<16x8xf32>
   %h = nn.linear %x, %w1 : (tensor<7x8xf32>, tensor<8x16xf32>) -> tensor<7x16xf32>
   %g = nn.relu %h : tensor<7x16xf32>
-  // expected-note @+2 {{no --tp from 2 to 64 fits every region of this model; --tp 1 runs it whole}}
+  // expected-note @+2 {{--tp values that fit every region of this model: 7}}
   // expected-error @+1 {{'nn.linear': --tp 2 does not fit this model: --sp splits the sequence (dim 0 of size 7) over --tp 2, which does not divide it (--tp values that would: 7)}}
   %y = nn.linear %g, %w2 : (tensor<7x16xf32>, tensor<16x8xf32>) -> tensor<7x8xf32>
   return %y : tensor<7x8xf32>
@@ -60,4 +60,19 @@ module {
   func.func @other() {
     return
   }
+}
+
+// -----
+
+// The same with an activation that does not map 0 to 0 (sigmoid): the 16
+// features are not padded, 7 does not divide them, so no tp > 1 fits.
+func.func @main(%x: tensor<7x8xf32>) -> tensor<7x8xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<8x16xf32>
+  %w2 = arith.constant dense<0.5> : tensor<16x8xf32>
+  %h = nn.linear %x, %w1 : (tensor<7x8xf32>, tensor<8x16xf32>) -> tensor<7x16xf32>
+  %g = nn.sigmoid %h : tensor<7x16xf32>
+  // expected-note @+2 {{no --tp from 2 to 64 fits every region of this model; --tp 1 runs it whole}}
+  // expected-error @+1 {{'nn.linear': --tp 2 does not fit this model: --sp splits the sequence (dim 0 of size 7) over --tp 2, which does not divide it (--tp values that would: 7)}}
+  %y = nn.linear %g, %w2 : (tensor<7x16xf32>, tensor<16x8xf32>) -> tensor<7x8xf32>
+  return %y : tensor<7x8xf32>
 }

@@ -22,14 +22,33 @@ func.func @main(%x: tensor<3x12xf32>) -> tensor<3x12xf32> {
 
 // -----
 
-// An MLP of 6 features over 4 ranks (2, 3 or 6 would fit).
+// An MLP of 6 features over 4 ranks whose activation does not map 0 to 0
+// (sigmoid(0) = 1/2): zero padding would add 1/2 · w2's pad rows, so it is
+// not padded and the width must divide (2, 3 or 6 would fit).
 func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x6xf32>
   %w2 = arith.constant dense<0.5> : tensor<6x8xf32>
   // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
   // expected-error @+1 {{--tp 4 does not fit this model: its 6 output features do not divide by --tp 4}}
   %h = nn.linear %x, %w1 : (tensor<2x8xf32>, tensor<8x6xf32>) -> tensor<2x6xf32>
-  %g = nn.relu %h : tensor<2x6xf32>
+  %g = nn.sigmoid %h : tensor<2x6xf32>
   %y = nn.linear %g, %w2 : (tensor<2x6xf32>, tensor<6x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// A bias broadcast over the features (x + 1): a padded feature would be 1,
+// not 0, so this MLP of 6 features is not padded either.
+func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<8x6xf32>
+  %w2 = arith.constant dense<0.5> : tensor<6x8xf32>
+  %one = arith.constant dense<1.0> : tensor<1xf32>
+  // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
+  // expected-error @+1 {{--tp 4 does not fit this model: its 6 output features do not divide by --tp 4}}
+  %h = nn.linear %x, %w1 : (tensor<2x8xf32>, tensor<8x6xf32>) -> tensor<2x6xf32>
+  %g = nn.relu %h : tensor<2x6xf32>
+  %a = nn.add %g, %one : (tensor<2x6xf32>, tensor<1xf32>) -> tensor<2x6xf32>
+  %y = nn.linear %a, %w2 : (tensor<2x6xf32>, tensor<6x8xf32>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }

@@ -34,8 +34,15 @@ def DistAnnotate : Pass<"dist-annotate", "::mlir::ModuleOp"> {
       (`dist.region` groups them). Grouped-query key/value columns with
       fewer heads than ranks get `dist.parts` = the number of key/value
       heads (each part is replicated over tp / parts ranks).
+    * An MLP (column linears → activations with act(0) = 0 — GELU, SiLU,
+      ReLU, tanh — gating products and constant biases → row linear) whose
+      width `tp` does not divide is first padded to the next multiple of
+      `tp`: zero columns and bias entries in its column weights, zero rows
+      in its row weight, so the padded features contribute nothing.
     * A linear with constant weights whose only use is a program output (an
-      LM head) is vocabulary-parallel: its result is split on its features.
+      LM head) is vocabulary-parallel: its result is split on its features
+      (padded with zero features, sliced off after the all-gather, when
+      `tp` does not divide them).
     * The token embedding (the largest `nn.gather` of rows of a constant
       [vocab, hidden] table by a graph input) is vocabulary-parallel: its
       result is seeded `partial = ["tp"]` and marked `dist.vocab_parallel`.
@@ -45,8 +52,9 @@ def DistAnnotate : Pass<"dist-annotate", "::mlir::ModuleOp"> {
       `dist.sequence_parallel`: their partial sums are reduce-scattered
       along the sequence instead of all-reduced.
 
-    Errors (the spec does not fit the model): column features or key/value
-    heads that `tp` does not divide, a sequence that `tp` does not divide
+    Errors (the spec does not fit the model): heads, key/value heads or
+    column features of a region that cannot be padded (attention, an
+    activation such as sigmoid alone) that `tp` does not divide, a sequence that `tp` does not divide
     under `sp`. Each names the ONNX node, the dim and what would work.
     With `explain`, a remark names each candidate that stays replicated.
   }];

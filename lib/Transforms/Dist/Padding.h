@@ -1,0 +1,36 @@
+//===- Padding.h - zero padding of widths tp does not divide ----*- C++ -*-===//
+//
+// Output heads and MLPs whose feature width tp does not divide get zero
+// features up to the next multiple of tp, on their constant weights at
+// compile time, so that every rank holds an equal part.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_LIB_TRANSFORMS_DIST_PADDING_H
+#define PARC_LIB_TRANSFORMS_DIST_PADDING_H
+
+#include "nn/NNOps.h"
+
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+
+namespace parc::dist {
+
+/// `value` with `pad` zero entries appended along `dim`, or null when its
+/// bytes are not at hand (a splat, an external weight).
+mlir::ElementsAttr padAlong(mlir::ElementsAttr value, int64_t dim, int64_t pad);
+
+/// Whether the MLP ending at the row linear `row` (column linears →
+/// activations that map 0 to 0, gating products, constant biases → `row`)
+/// can take zero features: each padded feature is then 0 up to `row`, whose
+/// zero weight rows add nothing. False for anything else (attention heads,
+/// reshapes, an activation such as sigmoid or exp alone).
+bool isPaddableMlp(nn::LinearOp row);
+
+/// Pads the features of the MLP ending at `row` to the next multiple of
+/// `tp` if tp does not divide them and the MLP is paddable (its weights'
+/// bytes at hand); returns whether it did.
+bool padMlpWidth(nn::LinearOp row, int64_t tp);
+
+} // namespace parc::dist
+
+#endif // PARC_LIB_TRANSFORMS_DIST_PADDING_H
