@@ -305,15 +305,8 @@ def main():
         if not args.only or "gpt2" in args.only:
             checks.append(("refuse a world other than 2x2, an output rank, a wrong batch",
                            lambda: check_run_refusals(args, log)))
-        for what, fn in checks:
-            try:
-                fn()
-                ok, row = True, "PASS"
-            except Exception as e:  # noqa: BLE001
-                ok, row = False, f"FAIL: {e}"
-            print(f"{what:<70} {row}", flush=True)
-            passed += ok
-            failed += not ok
+        p, f = diff.run_checks(checks, 70)
+        passed, failed = passed + p, failed + f
     print(f"data_parallel (parc cpu vs onnxruntime and single-rank parc, rtol {args.rtol}): "
           f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

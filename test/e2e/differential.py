@@ -249,6 +249,22 @@ def rel_err(got, want):
     return worst
 
 
+def run_checks(checks, width):
+    """Runs (description, fn) checks, one PASS/FAIL row each (a check fails
+    by raising); returns (passed, failed)."""
+    passed = failed = 0
+    for what, fn in checks:
+        try:
+            fn()
+            ok, row = True, "PASS"
+        except Exception as e:  # noqa: BLE001 — a failed check is a row, not a crash
+            ok, row = False, f"FAIL: {e}"
+        print(f"{what:<{width}} {row}", flush=True)
+        passed += ok
+        failed += not ok
+    return passed, failed
+
+
 def spec_fits(spec, tp, sp=False):
     """Whether tp fits the model's dims (computed from its shapes, not parc)."""
     if sp and spec.get("seq") and spec["seq"] % tp:

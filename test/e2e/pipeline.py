@@ -295,15 +295,8 @@ def main():
                            lambda: check_np_mismatch(args, log)))
             checks.append(("parc-run --trace: a row per rank, compute and comm tracks",
                            lambda: check_trace(args, log)))
-        for what, fn in checks:
-            try:
-                fn()
-                ok, row = True, "PASS"
-            except Exception as e:  # noqa: BLE001
-                ok, row = False, f"FAIL: {e}"
-            print(f"{what:<60} {row}", flush=True)
-            passed += ok
-            failed += not ok
+        p, f = diff.run_checks(checks, 60)
+        passed, failed = passed + p, failed + f
     print(f"pipeline (parc cpu vs onnxruntime and single-rank parc, rtol {args.rtol}, "
           f"bf16 {RTOL['bf16']}): "
           f"{passed} passed, {failed} failed")
