@@ -305,7 +305,7 @@ LogicalResult ConcatOp::verify() {
         t.getElementType() != out.getElementType())
       return emitOpError("inputs must match the result's rank and element type");
     for (int64_t d = 0; d < out.getRank(); ++d)
-      if (d != getAxis() && t.getDimSize(d) != out.getDimSize(d))
+      if (d != (int64_t)getAxis() && t.getDimSize(d) != out.getDimSize(d))
         return emitOpError() << "inputs differ from the result in dim " << d;
     total += t.getDimSize(getAxis());
   }
@@ -327,7 +327,7 @@ LogicalResult SplitOp::verify() {
       return emitOpError(
           "outputs must match the input's rank and element type");
     for (int64_t d = 0; d < in.getRank(); ++d)
-      if (d != getAxis() && t.getDimSize(d) != in.getDimSize(d))
+      if (d != (int64_t)getAxis() && t.getDimSize(d) != in.getDimSize(d))
         return emitOpError() << "outputs differ from the input in dim " << d;
     total += t.getDimSize(getAxis());
   }
@@ -427,7 +427,7 @@ LogicalResult ConvOp::verify() {
   if (llvm::any_of(getStrides(), [](int64_t s) { return s < 1; }) ||
       llvm::any_of(getDilations(), [](int64_t d) { return d < 1; }))
     return emitOpError("strides and dilations must be positive");
-  if (getGroup() < 1 || x.getDimSize(1) != w.getDimSize(1) * getGroup() ||
+  if (getGroup() < 1 || x.getDimSize(1) != w.getDimSize(1) * (int64_t)getGroup() ||
       w.getDimSize(0) % getGroup())
     return emitOpError("channels do not match weight and group");
   SmallVector<int64_t> expected{x.getDimSize(0), w.getDimSize(0)};
@@ -695,7 +695,7 @@ LogicalResult ExternalWeightOp::verify() {
   if (getOffsetAttr().getInt() < 0 || getLengthAttr().getInt() < 0)
     return emitOpError("offset and length must be non-negative");
   unsigned bits = t.getElementTypeBitWidth();
-  if (getLength() * 8 != t.getNumElements() * (int64_t)std::max(bits, 8u) &&
+  if ((int64_t)getLength() * 8 != t.getNumElements() * (int64_t)std::max(bits, 8u) &&
       !t.getElementType().isInteger(1))
     return emitOpError() << "length " << getLength() << " bytes does not hold "
                          << t;

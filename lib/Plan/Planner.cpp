@@ -256,7 +256,6 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
   // collective, so the slots run them in rounds: the ranks that got a slot
   // finish their piece and wait while the rest compute theirs (3 ranks on
   // 2 slots take 2 rounds, not 1.5). Stages only meet at their sends.
-  int64_t world = config.world();
   int64_t busy = config.stageRanks() *
                  std::min(config.pp, config.microBatches * config.virtualStages);
   int64_t onNode = std::min(busy, cluster.devicesPerNode);
