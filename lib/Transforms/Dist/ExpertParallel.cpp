@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Regions.h"
 #include "dist/DistDialect.h"
 #include "nn/NNOps.h"
 #include "parc/Transforms/Dist/Passes.h"
@@ -40,19 +41,7 @@ namespace nn = parc::nn;
 
 namespace {
 
-std::string nodeOf(Operation *op) {
-  std::string name;
-  op->getLoc()->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (name.empty())
-    return "'" + op->getName().getStringRef().str() + "'";
-  return "node '" + name + "' (" + op->getName().getStringRef().str() + ")";
-}
+using dist::nodeOf;
 
 struct DistExpertParallelPass
     : dist::impl::DistExpertParallelBase<DistExpertParallelPass> {

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nn/NNOps.h"
+#include "Matchers.h"
 #include "parc/Transforms/NN/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,25 +46,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // Matching helpers
 //===----------------------------------------------------------------------===//
-
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// The value of a constant whose elements are all equal. Exporters write
-/// scalars with shape [] or [1]; callers check that the constant does not
-/// broadcast the other operand.
-std::optional<double> splatValue(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
-    return std::nullopt;
-  Type et = attr.getElementType();
-  if (isa<FloatType>(et))
-    return attr.getSplatValue<APFloat>().convertToDouble();
-  if (et.isSignlessInteger() && !et.isInteger(1))
-    return (double)attr.getSplatValue<APInt>().getSExtValue();
-  return std::nullopt;
-}
 
 bool isSplat(Value v, double expected) {
   std::optional<double> s = splatValue(v);

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nn/NNOps.h"
+#include "Matchers.h"
 #include "parc/Transforms/NN/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,23 +37,6 @@ using namespace mlir;
 using namespace parc::nn;
 
 namespace {
-
-RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
-
-/// The value of a splat integer or float constant, as a double.
-std::optional<double> splatValue(Value v) {
-  DenseElementsAttr attr;
-  if (!v || !matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
-    return std::nullopt;
-  Type et = attr.getElementType();
-  if (isa<FloatType>(et))
-    return attr.getSplatValue<APFloat>().convertToDouble();
-  if (et.isSignlessInteger() && !et.isInteger(1))
-    return (double)attr.getSplatValue<APInt>().getSExtValue();
-  return std::nullopt;
-}
 
 /// A constant with exactly one element (a scalar in any
 /// spelling), so that it never broadcasts its partner to a bigger shape.
