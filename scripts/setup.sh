@@ -10,7 +10,7 @@ packages=(
   cmake ninja-build g++ git
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
-  libopenblas-dev libopenblas-openmp-dev libdnnl-dev openmpi-bin libopenmpi-dev googletest libgtest-dev
+  libopenblas-dev libopenblas-openmp-dev libdnnl-dev ocl-icd-opencl-dev openmpi-bin libopenmpi-dev googletest libgtest-dev
   python3-onnx python3-numpy nodejs npm
 )
 

@@ -1012,12 +1012,22 @@ int bench() {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr,
-                 "usage: %s OUT_DIR [CASE_SUBSTRING]\n"
-                 "       %s --bench\n",
+  // Anything that looks like a flag is one: a mistyped option must never
+  // become the name of the folder the cases are written to.
+  bool help = argc >= 2 && (std::strcmp(argv[1], "--help") == 0 ||
+                            std::strcmp(argv[1], "-h") == 0);
+  bool unknownFlag = argc >= 2 && argv[1][0] == '-' && !help &&
+                     std::strcmp(argv[1], "--bench") != 0;
+  if (argc < 2 || argc > 3 || help || unknownFlag) {
+    if (unknownFlag)
+      std::fprintf(stderr, "%s: unknown option '%s'\n", argv[0], argv[1]);
+    std::fprintf(help ? stdout : stderr,
+                 "usage: %s OUT_DIR [CASE_SUBSTRING]   write every kernel "
+                 "case's output to OUT_DIR\n"
+                 "       %s --bench                    time the GEMM and "
+                 "attention kernels\n",
                  argv[0], argv[0]);
-    return 2;
+    return help ? 0 : 2;
   }
   parc_rt_context_t *ctx = nullptr;
   if (parc_rt_init(&argc, &argv, &ctx) != PARC_RT_OK) {
