@@ -13,7 +13,7 @@ namespace parc::driver {
 
 /// `parc plan`: true when it was the subcommand given, and its entry point.
 bool planSelected();
-int plan(const char *argv0);
+int plan();
 
 /// `parc calibrate`.
 bool calibrateSelected();

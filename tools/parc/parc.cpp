@@ -14,6 +14,7 @@
 #include "parc/Conversion/Passes.h"
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "parc/Pipelines/Pipelines.h"
+#include "parc/Plan/Cluster.h"
 #include "parc/Target/Cpp/Toolchain.h"
 #include "parc/Target/Weights/Safetensors.h"
 #include "parc/Transforms/Dist/Passes.h"
@@ -211,6 +212,8 @@ private:
   MLIRContext &ctx;
   std::string staging;
   int stageNo = 0;
+  /// The file --cluster names, found once for every pass that prices.
+  std::string clusterFile;
 };
 
 LogicalResult Compilation::dump(ModuleOp module, StringRef stage) {
@@ -293,6 +296,12 @@ LogicalResult Compilation::run() {
     return fail("--target must be cpu or cuda, not '" + target + "'");
   if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
     return fail("--dtype must be f32, bf16 or f16, not '" + dtype + "'");
+  llvm::Expected<std::string> cluster = parc::plan::findCluster(
+      autoCluster.empty() ? "cpu" : autoCluster.getValue(),
+      {parc::plan::presetDir()});
+  if (!cluster)
+    return fail("--cluster: " + llvm::toString(cluster.takeError()));
+  clusterFile = *cluster;
 
   if (tp < 1 || pp < 1)
     return fail("--tp and --pp must be at least 1");
@@ -329,7 +338,7 @@ LogicalResult Compilation::run() {
       return fail("--auto needs --devices N and --cluster, and replaces --tp, --sp, "
                   "--pp, --pp-layout, --pp-virtual, --micro-batches, --ep and --dp");
     FailureOr<parc::plan::Config> chosen =
-        parc::driver::autoPlan(*module, autoDevices, autoCluster, dtype, quiet);
+        parc::driver::autoPlan(*module, autoDevices, clusterFile, dtype, quiet);
     if (failed(chosen))
       return failure();
     // The stage layout is left to dist-pipeline's own balance.
@@ -478,10 +487,10 @@ LogicalResult Compilation::run() {
     // After the cut: each stage program overlaps its own collectives.
     // Whenever the stage has a group (tensor or expert parallel).
     if (ranksPerStage() > 1 && !noOverlap) {
-      if (failed(runPasses(*program, "dist-overlap", [](OpPassManager &pm) {
+      if (failed(runPasses(*program, "dist-overlap", [&](OpPassManager &pm) {
             parc::dist::DistOverlapOptions options;
             options.chunks = overlapChunks;
-            options.cluster = autoCluster.empty() ? std::string("cpu") : autoCluster.getValue();
+            options.cluster = clusterFile;
             options.explain = explain;
             pm.addPass(parc::dist::createDistOverlap(options));
           })))
@@ -843,7 +852,7 @@ int main(int argc, char **argv) {
   if (compileCmd)
     return compile();
   if (parc::driver::planSelected())
-    return parc::driver::plan(argv[0]);
+    return parc::driver::plan();
   if (parc::driver::calibrateSelected())
     return parc::driver::calibrate(argv[0]);
   cl::PrintHelpMessage(/*Hidden=*/false, /*Categorized=*/true);

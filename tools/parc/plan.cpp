@@ -92,21 +92,6 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Presets ship in share/clusters of the source tree and install beside the
-/// binary in share/parc/clusters.
-std::vector<std::string> presetDirs(const char *argv0) {
-  std::vector<std::string> dirs;
-  static int anchor;
-  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
-  if (!exe.empty()) {
-    llvm::SmallString<256> d(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-    llvm::sys::path::append(d, "share", "parc", "clusters");
-    dirs.push_back(d.str().str());
-  }
-  dirs.push_back(PARC_SOURCE_DIR "/share/clusters");
-  return dirs;
-}
-
 std::string gib(double b) { return llvm::formatv("{0:f1}", b / (1 << 30)).str(); }
 
 void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, int64_t rows) {
@@ -164,7 +149,7 @@ OwningOpRef<ModuleOp> importAndFuse(MLIRContext &ctx, llvm::StringRef path,
 
 bool parc::driver::planSelected() { return static_cast<bool>(planCmd); }
 
-int parc::driver::plan(const char *argv0) {
+int parc::driver::plan() {
   using Clock = std::chrono::steady_clock;
   if (objective != "latency" && objective != "throughput")
     return fail("--objective must be latency or throughput, not '" + objective + "'");
@@ -176,7 +161,7 @@ int parc::driver::plan(const char *argv0) {
       maxMicroBatches < 1)
     return fail("--batch, --seq, --devices and --max-micro-batches must be at "
                 "least 1, --overlap-chunks at least 0");
-  auto cluster = plan::loadCluster(clusterName, presetDirs(argv0));
+  auto cluster = plan::loadCluster(clusterName, {plan::presetDir()});
   if (!cluster)
     return fail(llvm::toString(cluster.takeError()));
 
@@ -261,7 +246,7 @@ int parc::driver::plan(const char *argv0) {
 FailureOr<plan::Config> parc::driver::autoPlan(ModuleOp module, int64_t devices,
                                                 const std::string &clusterName,
                                                 const std::string &dtype, bool quiet) {
-  auto cluster = plan::loadCluster(clusterName, presetDirs("parc"));
+  auto cluster = plan::loadCluster(clusterName, {plan::presetDir()});
   if (!cluster)
     return fail(llvm::toString(cluster.takeError())), failure();
   FailureOr<plan::ModelProfile> profile = plan::profileModel(module);
