@@ -265,7 +265,8 @@ def check_run_refusals(args, log):
     if r.returncode == 0 or "expected i64[4,16], found i64[2,16]" not in r.stdout:
         raise RuntimeError("an input of batch 2 for a batch of 4 was not refused: " +
                            r.stdout[-300:])
-    if os.path.exists(os.path.join(out, "logits.npy")):
+    manifest = json.load(open(os.path.join(compiled, "manifest.json")))
+    if os.path.exists(os.path.join(out, diff.output_file(manifest, "logits"))):
         raise RuntimeError("a refused run left an output behind")
 
 
