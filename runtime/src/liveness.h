@@ -1,4 +1,4 @@
-//===- liveness.h - Telling a stopped or dead peer from a slow one -*- C++ -*-===//
+//===- liveness.h - A stopped or dead peer, not a slow one ------*- C++ -*-===//
 //
 // A collective whose peer was stopped (SIGSTOP, a debugger) or died waits
 // for the collective timeout (300 s), since MPI cannot tell a slow peer from

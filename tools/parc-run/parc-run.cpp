@@ -355,7 +355,8 @@ int main(int argc, char **argv) {
         for (const auto &out : *outs)
           if (auto name = out.getAsObject()->getString("name"))
             if (auto file = out.getAsObject()->getString("file"))
-              args.push_back("--output-file=" + name->str() + "=" + file->str());
+              args.push_back("--output-file=" + name->str() + "=" +
+                             file->str());
     }
     if (verifyWeights)
       args.push_back("--verify-weights");

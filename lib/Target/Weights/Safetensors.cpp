@@ -175,11 +175,11 @@ parc::writeWeights(func::FuncOp program, StringRef modelDir, StringRef path,
     return failure();
   std::string checksum =
       "crc32c:" + rt::crcHex(rt::crc32c(0, data.data(), data.size()));
-  header["__metadata__"] = llvm::json::Object{
-      {"parc.rank", std::to_string(id.rank)},
-      {"parc.program", id.program},
-      {"parc.checksum", checksum},
-      {"parc.tensor_checksums", tensorChecksums}};
+  header["__metadata__"] =
+      llvm::json::Object{{"parc.rank", std::to_string(id.rank)},
+                         {"parc.program", id.program},
+                         {"parc.checksum", checksum},
+                         {"parc.tensor_checksums", tensorChecksums}};
   std::string json;
   llvm::raw_string_ostream(json) << llvm::json::Value(std::move(header));
   // Pad the header with spaces so the data section starts 64-byte aligned.

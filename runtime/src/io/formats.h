@@ -1,4 +1,4 @@
-//===- formats.h - conventions shared by the compiler and the runtime -*- C++ -*-===//
+//===- formats.h - Conventions shared by compiler and runtime ---*- C++ -*-===//
 //
 // The few rules both sides of an artifact must apply identically: how a
 // graph output's name becomes a file name, and the checksum of a weight

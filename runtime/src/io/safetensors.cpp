@@ -404,11 +404,13 @@ parc_rt_status_t verifyData(const parc_rt_weights_t *w) {
   std::vector<const Tensor *> order;
   for (const Tensor &t : w->tensors)
     order.push_back(&t);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Tensor *a, const Tensor *b) { return a->begin < b->begin; });
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const Tensor *a, const Tensor *b) { return a->begin < b->begin; });
   for (size_t i = 0; i < order.size(); ++i) {
     const Tensor &t = *order[i];
-    const std::string stored = each->size() >= 9 * i + 8 ? each->substr(9 * i, 8) : "";
+    const std::string stored =
+        each->size() >= 9 * i + 8 ? each->substr(9 * i, 8) : "";
     const std::string got =
         crcHex(crc32c(0, w->dataStart + t.begin, size_t(t.end - t.begin)));
     if (got != stored)

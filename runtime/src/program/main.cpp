@@ -84,8 +84,8 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
       // last one, so that output names may hold any.
       const char *eq = std::strrchr(v, '=');
       if (!eq || !eq[1])
-        return fail(PARC_RT_INVALID_ARGUMENT, "--output-file=%s is not NAME=FILE",
-                    v);
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--output-file=%s is not NAME=FILE", v);
       o.outputFiles.emplace_back(std::string(v, eq), std::string(eq + 1));
     } else if ((v = value("--repeat="))) {
       if (!parseLong(v, o.repeat) || o.repeat < 1)
@@ -454,10 +454,9 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   if (p->num_weights) {
     parc_rt_check(ctx, parc_rt_weights_open(weightsPath.c_str(), &weights),
                   "<weights>");
-    parc_rt_check(ctx,
-                  checkShard(weights, rep.meshRank(rank), p->name,
-                             o.verifyWeights),
-                  "<weights>");
+    parc_rt_check(
+        ctx, checkShard(weights, rep.meshRank(rank), p->name, o.verifyWeights),
+        "<weights>");
     std::vector<const void *> host(p->num_weights);
     size_t total = 0;
     for (int64_t i = 0; i < p->num_weights; ++i) {
