@@ -44,6 +44,14 @@ cl::opt<unsigned> threads("kernel-threads", cl::desc("Kernel threads per rank"),
                           cl::init(1));
 cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
                           cl::init(300));
+cl::opt<unsigned> livenessTimeout(
+    "liveness-timeout",
+    cl::desc("Seconds a peer rank on this node may stay stopped or dead while "
+             "others wait for it before the job ends, naming it (0: off)"),
+    cl::init(30));
+cl::opt<bool> verifyWeights("verify-weights",
+                            cl::desc("Check every weight shard's data against "
+                                     "its checksum before running"));
 cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"), cl::init("mpirun"));
 cl::opt<bool> dryRun("dry-run", cl::desc("Print the mpirun command and exit"));
 cl::opt<int> np("np", cl::desc("Ranks to start; must equal the compiled mesh's world "
@@ -312,6 +320,7 @@ int main(int argc, char **argv) {
     args.push_back("--allow-run-as-root");
   // Open MPI applies -x to the app context it is given in: each gets them.
   std::vector<std::string> env = {"-x", "PARC_RT_TIMEOUT_S=" + std::to_string(timeout),
+                                  "-x", "PARC_RT_LIVENESS_S=" + std::to_string(livenessTimeout),
                                   "-x", "PARC_RT_THREADS=" + std::to_string(threads),
                                   "-x", "OMP_NUM_THREADS=" + std::to_string(threads),
                                   "-x", "OPENBLAS_NUM_THREADS=" + std::to_string(threads)};
@@ -339,8 +348,18 @@ int main(int argc, char **argv) {
                              "--repeat=" + std::to_string(repeat),
                              "--warmup=" + std::to_string(warmup),
                              "--output-rank=" + std::to_string(outputRank)});
-    if (!outputDir.empty())
+    if (!outputDir.empty()) {
       args.push_back("--output-dir=" + outputDir);
+      // Each output's file as the compiler recorded it.
+      if (auto *outs = manifest->getArray("outputs"))
+        for (const auto &out : *outs)
+          if (auto name = out.getAsObject()->getString("name"))
+            if (auto file = out.getAsObject()->getString("file"))
+              args.push_back("--output-file=" + name->str() + "=" +
+                             file->str());
+    }
+    if (verifyWeights)
+      args.push_back("--verify-weights");
     if (dataParallel > 1)
       args.push_back("--data-parallel=" + std::to_string(dataParallel));
     args.insert(args.end(), inputArgs.begin(), inputArgs.end());

@@ -20,6 +20,7 @@
 #include "parc/Transforms/Dist/Passes.h"
 #include "parc/Transforms/NN/Passes.h"
 #include "rt/RTDialect.h"
+#include "io/formats.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -698,7 +699,11 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     info.inputs.push_back(tensorJson(op.getName(), op.getType()));
   });
   program.walk([&](parc::rt::OutputOp op) {
-    info.outputs.push_back(tensorJson(op.getName(), op.getBuffer().getType()));
+    // The output's file, decided here once: parc-run passes it to the
+    // program, and readers take it from the manifest.
+    llvm::json::Object t = tensorJson(op.getName(), op.getBuffer().getType());
+    t["file"] = parc::rt::outputFileName(op.getName().str());
+    info.outputs.push_back(std::move(t));
   });
   int64_t arena = 0, unplanned = 0;
   if (auto a = program->getAttrOfType<IntegerAttr>("rt.arena_size"))
@@ -719,7 +724,7 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   for (int64_t t = 0; t < width; ++t) {
     int64_t rank = stage * width + t;
     std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
-    auto bytes = parc::writeWeights(
+    auto shard = parc::writeWeights(
         program, llvm::sys::path::parent_path(modelPath), path(file),
         [&](StringRef axis) {
           if (axis == "pp")
@@ -727,15 +732,17 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
           if (expertMesh()) // ["ep", "tp"]: ep major
             return axis == "ep" ? t / tp : t % tp;
           return t;
-        });
-    if (failed(bytes))
+        },
+        parc::ShardIdentity{rank, name.str()});
+    if (failed(shard))
       return failure();
-    totalWeightBytes += *bytes;
+    totalWeightBytes += shard->bytes;
     ranks.push_back(llvm::json::Object{{"rank", rank},
                                        {"program", name.str()},
                                        {"weights", file},
+                                       {"weights_checksum", shard->checksum},
                                        {"weight_bytes", rankWeightBytes},
-                                       {"weight_file_bytes", *bytes}});
+                                       {"weight_file_bytes", shard->bytes}});
   }
   // Bytes each rank sends in one forward pass: to other stages, and in
   // collectives under ring algorithms, S the whole tensor's bytes and n the

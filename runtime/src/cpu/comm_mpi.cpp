@@ -232,9 +232,19 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   std::unique_ptr<parc_rt_request_t> r(raw);
   parc_rt_context_t *ctx = r->ctx;
   const double entered = now();
-  if (!pollUntil(r.get(), entered + ctx->timeoutSeconds)) {
+  // Ends early if a peer on this node is stopped or gone (liveness.h).
+  parc_rt_status_t lost = PARC_RT_OK;
+  const bool done = parc::rt::pollUntil(entered + ctx->timeoutSeconds, [&] {
+    if (poll(r.get()))
+      return true;
+    lost = ctx->liveness.check(r->what, r->commSize);
+    return lost != PARC_RT_OK;
+  });
+  if (!done || lost != PARC_RT_OK) {
     parc_rt_status_t s =
-        timedOut(r->what, r->commSize, ctx->timeoutSeconds, ctx->rank);
+        lost != PARC_RT_OK
+            ? lost
+            : timedOut(r->what, r->commSize, ctx->timeoutSeconds, ctx->rank);
     ctx->orphans.push_back(std::move(r));
     return s;
   }
@@ -336,6 +346,7 @@ parc_rt_status_t parc_rt_init(int *argc, char ***argv,
   PARC_RT_RETURN_IF_ERROR(wrapComm(ctx.get(), world, &ctx->world));
   ctx->rank = ctx->world->rank;
   ctx->size = ctx->world->size;
+  PARC_RT_RETURN_IF_ERROR(startLiveness(world, ctx->liveness));
   *out_ctx = ctx.release();
   return PARC_RT_OK;
 }

@@ -15,12 +15,13 @@
 #include "parc/program.h"
 
 #include "../device.h"
+#include "../io/formats.h"
+#include "../io/safetensors.h"
 #include "../shape_checks.h"
 #include "../status.h"
 #include "trace.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -38,10 +39,15 @@ struct Options {
   std::string weightsDir = "weights";
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
+  /// Output name -> file name in outputDir, as the manifest records them
+  /// (parc-run passes them); an output not listed gets outputFileName's.
+  std::vector<std::pair<std::string, std::string>> outputFiles;
   long repeat = 1, warmup = 0, outputRank = 0;
   /// Data-parallel replicas of the compiled mesh (parc-run passes the
   /// manifest's): the program itself is the same for any count.
   long dataParallel = 1;
+  /// Check each shard's data against its checksum (parc-run --verify-weights).
+  bool verifyWeights = false;
 };
 
 bool parseLong(const char *text, long &out) {
@@ -62,7 +68,9 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
       return arg.compare(0, n, flag) == 0 ? argv[i] + n : nullptr;
     };
     const char *v;
-    if ((v = value("--weights-dir="))) {
+    if (arg == "--verify-weights") {
+      o.verifyWeights = true;
+    } else if ((v = value("--weights-dir="))) {
       o.weightsDir = v;
     } else if ((v = value("--output-dir="))) {
       o.outputDir = v;
@@ -71,6 +79,14 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
       if (!eq || eq == v || !eq[1])
         return fail(PARC_RT_INVALID_ARGUMENT, "--input=%s is not NAME=PATH", v);
       o.inputs.emplace_back(std::string(v, eq), std::string(eq + 1));
+    } else if ((v = value("--output-file="))) {
+      // File names hold no '=' (outputFileName escapes it): split at the
+      // last one, so that output names may hold any.
+      const char *eq = std::strrchr(v, '=');
+      if (!eq || !eq[1])
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--output-file=%s is not NAME=FILE", v);
+      o.outputFiles.emplace_back(std::string(v, eq), std::string(eq + 1));
     } else if ((v = value("--repeat="))) {
       if (!parseLong(v, o.repeat) || o.repeat < 1)
         return fail(PARC_RT_INVALID_ARGUMENT, "--repeat needs a positive count");
@@ -87,8 +103,8 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
     } else {
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "unknown argument '%s' (expected --weights-dir=, --input=, "
-                  "--output-dir=, --repeat=, --warmup=, --output-rank=, "
-                  "--data-parallel=)",
+                  "--output-dir=, --output-file=, --repeat=, --warmup=, "
+                  "--output-rank=, --data-parallel=, --verify-weights)",
                   argv[i]);
     }
   }
@@ -99,13 +115,30 @@ std::string shapeOf(const parc_rt_tensor_desc_t &d) {
   return std::string(parc_rt_dtype_name(d.dtype)) + shapeString(d.rank, d.dims);
 }
 
-/// Output file names keep [A-Za-z0-9._-] and map the rest to '_'.
-std::string fileName(const char *name) {
-  std::string s = name;
-  for (char &c : s)
-    if (!std::isalnum((unsigned char)c) && c != '.' && c != '_' && c != '-')
-      c = '_';
-  return s + ".npy";
+/// Each output's file in the output folder: the recorded one, which must be
+/// one plain file name, or outputFileName's; two outputs never share one.
+parc_rt_status_t outputFiles(const parc_rt_program_t *p, const Options &o,
+                             std::vector<std::string> &files) {
+  files.clear();
+  for (int64_t i = 0; i < p->num_outputs; ++i) {
+    const std::string name = p->outputs[i].name;
+    std::string file = parc::rt::outputFileName(name);
+    for (const auto &[n, f] : o.outputFiles)
+      if (n == name)
+        file = f;
+    if (!parc::rt::isPlainFileName(file))
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--output-file: output '%s' maps to '%s', which is not a "
+                  "plain file name inside --output-dir",
+                  name.c_str(), file.c_str());
+    for (int64_t j = 0; j < i; ++j)
+      if (files[j] == file)
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--output-file: outputs '%s' and '%s' both map to '%s'",
+                    p->outputs[j].name, name.c_str(), file.c_str());
+    files.push_back(file);
+  }
+  return PARC_RT_OK;
 }
 
 size_t bytesOf(const parc_rt_tensor_desc_t &d) {
@@ -421,6 +454,9 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   if (p->num_weights) {
     parc_rt_check(ctx, parc_rt_weights_open(weightsPath.c_str(), &weights),
                   "<weights>");
+    parc_rt_check(
+        ctx, checkShard(weights, rep.meshRank(rank), p->name, o.verifyWeights),
+        "<weights>");
     std::vector<const void *> host(p->num_weights);
     size_t total = 0;
     for (int64_t i = 0; i < p->num_weights; ++i) {
@@ -570,10 +606,12 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   // dim 0).
   const bool gathers = rep.across && !o.outputDir.empty();
   if ((rank == o.outputRank || gathers) && !o.outputDir.empty()) {
+    std::vector<std::string> files;
+    parc_rt_check(ctx, outputFiles(p, o, files), "<outputs>");
     ::mkdir(o.outputDir.c_str(), 0777);
     for (int64_t i = 0; i < p->num_outputs; ++i) {
       const parc_rt_tensor_desc_t &d = p->outputs[i];
-      std::string path = o.outputDir + "/" + fileName(d.name);
+      std::string path = o.outputDir + "/" + files[i];
       const void *data = outputSlots[i];
       std::vector<int64_t> dims(d.dims, d.dims + d.rank);
       size_t bytes = bytesOf(d);
