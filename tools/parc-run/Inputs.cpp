@@ -65,8 +65,9 @@ llvm::Error readRanks(const llvm::json::Object &root, Manifest &m) {
     StringRef program = o ? o->getString("program").value_or("") : "";
     auto it = binaries.find(program);
     if (it == binaries.end() || it->second.empty())
-      return error("'" + m.path + "' maps rank " + llvm::Twine(r) + " to program '" +
-                   program + "', which its \"programs\" do not list");
+      return error("'" + m.path + "' maps rank " + llvm::Twine(r) +
+                   " to program '" + program +
+                   "', which its \"programs\" do not list");
     m.rankBinaries.push_back(it->second);
   }
   return llvm::Error::success();
@@ -85,8 +86,8 @@ llvm::Expected<Manifest> readManifest(StringRef dir) {
                  " (is '" + dir + "' the output of `parc compile`?)");
   auto parsed = llvm::json::parse((*text)->getBuffer());
   if (!parsed)
-    return error("'" + path + "' is not valid JSON: " +
-                 llvm::toString(parsed.takeError()));
+    return error("'" + path +
+                 "' is not valid JSON: " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *root = parsed->getAsObject();
   if (!root)
     return error("'" + path + "' lists no ranks or programs");
@@ -117,7 +118,8 @@ llvm::Error pbToNpy(StringRef pb, StringRef npy, StringRef dtype) {
   if (!buffer)
     return error("cannot read '" + pb + "'");
   onnx::TensorProto t;
-  if (!t.ParseFromArray((*buffer)->getBufferStart(), (*buffer)->getBufferSize()))
+  if (!t.ParseFromArray((*buffer)->getBufferStart(),
+                        (*buffer)->getBufferSize()))
     return error("'" + pb + "' is not an ONNX TensorProto");
   struct Kind {
     parc_rt_dtype_t dtype;
@@ -149,9 +151,12 @@ llvm::Error pbToNpy(StringRef pb, StringRef npy, StringRef dtype) {
     auto put = [&](const void *p, size_t size) {
       bytes.append(static_cast<const char *>(p), size);
     };
-    for (float v : t.float_data()) put(&v, 4);
-    for (double v : t.double_data()) put(&v, 8);
-    for (int64_t v : t.int64_data()) put(&v, 8);
+    for (float v : t.float_data())
+      put(&v, 4);
+    for (double v : t.double_data())
+      put(&v, 8);
+    for (int64_t v : t.int64_data())
+      put(&v, 8);
     // int32_data also carries the narrower types, one element per entry.
     for (int32_t v : t.int32_data()) {
       if (kind->second.size == 4) {
@@ -166,17 +171,18 @@ llvm::Error pbToNpy(StringRef pb, StringRef npy, StringRef dtype) {
     }
   }
   if ((int64_t)bytes.size() != n * (int64_t)kind->second.size)
-    return error("'" + pb + "' holds " + std::to_string(bytes.size()) + " bytes for " +
-                 std::to_string(n) + " elements");
+    return error("'" + pb + "' holds " + std::to_string(bytes.size()) +
+                 " bytes for " + std::to_string(n) + " elements");
   std::string path = npy.str();
-  if (parc_rt_npy_write(path.c_str(), kind->second.dtype, dims.size(), dims.data(),
-                        bytes.data()) != PARC_RT_OK)
+  if (parc_rt_npy_write(path.c_str(), kind->second.dtype, dims.size(),
+                        dims.data(), bytes.data()) != PARC_RT_OK)
     return error(parc_rt_last_error());
   return llvm::Error::success();
 }
 
 /// The dtype and shape `file` holds, against what the model declares.
-llvm::Error checkInput(const TensorSpec &want, StringRef given, StringRef file) {
+llvm::Error checkInput(const TensorSpec &want, StringRef given,
+                       StringRef file) {
   parc_rt_dtype_t dtype;
   int64_t rank = 0, dims[PARC_RT_MAX_RANK];
   std::string path = file.str();
@@ -186,8 +192,8 @@ llvm::Error checkInput(const TensorSpec &want, StringRef given, StringRef file) 
                  std::vector<int64_t>(dims, dims + rank)};
   if (got.dtype == want.dtype && got.shape == want.shape)
     return llvm::Error::success();
-  return error("input '" + want.name + "': '" + given + "' holds " + got.describe() +
-               ", but the model expects " + want.describe());
+  return error("input '" + want.name + "': '" + given + "' holds " +
+               got.describe() + ", but the model expects " + want.describe());
 }
 
 /// One NAME=PATH: its file, made absolute so that every node reads the
@@ -198,7 +204,8 @@ llvm::Expected<std::string> inputFile(const TensorSpec &want, StringRef file,
     return error("input file '" + file + "' does not exist");
   llvm::SmallString<256> path(file);
   if (file.ends_with(".pb")) {
-    if (tmpDir.empty() && llvm::sys::fs::createUniqueDirectory("parc-run", tmpDir))
+    if (tmpDir.empty() &&
+        llvm::sys::fs::createUniqueDirectory("parc-run", tmpDir))
       return error("cannot create a temporary directory");
     path.assign(tmpDir.begin(), tmpDir.end());
     llvm::sys::path::append(path, want.name + ".npy");
@@ -221,17 +228,18 @@ prepareInputs(const Manifest &m, llvm::ArrayRef<std::string> specs,
     auto [name, file] = StringRef(spec).split('=');
     if (name.empty() || file.empty())
       return error("--input '" + spec + "' is not NAME=PATH");
-    if (llvm::none_of(m.inputs, [&](const TensorSpec &t) { return t.name == name; }))
-      return error("the model has no input '" + name + "' (inputs: " +
-                   llvm::join(llvm::map_range(m.inputs, [](const TensorSpec &t) {
-                                return t.name;
-                              }),
-                              ", ") +
-                   ")");
+    if (llvm::none_of(m.inputs,
+                      [&](const TensorSpec &t) { return t.name == name; }))
+      return error(
+          "the model has no input '" + name + "' (inputs: " +
+          llvm::join(llvm::map_range(
+                         m.inputs, [](const TensorSpec &t) { return t.name; }),
+                     ", ") +
+          ")");
     auto [it, inserted] = given.try_emplace(name, file.str());
     if (!inserted)
-      return error("input '" + name + "' is given twice ('" + it->second + "' and '" +
-                   file + "')");
+      return error("input '" + name + "' is given twice ('" + it->second +
+                   "' and '" + file + "')");
   }
   std::vector<std::string> missing, args;
   for (const TensorSpec &t : m.inputs) {
@@ -247,7 +255,8 @@ prepareInputs(const Manifest &m, llvm::ArrayRef<std::string> specs,
   }
   if (!missing.empty())
     return error("missing --input NAME=PATH for " + llvm::join(missing, ", ") +
-                 " of the model's " + std::to_string(m.inputs.size()) + " input(s)");
+                 " of the model's " + std::to_string(m.inputs.size()) +
+                 " input(s)");
   return args;
 }
 

@@ -1,4 +1,5 @@
-//===- Inputs.h - a compiled model's manifest and the run's inputs -*- C++ -*-===//
+//===- Inputs.h - a compiled model's manifest and the run's inputs -*- C++
+//-*-===//
 //
 // What parc-run reads from out/manifest.json, and the checks of the user's
 // --input files against it (names, count, dtype, shape), all done before

@@ -34,7 +34,9 @@ bool shellSafe(StringRef s) {
 /// "3", or "0-1": the task ranks of an app context in srun's syntax.
 std::string taskRanks(const AppContext &app) {
   std::string first = std::to_string(app.first);
-  return app.count == 1 ? first : first + "-" + std::to_string(app.first + app.count - 1);
+  return app.count == 1
+             ? first
+             : first + "-" + std::to_string(app.first + app.count - 1);
 }
 
 /// One word of srun's task map: single quotes keep blanks and `%t` as they
@@ -49,7 +51,8 @@ llvm::Expected<std::string> taskMapWord(StringRef word) {
 }
 
 std::vector<std::string> mpirunCommand(const LaunchPlan &plan) {
-  std::vector<std::string> args = {plan.program, "--oversubscribe", "--bind-to", "none"};
+  std::vector<std::string> args = {plan.program, "--oversubscribe", "--bind-to",
+                                   "none"};
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
   if (!plan.hostfile.empty())
@@ -76,12 +79,10 @@ llvm::Expected<std::vector<std::string>> srunCommand(const LaunchPlan &plan,
     exports += "," + name + "=" + value;
   }
   // One failed rank ends the step, as under mpirun.
-  return std::vector<std::string>{plan.program,
-                                  "--ntasks=" + std::to_string(plan.ranks()),
-                                  "--kill-on-bad-exit=1",
-                                  "--export=" + exports,
-                                  "--multi-prog",
-                                  taskMap.str()};
+  return std::vector<std::string>{
+      plan.program,           "--ntasks=" + std::to_string(plan.ranks()),
+      "--kill-on-bad-exit=1", "--export=" + exports,
+      "--multi-prog",         taskMap.str()};
 }
 
 } // namespace
@@ -175,7 +176,8 @@ llvm::Expected<int> waitForLauncher(pid_t pid) {
     if (w == pid)
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (w < 0 && errno != EINTR)
-      return error("waiting for the launcher failed: " + llvm::Twine(std::strerror(errno)));
+      return error("waiting for the launcher failed: " +
+                   llvm::Twine(std::strerror(errno)));
     if (!receivedSignal)
       continue;
     if (deadline == Clock::time_point{})

@@ -32,11 +32,13 @@ struct AppContext {
 
 struct LaunchPlan {
   Launcher launcher = Launcher::Mpirun;
-  std::string program; // the mpirun or srun to run
+  std::string program;  // the mpirun or srun to run
   std::string hostfile; // mpirun only
   std::vector<std::pair<std::string, std::string>> env; // on every rank
   std::vector<AppContext> apps;
-  size_t ranks() const { return apps.empty() ? 0 : apps.back().first + apps.back().count; }
+  size_t ranks() const {
+    return apps.empty() ? 0 : apps.back().first + apps.back().count;
+  }
 };
 
 /// srun's --multi-prog task map of the plan: one line per app context.

@@ -184,7 +184,6 @@ void summarizeMoeReports(llvm::StringRef dir, size_t ranks, size_t replicas) {
   }
 }
 
-
 using parc::run::Launcher;
 
 llvm::Error error(const llvm::Twine &message) {

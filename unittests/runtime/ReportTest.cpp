@@ -47,12 +47,14 @@ TEST(ReportTest, JsonNamesEveryStatistic) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string s = text.str();
-  EXPECT_NE(s.find("\"latency_ms\": {\"min\": 1, \"p50\": 1, \"p90\": 3, \"p99\": 3, "
-                   "\"mean\": 2}"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("\"latency_ms\": {\"min\": 1, \"p50\": 1, \"p90\": 3, \"p99\": 3, "
+             "\"mean\": 2}"),
+      std::string::npos)
       << s;
   EXPECT_NE(s.find("\"runs_ms\": [1, 3]"), std::string::npos) << s;
-  EXPECT_NE(s.find("\"token_input\": \"ids \\\"q\\\"\""), std::string::npos) << s;
+  EXPECT_NE(s.find("\"token_input\": \"ids \\\"q\\\"\""), std::string::npos)
+      << s;
   // 16 tokens per forward at a mean of 2 ms.
   EXPECT_NE(s.find("\"tokens_per_s\": 8000"), std::string::npos) << s;
   EXPECT_NE(s.find("\"mean_forward_ms\": null"), std::string::npos) << s;

@@ -24,7 +24,8 @@ LatencyStats latencyStats(std::vector<double> times) {
   s.p50 = nearestRank(50);
   s.p90 = nearestRank(90);
   s.p99 = nearestRank(99);
-  s.mean = std::accumulate(times.begin(), times.end(), 0.0) / double(times.size());
+  s.mean =
+      std::accumulate(times.begin(), times.end(), 0.0) / double(times.size());
   return s;
 }
 
@@ -47,20 +48,23 @@ void printRank(const RankFigures &f) {
   if (f.forwardMs >= 0) {
     const double idle =
         f.forwardMs > 0 ? std::max(0.0, 1.0 - f.ownWorkMs / f.forwardMs) : 0.0;
-    std::snprintf(buf, sizeof buf, "forward %.4f ms, own work %.4f ms (idle %.1f%%)",
+    std::snprintf(buf, sizeof buf,
+                  "forward %.4f ms, own work %.4f ms (idle %.1f%%)",
                   f.forwardMs, f.ownWorkMs, 100.0 * idle);
     line += buf;
   }
   if (f.commInFlightMs > 0) {
-    std::snprintf(buf, sizeof buf,
-                  "%scommunication in flight %.4f ms, exposed %.4f ms, %.1f%% of "
-                  "it hidden behind compute",
-                  line.empty() ? "" : "; ", f.commInFlightMs, f.commExposedMs,
-                  100.0 * (f.commInFlightMs - f.commExposedMs) / f.commInFlightMs);
+    std::snprintf(
+        buf, sizeof buf,
+        "%scommunication in flight %.4f ms, exposed %.4f ms, %.1f%% of "
+        "it hidden behind compute",
+        line.empty() ? "" : "; ", f.commInFlightMs, f.commExposedMs,
+        100.0 * (f.commInFlightMs - f.commExposedMs) / f.commInFlightMs);
     line += buf;
   }
   if (!line.empty())
-    std::printf("parc: %s: mean per forward: %s\n", f.label.c_str(), line.c_str());
+    std::printf("parc: %s: mean per forward: %s\n", f.label.c_str(),
+                line.c_str());
 }
 
 } // namespace
@@ -68,10 +72,10 @@ void printRank(const RankFigures &f) {
 void printReport(const RunReport &r) {
   if (r.runs > 1) {
     const LatencyStats s = latencyStats(r.timesMs);
-    std::printf("parc: latency ms over %ld runs (warmup %ld, %zu ranks): min=%.4f "
-                "p50=%.4f p90=%.4f p99=%.4f mean=%.4f\n",
-                r.runs, r.warmup, r.ranks.size(), s.min, s.p50, s.p90, s.p99,
-                s.mean);
+    std::printf(
+        "parc: latency ms over %ld runs (warmup %ld, %zu ranks): min=%.4f "
+        "p50=%.4f p90=%.4f p99=%.4f mean=%.4f\n",
+        r.runs, r.warmup, r.ranks.size(), s.min, s.p50, s.p90, s.p99, s.mean);
     if (r.tokens)
       std::printf("parc: throughput %.1f tokens/s at the mean latency (%lld "
                   "tokens per forward: input '%s' %s, batch x seq)\n",
@@ -119,8 +123,9 @@ bool writeReport(const RunReport &r, const std::string &path) {
   if (!f)
     return false;
   const LatencyStats s = latencyStats(r.timesMs);
-  std::fprintf(f, "{\n  \"runs\": %ld,\n  \"warmup\": %ld,\n  \"world_size\": %zu,\n",
-               r.runs, r.warmup, r.ranks.size());
+  std::fprintf(
+      f, "{\n  \"runs\": %ld,\n  \"warmup\": %ld,\n  \"world_size\": %zu,\n",
+      r.runs, r.warmup, r.ranks.size());
   std::fprintf(f,
                "  \"latency_ms\": {\"min\": %.17g, \"p50\": %.17g, \"p90\": "
                "%.17g, \"p99\": %.17g, \"mean\": %.17g},\n  \"runs_ms\": [",

@@ -1,4 +1,5 @@
-//===- report.h - latency, throughput and communication of a run -*- C++ -*-===//
+//===- report.h - latency, throughput and communication of a run -*- C++
+//-*-===//
 //
 // Rank 0's summary of the timed forward passes: latency statistics over the
 // runs (each run is timed between barriers, so it is the slowest rank's),
