@@ -8,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -154,6 +155,13 @@ void forwardSignal(int sig) {
   if (getppid() != parent)
     _exit(127);
 #endif
+  // Out of the terminal's foreground group, a launcher that reads the
+  // terminal (mpirun forwards stdin to rank 0) would stop on SIGTTIN; the
+  // ranks take no input there.
+  if (int null = open("/dev/null", O_RDONLY); null >= 0) {
+    dup2(null, STDIN_FILENO);
+    close(null);
+  }
   for (int sig : kForwarded)
     std::signal(sig, SIG_DFL);
   sigprocmask(SIG_SETMASK, &mask, nullptr);
