@@ -61,7 +61,7 @@ def run(cmd, log):
 
 
 def latency(output):
-    m = re.search(r"latency ms: min=[0-9.]+ median=([0-9.]+)", output)
+    m = re.search(r"latency ms.* p50=([0-9.]+)", output)
     return float(m.group(1)) if m else float("nan")
 
 
