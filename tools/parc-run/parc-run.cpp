@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "parc/Support/CommandLine.h"
 #include "parc/runtime.h"
 
 #include "onnx/onnx_pb.h"
@@ -32,27 +33,43 @@ using llvm::StringRef;
 
 namespace {
 
-cl::opt<std::string> outDir(cl::Positional, cl::desc("<compiled dir>"), cl::Required);
-cl::list<std::string> inputs("input", cl::desc("NAME=PATH (.npy, or ONNX TensorProto .pb)"),
-                             cl::value_desc("name=path"));
-cl::opt<std::string> outputDir("output-dir", cl::desc("Write outputs here as NAME.npy"),
-                               cl::value_desc("dir"));
-cl::opt<unsigned> repeat("repeat", cl::desc("Run the forward N times and print latency"),
-                         cl::init(1));
-cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"), cl::init(0));
+// Groups of `parc-run --help`, printed in the order of their names.
+cl::OptionCategory ioCategory("Input and output options");
+cl::OptionCategory launchCategory("Launch options");
+cl::OptionCategory benchCategory("Benchmark options");
+
+cl::opt<std::string> outDir(cl::Positional, cl::desc("<compiled dir>"),
+                            cl::Required, cl::cat(ioCategory));
+cl::list<std::string>
+    inputs("input",
+           cl::desc("NAME=PATH (.npy, or ONNX TensorProto .pb; "
+                    "each NAME once)"),
+           cl::value_desc("name=path"), cl::cat(ioCategory));
+cl::opt<std::string> outputDir("output-dir",
+                               cl::desc("Write outputs here as NAME.npy"),
+                               cl::value_desc("dir"), cl::cat(ioCategory));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Run the forward N times and print latency"),
+                         cl::init(1), cl::cat(benchCategory));
+cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"),
+                         cl::init(0), cl::cat(benchCategory));
 cl::opt<unsigned> threads("kernel-threads", cl::desc("Kernel threads per rank"),
-                          cl::init(1));
+                          cl::init(1), cl::cat(launchCategory));
 cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
-                          cl::init(300));
-cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"), cl::init("mpirun"));
-cl::opt<bool> dryRun("dry-run", cl::desc("Print the mpirun command and exit"));
-cl::opt<int> np("np", cl::desc("Ranks to start; must equal the compiled mesh's world "
-                               "size (default: the manifest's)"),
-                cl::init(0));
-cl::opt<std::string> tracePath("trace",
-                               cl::desc("Write a Chrome trace-event timeline of the "
-                                        "timed runs (one row per rank) to this file"),
-                               cl::value_desc("trace.json"));
+                          cl::init(300), cl::cat(launchCategory));
+cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"),
+                            cl::init("mpirun"), cl::cat(launchCategory));
+cl::opt<bool> dryRun("dry-run", cl::desc("Print the mpirun command and exit"),
+                     cl::cat(launchCategory));
+cl::opt<int> np("np",
+                cl::desc("Ranks to start; must equal the compiled mesh's world "
+                         "size (0: the manifest's)"),
+                cl::init(0), cl::cat(launchCategory));
+cl::opt<std::string>
+    tracePath("trace",
+              cl::desc("Write a Chrome trace-event timeline of the "
+                       "timed runs (one row per rank) to this file"),
+              cl::value_desc("trace.json"), cl::cat(benchCategory));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "parc-run") << message << "\n";
@@ -234,7 +251,11 @@ void summarizeMoeReports(llvm::StringRef dir, size_t ranks, size_t replicas) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "parc-run: run a compiled model with mpirun\n");
+  parc::cli::parseCommandLine(argc, argv,
+                              "parc-run: run a compiled model with mpirun\n",
+                              {&ioCategory, &launchCategory, &benchCategory});
+  if (auto err = parc::cli::checkDistinctNames("input", inputs))
+    return fail(llvm::toString(std::move(err)));
 
   llvm::SmallString<256> manifestPath(outDir);
   llvm::sys::path::append(manifestPath, "manifest.json");
