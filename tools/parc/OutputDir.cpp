@@ -153,8 +153,15 @@ bool isParcOutput(llvm::StringRef dir) {
   if (!json)
     return llvm::consumeError(json.takeError()), false;
   const llvm::json::Object *object = json->getAsObject();
-  return object &&
-         object->getString("producer") == parc::driver::kManifestProducer;
+  if (!object)
+    return false;
+  if (object->getString("producer") == parc::driver::kManifestProducer)
+    return true;
+  // Written before manifests named their producer (work folders of earlier
+  // test and demo runs): format 1 with programs, ranks and a world size.
+  return !object->get("producer") && object->getInteger("format") == 1 &&
+         object->getArray("programs") && object->getArray("ranks") &&
+         object->getInteger("world_size");
 }
 
 bool isEmptyDir(llvm::StringRef dir) {

@@ -3,8 +3,8 @@
 // A compile is assembled in DIR.parc-tmp-PID beside DIR and renamed into
 // place, so DIR appears complete or not at all. What DIR held before is
 // replaced only when it is a previous parc output (its manifest.json says
-// "producer": "parc") or an empty folder, and never when it holds the
-// input model. The staging folder is removed on every exit path: a failed
+// "producer": "parc", or has the form of one written before that field)
+// or an empty folder, and never when it holds the input model. The staging folder is removed on every exit path: a failed
 // compile, exit(), a crash, SIGINT and SIGTERM; a later compile removes
 // the staging folders of processes that died before they could.
 //
