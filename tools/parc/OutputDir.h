@@ -4,9 +4,10 @@
 // place, so DIR appears complete or not at all. What DIR held before is
 // replaced only when it is a previous parc output (its manifest.json says
 // "producer": "parc", or has the form of one written before that field)
-// or an empty folder, and never when it holds the input model. The staging folder is removed on every exit path: a failed
-// compile, exit(), a crash, SIGINT and SIGTERM; a later compile removes
-// the staging folders of processes that died before they could.
+// or an empty folder, and never when it holds the input model. The staging
+// folder is removed on every exit path: a failed compile, exit(), a crash,
+// SIGINT and SIGTERM; a later compile removes the staging folders of processes
+// that died before they could.
 //
 //===----------------------------------------------------------------------===//
 

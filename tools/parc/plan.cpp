@@ -74,7 +74,8 @@ cl::opt<int64_t> context("context",
                          cl::cat(parc::driver::planCategory));
 cl::list<std::string> inputShapes(
     "input-shape",
-    cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
+    cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable, each "
+             "NAME once)"),
     cl::value_desc("name=shape"), cl::sub(planCmd),
     cl::cat(parc::driver::planCategory));
 cl::opt<std::string> dtype("dtype",
