@@ -14,6 +14,7 @@
 
 #include "Inputs.h"
 #include "Launch.h"
+#include "parc/Support/CommandLine.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
@@ -35,51 +36,73 @@ using llvm::StringRef;
 
 namespace {
 
-cl::opt<std::string> outDir(cl::Positional, cl::desc("<compiled dir>"), cl::Required);
-cl::list<std::string> inputs("input", cl::desc("NAME=PATH (.npy, or ONNX TensorProto .pb)"),
-                             cl::value_desc("name=path"));
-cl::opt<std::string> outputDir("output-dir", cl::desc("Write outputs here as NAME.npy"),
-                               cl::value_desc("dir"));
-cl::opt<unsigned> repeat("repeat", cl::desc("Run the forward N times and print latency"),
-                         cl::init(1));
-cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"), cl::init(0));
+// Groups of `parc-run --help`, printed in the order of their names.
+cl::OptionCategory ioCategory("Input and output options");
+cl::OptionCategory launchCategory("Launch options");
+cl::OptionCategory benchCategory("Benchmark options");
+
+cl::opt<std::string> outDir(cl::Positional, cl::desc("<compiled dir>"),
+                            cl::Required, cl::cat(ioCategory));
+cl::list<std::string>
+    inputs("input",
+           cl::desc("NAME=PATH (.npy, or ONNX TensorProto .pb; "
+                    "each NAME once)"),
+           cl::value_desc("name=path"), cl::cat(ioCategory));
+cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write each output here, as the file the manifest "
+                       "records for it"),
+              cl::value_desc("dir"), cl::cat(ioCategory));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Run the forward N times and print latency"),
+                         cl::init(1), cl::cat(benchCategory));
+cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"),
+                         cl::init(0), cl::cat(benchCategory));
 cl::opt<unsigned> threads("kernel-threads", cl::desc("Kernel threads per rank"),
-                          cl::init(1));
+                          cl::init(1), cl::cat(launchCategory));
 cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
-                          cl::init(300));
+                          cl::init(300), cl::cat(launchCategory));
 cl::opt<unsigned> livenessTimeout(
     "liveness-timeout",
     cl::desc("Seconds a peer rank on this node may stay stopped or dead while "
              "others wait for it before the job ends, naming it (0: off)"),
-    cl::init(30));
+    cl::init(30), cl::cat(launchCategory));
 cl::opt<bool> verifyWeights("verify-weights",
                             cl::desc("Check every weight shard's data against "
-                                     "its checksum before running"));
-cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"), cl::init("mpirun"));
-cl::opt<bool> dryRun("dry-run", cl::desc("Print the launch command and exit"));
-cl::opt<int> np("np", cl::desc("Ranks to start; must equal the compiled mesh's world "
-                               "size (default: the manifest's)"),
-                cl::init(0));
-cl::opt<std::string> tracePath("trace",
-                               cl::desc("Write a Chrome trace-event timeline of the "
-                                        "timed runs (one row per rank) to this file"),
-                               cl::value_desc("trace.json"));
+                                     "its checksum before running"),
+                            cl::cat(ioCategory));
+cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"),
+                            cl::init("mpirun"), cl::cat(launchCategory));
+cl::opt<bool> dryRun("dry-run", cl::desc("Print the launch command and exit"),
+                     cl::cat(launchCategory));
+cl::opt<int> np("np",
+                cl::desc("Ranks to start; must equal the compiled mesh's world "
+                         "size (0: the manifest's)"),
+                cl::init(0), cl::cat(launchCategory));
+cl::opt<std::string>
+    tracePath("trace",
+              cl::desc("Write a Chrome trace-event timeline of the "
+                       "timed runs (one row per rank) to this file"),
+              cl::value_desc("trace.json"), cl::cat(benchCategory));
 cl::opt<parc::run::Launcher> launcher(
-    "launcher", cl::desc("How the ranks are started (default mpirun)"),
+    "launcher", cl::desc("How the ranks are started"),
     cl::values(clEnumValN(parc::run::Launcher::Mpirun, "mpirun",
-                          "one mpirun app context per program (--hostfile for several nodes)"),
+                          "one mpirun app context per program (--hostfile for "
+                          "several nodes)"),
                clEnumValN(parc::run::Launcher::Srun, "srun",
                           "srun --multi-prog, inside a Slurm allocation")),
-    cl::init(parc::run::Launcher::Mpirun));
-cl::opt<std::string> hostfile("hostfile",
-                              cl::desc("Hosts to start the ranks on (passed to mpirun)"),
-                              cl::value_desc("file"));
+    cl::init(parc::run::Launcher::Mpirun), cl::cat(launchCategory));
+cl::opt<std::string>
+    hostfile("hostfile",
+             cl::desc("Hosts to start the ranks on (passed to mpirun)"),
+             cl::value_desc("file"), cl::cat(launchCategory));
 cl::opt<std::string> srun("srun", cl::desc("srun to use with --launcher srun"),
-                          cl::init("srun"));
-cl::opt<std::string> jsonPath("json",
-                              cl::desc("Write the run's figures (latency statistics, "
-                                       "tokens/s, per-rank communication) as JSON"),
-                              cl::value_desc("file"));
+                          cl::init("srun"), cl::cat(launchCategory));
+cl::opt<std::string>
+    jsonPath("json",
+             cl::desc("Write the run's figures (latency statistics, "
+                      "tokens/s, per-rank communication) as JSON"),
+             cl::value_desc("file"), cl::cat(benchCategory));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "parc-run") << message << "\n";
@@ -430,8 +453,11 @@ int launchAndReport(const parc::run::Manifest &m, const parc::run::LaunchPlan &p
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "parc-run: run a compiled model with mpirun or srun\n");
+  parc::cli::parseCommandLine(argc, argv,
+                              "parc-run: run a compiled model with mpirun or srun\n",
+                              {&ioCategory, &launchCategory, &benchCategory});
+  if (auto err = parc::cli::checkDistinctNames("input", inputs))
+    return fail(llvm::toString(std::move(err)));
   auto manifest = parc::run::readManifest(outDir);
   if (!manifest)
     return fail(llvm::toString(manifest.takeError()));
