@@ -51,6 +51,8 @@ bool parc::driver::calibrateSelected() { return static_cast<bool>(calibrateCmd);
 int parc::driver::calibrate(const char *argv0) {
   if (ranks < 2)
     return fail("--ranks must be at least 2 (collectives need two ranks)");
+  if (!parc::driver::prepareOutputFile(output, "-o"))
+    return 1;
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
   llvm::SmallString<256> probe(llvm::sys::path::parent_path(exe));

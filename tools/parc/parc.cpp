@@ -98,15 +98,14 @@ cl::opt<std::string> dumpIR("dump-ir",
                             cl::value_desc("dir"), cl::sub(compileCmd));
 cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd));
 cl::opt<bool> autoPlan("auto", cl::desc("Let the planner choose the parallel plan "
-                                        "(needs --devices and --cluster)"),
+                                        "for --devices on --cluster"),
                        cl::sub(compileCmd));
 cl::opt<int64_t> autoDevices("devices", cl::desc("Devices --auto may use"), cl::init(0),
                              cl::sub(compileCmd));
 cl::opt<std::string> autoCluster("cluster",
                                  cl::desc("Cluster preset or JSON file for --auto "
-                                          "and for dist-overlap's cost model "
-                                          "(default: cpu)"),
-                                 cl::sub(compileCmd));
+                                          "and for dist-overlap's cost model"),
+                                 cl::init("cpu"), cl::sub(compileCmd));
 cl::opt<int64_t> pp("pp", cl::desc("Pipeline stages (each a program on tp ranks)"),
                     cl::init(1), cl::sub(compileCmd));
 cl::list<int64_t> ppLayout("pp-layout",
@@ -195,6 +194,9 @@ private:
   /// Binds every input's dim 0 to one micro-batch of one data-parallel
   /// replica (--micro-batches, --dp).
   LogicalResult bindMicroBatch(parc::OnnxImportOptions &options);
+  /// The flag combinations compile refuses (parc::plan::checkFlags, the
+  /// rules the planner ranks by too).
+  LogicalResult checkFlags();
   SmallVector<int64_t> layersPerStage;
   /// The output shapes of the whole batch (with --micro-batches).
   SmallVector<SmallVector<int64_t>> wholeResults;
@@ -239,6 +241,16 @@ LogicalResult Compilation::runPasses(ModuleOp module, StringRef stage,
   if (failed(pm.run(module)))
     return failure();
   return dump(module, stage);
+}
+
+LogicalResult Compilation::checkFlags() {
+  parc::plan::Config config;
+  config.tp = tp, config.pp = pp, config.ep = ep, config.dp = dp;
+  config.microBatches = microBatches, config.virtualStages = ppVirtual;
+  config.sp = sp, config.etp = etp;
+  if (llvm::Error e = parc::plan::checkFlags(config))
+    return fail(llvm::toString(std::move(e)));
+  return success();
 }
 
 LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
@@ -294,18 +306,10 @@ LogicalResult Compilation::run() {
   if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
     return fail("--dtype must be f32, bf16 or f16, not '" + dtype + "'");
 
-  if (tp < 1 || pp < 1)
-    return fail("--tp and --pp must be at least 1");
-  if (microBatches < 1)
-    return fail("--micro-batches must be at least 1");
   if (!ppLayout.empty() && pp == 1)
     return fail("--pp-layout needs --pp 2 or more");
-  if (ppVirtual < 1)
-    return fail("--pp-virtual must be at least 1");
-  if (ppVirtual > 1 && pp == 1)
-    return fail("--pp-virtual needs --pp 2 or more");
-  if (dp < 1)
-    return fail("--dp must be at least 1");
+  if (failed(checkFlags()))
+    return failure();
   if ((microBatches > 1 || dp > 1) && failed(bindMicroBatch(options)))
     return failure();
 
@@ -325,9 +329,9 @@ LogicalResult Compilation::run() {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
         microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
         ppLayout.getNumOccurrences() || dp.getNumOccurrences() || sp.getNumOccurrences() ||
-        autoDevices < 1 || autoCluster.empty())
-      return fail("--auto needs --devices N and --cluster, and replaces --tp, --sp, "
-                  "--pp, --pp-layout, --pp-virtual, --micro-batches, --ep and --dp");
+        etp.getNumOccurrences() || autoDevices < 1)
+      return fail("--auto needs --devices N, and replaces --tp, --sp, --pp, "
+                  "--pp-layout, --pp-virtual, --micro-batches, --ep, --etp and --dp");
     FailureOr<parc::plan::Config> chosen =
         parc::driver::autoPlan(*module, autoDevices, autoCluster, dtype, quiet);
     if (failed(chosen))
@@ -337,6 +341,7 @@ LogicalResult Compilation::run() {
     sp = chosen->sp;
     pp = chosen->pp;
     ep = chosen->ep;
+    etp = chosen->etp;
     ppVirtual = chosen->virtualStages;
     autoPlan = false;
     if (chosen->microBatches > 1 || chosen->dp > 1) {
@@ -356,8 +361,6 @@ LogicalResult Compilation::run() {
         })))
       return failure();
   }
-  if (sp && tp == 1)
-    return fail("--sp splits the sequence over the --tp ranks: give --tp > 1");
   if (tp > 1) {
     progress(llvm::formatv("partitioning for tensor{0} parallelism over {1} ranks",
                            sp ? " and sequence" : "", tp)
@@ -392,16 +395,6 @@ LogicalResult Compilation::run() {
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
   }
-  if (ep < 1)
-    return fail("--ep must be at least 1");
-  if (ep > 1 && tp > 1 && ep != tp && !etp)
-    return fail(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
-                              "over the tensor-parallel ranks (or add --etp "
-                              "for --ep groups of --tp ranks)",
-                              ep.getValue(), tp.getValue()));
-  if (etp && tp < 2)
-    return fail("--etp splits experts over the tensor-parallel ranks: it "
-                "needs --tp > 1");
   if (ep > 1 || capacityFactor != 0 || etp) {
     progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
                  : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
@@ -481,7 +474,7 @@ LogicalResult Compilation::run() {
       if (failed(runPasses(*program, "dist-overlap", [](OpPassManager &pm) {
             parc::dist::DistOverlapOptions options;
             options.chunks = overlapChunks;
-            options.cluster = autoCluster.empty() ? std::string("cpu") : autoCluster.getValue();
+            options.cluster = autoCluster;
             options.explain = explain;
             pm.addPass(parc::dist::createDistOverlap(options));
           })))
