@@ -104,7 +104,8 @@ cl::opt<int64_t> autoDevices("devices", cl::desc("Devices --auto may use"), cl::
                              cl::sub(compileCmd));
 cl::opt<std::string> autoCluster("cluster",
                                  cl::desc("Cluster preset or JSON file for --auto "
-                                          "and for dist-overlap's cost model"),
+                                          "and for dist-overlap's cost model "
+                                          "(default: cpu)"),
                                  cl::init("cpu"), cl::sub(compileCmd));
 cl::opt<int64_t> pp("pp", cl::desc("Pipeline stages (each a program on tp ranks)"),
                     cl::init(1), cl::sub(compileCmd));

@@ -50,7 +50,8 @@ cl::opt<int64_t> batch("batch", cl::desc("Batch: binds input dims named 'batch' 
                        cl::init(1), cl::sub(planCmd));
 cl::opt<int64_t> seq("seq", cl::desc("Sequence length: binds input dims named 'seq', "
                                      "'sequence', 'seq_len', 'seqlen' or "
-                                     "'sequence_length'"),
+                                     "'sequence_length' (default: 2048; at most "
+                                     "the model's positions)"),
                      cl::init(2048), cl::sub(planCmd));
 cl::opt<int64_t> context("context",
                          cl::desc("Tokens the KV cache holds (default: --seq)"),
@@ -58,7 +59,9 @@ cl::opt<int64_t> context("context",
 cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
     cl::value_desc("name=shape"), cl::sub(planCmd));
-cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype: bf16, f16 or f32"),
+cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype priced, and given to the "
+                                             "printed compile command: bf16, f16 "
+                                             "or f32 (default: bf16)"),
                            cl::init("bf16"), cl::sub(planCmd));
 cl::opt<std::string> objective("objective",
                                cl::desc("latency (time per forward) or throughput "
