@@ -28,14 +28,16 @@ llvm::Error checkTp(const ModelProfile &profile, int64_t tp, bool sp) {
   for (const TpConstraint &c : profile.tpConstraints) {
     bool ok = c.kv ? (c.dim % tp == 0 || tp % c.dim == 0) : c.dim % tp == 0;
     if (!ok)
-      return refuse(llvm::formatv("tp={0}: does not divide the {1} {2}{3}", tp, c.dim,
-                                  c.what, c.kv ? " nor is a multiple of them" : ""));
+      return refuse(llvm::formatv("tp={0}: does not divide the {1} {2}{3}", tp,
+                                  c.dim, c.what,
+                                  c.kv ? " nor is a multiple of them" : ""));
   }
   // dist-annotate: --sp splits each norm's sequence over the tp ranks.
   if (sp && !profile.seqNormNode.empty() && profile.seqNormLength % tp)
-    return refuse(llvm::formatv("tp={0}+sp: does not divide the sequence of {1} "
-                                "that node '{2}' normalises",
-                                tp, profile.seqNormLength, profile.seqNormNode));
+    return refuse(
+        llvm::formatv("tp={0}+sp: does not divide the sequence of {1} "
+                      "that node '{2}' normalises",
+                      tp, profile.seqNormLength, profile.seqNormNode));
   return llvm::Error::success();
 }
 
@@ -48,17 +50,18 @@ llvm::Error checkStages(const ModelProfile &profile, const Config &c) {
     return refuse(llvm::formatv("pp={0}: more stages than the {1} blocks", c.pp,
                                 profile.blocks));
   if (c.pp * c.virtualStages > profile.layers)
-    return refuse(llvm::formatv("pp={0}{1}: needs at least one layer per stage, but "
-                                "the model has {2} layer(s) (one per attention block)",
-                                c.pp,
-                                c.virtualStages > 1
-                                    ? llvm::formatv(" v={0}", c.virtualStages).str()
-                                    : "",
-                                profile.layers));
+    return refuse(llvm::formatv(
+        "pp={0}{1}: needs at least one layer per stage, but "
+        "the model has {2} layer(s) (one per attention block)",
+        c.pp,
+        c.virtualStages > 1 ? llvm::formatv(" v={0}", c.virtualStages).str()
+                            : "",
+        profile.layers));
   if (profile.blocks != profile.layers)
-    return refuse(llvm::formatv("pp={0}: the {1} blocks found by node name are not "
-                                "the {2} attention layers compile's --pp-layout counts",
-                                c.pp, profile.blocks, profile.layers));
+    return refuse(
+        llvm::formatv("pp={0}: the {1} blocks found by node name are not "
+                      "the {2} attention layers compile's --pp-layout counts",
+                      c.pp, profile.blocks, profile.layers));
   return llvm::Error::success();
 }
 
@@ -76,21 +79,24 @@ llvm::Error parc::plan::checkFlags(const Config &c) {
   if (c.dp < 1)
     return refuse("--dp must be at least 1");
   if (c.sp && c.tp == 1)
-    return refuse("--sp splits the sequence over the --tp ranks: give --tp > 1");
+    return refuse(
+        "--sp splits the sequence over the --tp ranks: give --tp > 1");
   if (c.ep < 1)
     return refuse("--ep must be at least 1");
   if (c.ep > 1 && c.tp > 1 && c.ep != c.tp && !c.etp)
-    return refuse(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
-                                "over the tensor-parallel ranks (or add --etp "
-                                "for --ep groups of --tp ranks)",
-                                c.ep, c.tp));
+    return refuse(
+        llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
+                      "over the tensor-parallel ranks (or add --etp "
+                      "for --ep groups of --tp ranks)",
+                      c.ep, c.tp));
   if (c.etp && c.tp < 2)
     return refuse("--etp splits experts over the tensor-parallel ranks: it "
                   "needs --tp > 1");
   return llvm::Error::success();
 }
 
-llvm::Error parc::plan::checkBuildable(const ModelProfile &profile, const Config &c) {
+llvm::Error parc::plan::checkBuildable(const ModelProfile &profile,
+                                       const Config &c) {
   if (llvm::Error e = checkFlags(c))
     return e;
   if (c.tp > 1)
@@ -102,24 +108,28 @@ llvm::Error parc::plan::checkBuildable(const ModelProfile &profile, const Config
     return refuse(llvm::formatv("ep={0}: does not divide the {1} experts", c.ep,
                                 profile.experts));
   if (profile.batch % c.dp)
-    return refuse(llvm::formatv("tp={0} pp={1} ep={2} dp={3}: batch {4} does not "
-                                "split over {3} data-parallel replicas",
-                                c.tp, c.pp, c.ep, c.dp, profile.batch));
+    return refuse(
+        llvm::formatv("tp={0} pp={1} ep={2} dp={3}: batch {4} does not "
+                      "split over {3} data-parallel replicas",
+                      c.tp, c.pp, c.ep, c.dp, profile.batch));
   int64_t local = profile.batch / c.dp;
   if (local % c.microBatches)
-    return refuse(llvm::formatv("m={0}: does not divide the batch of {1} per replica",
-                                c.microBatches, local));
+    return refuse(
+        llvm::formatv("m={0}: does not divide the batch of {1} per replica",
+                      c.microBatches, local));
   if ((c.dp > 1 || c.microBatches > 1) && !profile.batchOnDim0)
     return refuse("dp and micro-batches split dim 0 of every input and output: "
                   "not the batch in this model");
   int64_t tokens = local / c.microBatches * profile.seq;
   if (c.ep > 1 && tokens % c.ep)
-    return refuse(llvm::formatv("ep={0}: does not divide the {1} tokens of a {2}", c.ep,
-                                tokens, c.microBatches > 1 ? "micro-batch" : "replica"));
+    return refuse(
+        llvm::formatv("ep={0}: does not divide the {1} tokens of a {2}", c.ep,
+                      tokens, c.microBatches > 1 ? "micro-batch" : "replica"));
   return llvm::Error::success();
 }
 
-std::string parc::plan::compileCommand(const Config &config, const ModelProfile &profile,
+std::string parc::plan::compileCommand(const Config &config,
+                                       const ModelProfile &profile,
                                        const PlanOptions &options) {
   std::string s;
   llvm::raw_string_ostream os(s);

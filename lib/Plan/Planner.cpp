@@ -193,7 +193,6 @@ std::vector<int64_t> balance(const std::vector<double> &blocks, double pre,
   return layout;
 }
 
-
 /// Prices every configuration of `options.devices` devices that compile
 /// builds (checkBuildable) into `result`; the reasons the
 /// others are refused go to `result.skipped`.
@@ -226,7 +225,8 @@ void search(const ModelProfile &profile, const Cluster &cluster,
             for (int64_t v : {1, 2}) {
               // The interleaved schedule is modelled with equal chunks and
               // M a multiple of P (Megatron's condition).
-              if (v > 1 && (pp == 1 || profile.blocks % (pp * v) != 0 || m % pp != 0))
+              if (v > 1 &&
+                  (pp == 1 || profile.blocks % (pp * v) != 0 || m % pp != 0))
                 continue;
               Config c;
               c.tp = tp, c.pp = pp, c.ep = ep, c.dp = dp, c.sp = sp;
@@ -512,7 +512,8 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
      << gib(c.activationBytes) << ", KV cache " << gib(c.kvBytes) << ")";
   if (c.crossesNodes)
     os << "; spans nodes";
-  os << "\n  compile it with: " << compileCommand(c.config, profile, options) << "\n";
+  os << "\n  compile it with: " << compileCommand(c.config, profile, options)
+     << "\n";
   // The best alternative per (tp, pp, ep, dp) shape, up to three.
   auto reason = [&](const Estimate &a) {
     struct Part { const char *name; double delta; };

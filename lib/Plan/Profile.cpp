@@ -379,8 +379,9 @@ void Profiler::readBuildFacts() {
   for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
     auto name = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
     auto shape = cast<RankedTensorType>(type).getShape();
-    profile.inputs.push_back({name ? name.str() : "input_" + std::to_string(i),
-                              std::vector<int64_t>(shape.begin(), shape.end())});
+    profile.inputs.push_back(
+        {name ? name.str() : "input_" + std::to_string(i),
+         std::vector<int64_t>(shape.begin(), shape.end())});
     profile.batchOnDim0 &= batched(type);
   }
   for (Type t : main.getResultTypes())
@@ -388,7 +389,8 @@ void Profiler::readBuildFacts() {
   for (Operation *op : ops) {
     profile.layers += isa<nn::AttentionOp>(op);
     // The norms --sp splits: over the last dim, the sequence before it.
-    if (!isa<nn::LayerNormOp, nn::RmsNormOp>(op) || !profile.seqNormNode.empty())
+    if (!isa<nn::LayerNormOp, nn::RmsNormOp>(op) ||
+        !profile.seqNormNode.empty())
       continue;
     auto x = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();

@@ -272,7 +272,8 @@ TEST(Plan, CheckBuildable) {
   EXPECT_EQ(why(p, c), "builds");
   // Flag combinations compile refuses whatever the model.
   c.sp = true;
-  EXPECT_EQ(why(p, c), "--sp splits the sequence over the --tp ranks: give --tp > 1");
+  EXPECT_EQ(why(p, c),
+            "--sp splits the sequence over the --tp ranks: give --tp > 1");
   c = Config();
   c.tp = 2, c.ep = 4;
   EXPECT_EQ(why(p, c), "--ep 4 must equal --tp 2: experts are split over the "
@@ -329,6 +330,7 @@ TEST(Plan, NeverRanksWhatCompileRefuses) {
     tp2sp |= e.config.tp == 2 && e.config.sp;
   }
   EXPECT_TRUE(tp4 && tp2sp);
-  EXPECT_TRUE(llvm::is_contained(
-      r->skipped, "tp=4+sp: does not divide the sequence of 6 that node 'ln_1' normalises"));
+  EXPECT_TRUE(
+      llvm::is_contained(r->skipped, "tp=4+sp: does not divide the sequence of "
+                                     "6 that node 'ln_1' normalises"));
 }

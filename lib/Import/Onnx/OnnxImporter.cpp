@@ -629,9 +629,10 @@ private:
   /// (Gather of positions) or slices it short (Slice to the length), which
   /// would surface as a broadcast error far downstream, or not at all.
   LogicalResult positionsPastTable(int64_t length, int64_t rows, int64_t axis) {
-    return g.nodeError(node) << "sequence length " << length << " exceeds the model's "
-                             << rows << " positions (initializer '" << node.input(0)
-                             << "' has " << rows << " on axis " << axis << ")";
+    return g.nodeError(node)
+           << "sequence length " << length << " exceeds the model's " << rows
+           << " positions (initializer '" << node.input(0) << "' has " << rows
+           << " on axis " << axis << ")";
   }
   LogicalResult checkGatherIndices(Value idx, int64_t rows, int64_t axis);
 
@@ -1027,7 +1028,8 @@ LogicalResult NodeImporter::slice() {
 LogicalResult NodeImporter::checkGatherIndices(Value idx, int64_t rows,
                                                int64_t axis) {
   DenseElementsAttr attr;
-  if (!matchPattern(idx, m_Constant(&attr)) || !isa<IntegerType>(attr.getElementType()))
+  if (!matchPattern(idx, m_Constant(&attr)) ||
+      !isa<IntegerType>(attr.getElementType()))
     return success();
   int64_t lo = 0, hi = 0;
   for (APInt v : attr.getValues<APInt>()) {
@@ -1038,10 +1040,10 @@ LogicalResult NodeImporter::checkGatherIndices(Value idx, int64_t rows,
   if (hi >= rows && isComputed(1))
     return positionsPastTable(hi + 1, rows, axis);
   if (hi >= rows || lo < -rows)
-    return g.nodeError(node) << "index " << (hi >= rows ? hi : lo)
-                             << " is out of range for the " << rows
-                             << " entries of initializer '" << node.input(0)
-                             << "' on axis " << axis;
+    return g.nodeError(node)
+           << "index " << (hi >= rows ? hi : lo) << " is out of range for the "
+           << rows << " entries of initializer '" << node.input(0)
+           << "' on axis " << axis;
   return success();
 }
 
