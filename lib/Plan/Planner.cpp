@@ -193,8 +193,65 @@ std::vector<int64_t> balance(const std::vector<double> &blocks, double pre,
   return layout;
 }
 
-bool allowed(const PlanOptions &o, llvm::StringRef axis) {
-  return o.allowedAxes.empty() || llvm::is_contained(o.allowedAxes, axis);
+/// Prices every configuration of `options.devices` devices that compile
+/// builds (checkBuildable) into `result`; the reasons the
+/// others are refused go to `result.skipped`.
+void search(const ModelProfile &profile, const Cluster &cluster,
+            const PlanOptions &options, double flops, PlanResult &result) {
+  int64_t n = options.devices;
+  for (int64_t tp : divisors(n)) {
+    for (int64_t pp : divisors(n / tp)) {
+      // Expert parallelism over the tp ranks, or over its own ranks when
+      // there is no tp.
+      std::vector<int64_t> eps{1};
+      if (profile.experts) {
+        if (tp > 1)
+          eps.push_back(tp);
+        else
+          for (int64_t e : divisors(n / pp))
+            if (e > 1)
+              eps.push_back(e);
+      }
+      for (int64_t ep : eps) {
+        int64_t dp = n / (pp * std::max(tp, ep));
+        int64_t local = profile.batch % dp ? 1 : profile.batch / dp;
+        for (bool sp : {false, true}) {
+          if (sp && tp == 1)
+            continue;
+          std::vector<int64_t> layout;
+          for (int64_t m : pp > 1 ? divisors(local) : std::vector<int64_t>{1}) {
+            if (m > options.maxMicroBatches)
+              continue;
+            for (int64_t v : {1, 2}) {
+              // The interleaved schedule is modelled with equal chunks and
+              // M a multiple of P (Megatron's condition).
+              if (v > 1 &&
+                  (pp == 1 || profile.blocks % (pp * v) != 0 || m % pp != 0))
+                continue;
+              Config c;
+              c.tp = tp, c.pp = pp, c.ep = ep, c.dp = dp, c.sp = sp;
+              c.microBatches = m, c.virtualStages = v;
+              // Experts split inside under tp without ep.
+              c.etp = profile.experts && tp > 1 && ep == 1;
+              if (llvm::Error e = checkBuildable(profile, c)) {
+                result.skipped.push_back(llvm::toString(std::move(e)));
+                continue;
+              }
+              if (v > 1)
+                c.stageBlocks.assign(pp, profile.blocks / pp);
+              else
+                c.stageBlocks = layout;
+              Estimate e = estimate(profile, cluster, options, c, flops);
+              if (v == 1 && layout.empty())
+                layout = e.config.stageBlocks; // balanced once per split
+              ++result.considered;
+              result.ranked.push_back(std::move(e));
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 } // namespace
@@ -220,7 +277,7 @@ std::string Config::layout() const {
   return s;
 }
 
-std::string Config::compileFlags(bool moe) const {
+std::string Config::compileFlags() const {
   std::string s = llvm::formatv("--tp {0}", tp).str();
   if (sp)
     s += " --sp";
@@ -238,7 +295,7 @@ std::string Config::compileFlags(bool moe) const {
   }
   if (ep > 1)
     s += llvm::formatv(" --ep {0}", ep).str();
-  else if (moe && tp > 1)
+  if (etp)
     s += " --etp";
   if (dp > 1)
     s += llvm::formatv(" --dp {0}", dp).str();
@@ -396,94 +453,7 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
             .str());
   PlanResult result;
   int64_t n = options.devices;
-  for (int64_t tp : divisors(n)) {
-    if (tp > 1 && !allowed(options, "tp"))
-      continue;
-    std::string misfit;
-    for (const TpConstraint &c : profile.tpConstraints) {
-      bool ok = c.kv ? (c.dim % tp == 0 || tp % c.dim == 0) : c.dim % tp == 0;
-      if (!ok) {
-        misfit = llvm::formatv("tp={0}: does not divide the {1} {2}{3}", tp, c.dim,
-                               c.what, c.kv ? " nor is a multiple of them" : "")
-                     .str();
-        break;
-      }
-    }
-    if (!misfit.empty()) {
-      result.skipped.push_back(misfit);
-      continue;
-    }
-    for (int64_t pp : divisors(n / tp)) {
-      if (pp > 1 && (!allowed(options, "pp") || pp > profile.blocks)) {
-        if (pp > profile.blocks && allowed(options, "pp"))
-          result.skipped.push_back(
-              llvm::formatv("pp={0}: more stages than the {1} blocks", pp, profile.blocks));
-        continue;
-      }
-      // Expert parallelism over the tp ranks, or over its own ranks when
-      // there is no tp.
-      std::vector<int64_t> eps{1};
-      if (profile.experts && allowed(options, "ep")) {
-        if (tp > 1)
-          eps.push_back(tp);
-        else
-          for (int64_t e : divisors(n / pp))
-            if (e > 1)
-              eps.push_back(e);
-      }
-      for (int64_t ep : eps) {
-        if (ep > 1 && profile.experts % ep != 0) {
-          result.skipped.push_back(llvm::formatv("ep={0}: does not divide the {1} experts",
-                                                 ep, profile.experts));
-          continue;
-        }
-        int64_t dp = n / (pp * std::max(tp, ep));
-        if (dp > 1 && !allowed(options, "dp"))
-          continue;
-        if (profile.batch % dp != 0) {
-          result.skipped.push_back(
-              llvm::formatv("tp={0} pp={1} ep={2} dp={3}: batch {4} does not split "
-                            "over {3} data-parallel replicas",
-                            tp, pp, ep, dp, profile.batch));
-          continue;
-        }
-        int64_t local = profile.batch / dp;
-        if (ep > 1 && (local * profile.seq) % ep != 0) {
-          result.skipped.push_back(llvm::formatv(
-              "ep={0}: does not divide the {1} tokens of a replica", ep, local * profile.seq));
-          continue;
-        }
-        for (bool sp : {false, true}) {
-          if (sp && (tp == 1 || !allowed(options, "sp")))
-            continue;
-          std::vector<int64_t> layout;
-          for (int64_t m : pp > 1 ? divisors(local) : std::vector<int64_t>{1}) {
-            if (m > options.maxMicroBatches ||
-                (ep > 1 && (local / m * profile.seq) % ep != 0))
-              continue;
-            for (int64_t v : {1, 2}) {
-              // The interleaved schedule needs equal chunks and M a
-              // multiple of P (Megatron's condition).
-              if (v > 1 && (pp == 1 || profile.blocks % (pp * v) != 0 || m % pp != 0))
-                continue;
-              Config c;
-              c.tp = tp, c.pp = pp, c.ep = ep, c.dp = dp, c.sp = sp;
-              c.microBatches = m, c.virtualStages = v;
-              if (v > 1)
-                c.stageBlocks.assign(pp, profile.blocks / pp);
-              else
-                c.stageBlocks = layout;
-              Estimate e = estimate(profile, cluster, options, c, *flops);
-              if (v == 1 && layout.empty())
-                layout = e.config.stageBlocks; // balanced once per split
-              ++result.considered;
-              result.ranked.push_back(std::move(e));
-            }
-          }
-        }
-      }
-    }
-  }
+  search(profile, cluster, options, *flops, result);
   auto metric = [&](const Estimate &e) {
     return options.throughput ? e.interval : e.time;
   };
@@ -542,8 +512,8 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
      << gib(c.activationBytes) << ", KV cache " << gib(c.kvBytes) << ")";
   if (c.crossesNodes)
     os << "; spans nodes";
-  os << "\n  compile it with: parc compile "
-     << c.config.compileFlags(profile.experts > 0) << "\n";
+  os << "\n  compile it with: " << compileCommand(c.config, profile, options)
+     << "\n";
   // The best alternative per (tp, pp, ep, dp) shape, up to three.
   auto reason = [&](const Estimate &a) {
     struct Part { const char *name; double delta; };
@@ -616,7 +586,8 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
         {"micro_batches", e.config.microBatches},
         {"virtual_stages", e.config.virtualStages},
         {"stage_blocks", llvm::json::Array(e.config.stageBlocks)},
-        {"compile_flags", e.config.compileFlags(profile.experts > 0)},
+        {"compile_flags", e.config.compileFlags()},
+        {"compile_command", compileCommand(e.config, profile, options)},
         {"time_s", e.time},
         {"interval_s", e.interval},
         {"tokens_per_s", e.tokensPerSecond},

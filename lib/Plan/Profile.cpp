@@ -117,6 +117,9 @@ private:
   void findExperts();
   OpCost cost(Operation *op);
   OpCost finishMoe(Operation *op, OpCost c);
+  /// What checkBuildable reads: inputs, batched dims, layers, the first
+  /// norm --sp splits.
+  void readBuildFacts();
 
   func::FuncOp main;
   SmallVector<Operation *> ops;
@@ -368,6 +371,36 @@ OpCost Profiler::finishMoe(Operation *op, OpCost c) {
   return c;
 }
 
+void Profiler::readBuildFacts() {
+  auto batched = [&](Type t) {
+    auto r = cast<RankedTensorType>(t);
+    return r.getRank() > 0 && r.getDimSize(0) == profile.batch;
+  };
+  for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
+    auto name = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    auto shape = cast<RankedTensorType>(type).getShape();
+    profile.inputs.push_back(
+        {name ? name.str() : "input_" + std::to_string(i),
+         std::vector<int64_t>(shape.begin(), shape.end())});
+    profile.batchOnDim0 &= batched(type);
+  }
+  for (Type t : main.getResultTypes())
+    profile.batchOnDim0 &= batched(t);
+  for (Operation *op : ops) {
+    profile.layers += isa<nn::AttentionOp>(op);
+    // The norms --sp splits: over the last dim, the sequence before it.
+    if (!isa<nn::LayerNormOp, nn::RmsNormOp>(op) ||
+        !profile.seqNormNode.empty())
+      continue;
+    auto x = cast<RankedTensorType>(op->getOperand(0).getType());
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    if (x.getRank() >= 2 && (axis == -1 || axis == x.getRank() - 1)) {
+      profile.seqNormNode = nodeName(op);
+      profile.seqNormLength = x.getDimSize(x.getRank() - 2);
+    }
+  }
+}
+
 FailureOr<ModelProfile> Profiler::run() {
   if (main.getNumArguments() == 0)
     return main.emitError("planning needs a model with at least one input"), failure();
@@ -436,6 +469,7 @@ FailureOr<ModelProfile> Profiler::run() {
   auto firstIn = cast<RankedTensorType>(main.getArgument(0).getType());
   profile.batch = firstIn.getRank() ? firstIn.getShape()[0] : 1;
   profile.seq = firstIn.getRank() > 1 ? firstIn.getShape()[1] : 1;
+  readBuildFacts();
 
   // Units by block key, in program order. Unnamed ops between blocks join
   // the block they sit in; those before the first block are "pre", those

@@ -23,6 +23,10 @@ int plan();
 bool calibrateSelected();
 int calibrate(const char *argv0);
 
+/// Creates the folder that the file `path` (given with option `flag`) goes
+/// in, before the work that fills it; false after an error naming the path.
+bool prepareOutputFile(llvm::StringRef path, llvm::StringRef flag);
+
 /// `parc compile --auto`: the plan the planner picks for the fused `module`
 /// among those compile can build, on `devices` devices of `cluster` (a
 /// preset name or file). Prints why.

@@ -61,6 +61,8 @@ int parc::driver::calibrate(const char *argv0) {
   if (auto err =
           parc::cli::checkRanges({parc::cli::intRange("ranks", ranks, 2, 256)}))
     return fail(llvm::toString(std::move(err)));
+  if (!parc::driver::prepareOutputFile(output, "-o"))
+    return 1;
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
   llvm::SmallString<256> probe(llvm::sys::path::parent_path(exe));

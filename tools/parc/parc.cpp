@@ -274,6 +274,9 @@ private:
   /// Binds every input's dim 0 to one micro-batch of one data-parallel
   /// replica (--micro-batches, --dp).
   LogicalResult bindMicroBatch(parc::OnnxImportOptions &options);
+  /// The flag combinations compile refuses (parc::plan::checkFlags, the
+  /// rules the planner ranks by too).
+  LogicalResult checkFlags();
   SmallVector<int64_t> layersPerStage;
   /// The output shapes of the whole batch (with --micro-batches).
   SmallVector<SmallVector<int64_t>> wholeResults;
@@ -320,6 +323,16 @@ LogicalResult Compilation::runPasses(ModuleOp module, StringRef stage,
   if (failed(pm.run(module)))
     return failure();
   return dump(module, stage);
+}
+
+LogicalResult Compilation::checkFlags() {
+  parc::plan::Config config;
+  config.tp = tp, config.pp = pp, config.ep = ep, config.dp = dp;
+  config.microBatches = microBatches, config.virtualStages = ppVirtual;
+  config.sp = sp, config.etp = etp;
+  if (llvm::Error e = parc::plan::checkFlags(config))
+    return fail(llvm::toString(std::move(e)));
+  return success();
 }
 
 LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
@@ -379,8 +392,8 @@ LogicalResult Compilation::run() {
 
   if (!ppLayout.empty() && pp == 1)
     return fail("--pp-layout needs --pp 2 or more");
-  if (ppVirtual > 1 && pp == 1)
-    return fail("--pp-virtual needs --pp 2 or more");
+  if (failed(checkFlags()))
+    return failure();
   if ((microBatches > 1 || dp > 1) && failed(bindMicroBatch(options)))
     return failure();
 
@@ -400,9 +413,9 @@ LogicalResult Compilation::run() {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
         microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
         ppLayout.getNumOccurrences() || dp.getNumOccurrences() || sp.getNumOccurrences() ||
-        autoDevices < 1 || autoCluster.empty())
-      return fail("--auto needs --devices N and --cluster, and replaces --tp, --sp, "
-                  "--pp, --pp-layout, --pp-virtual, --micro-batches, --ep and --dp");
+        etp.getNumOccurrences() || autoDevices < 1)
+      return fail("--auto needs --devices N, and replaces --tp, --sp, --pp, "
+                  "--pp-layout, --pp-virtual, --micro-batches, --ep, --etp and --dp");
     FailureOr<parc::plan::Config> chosen =
         parc::driver::autoPlan(*module, autoDevices, clusterFile, dtype, quiet);
     if (failed(chosen))
@@ -412,6 +425,7 @@ LogicalResult Compilation::run() {
     sp = chosen->sp;
     pp = chosen->pp;
     ep = chosen->ep;
+    etp = chosen->etp;
     ppVirtual = chosen->virtualStages;
     autoPlan = false;
     if (chosen->microBatches > 1 || chosen->dp > 1) {
@@ -431,8 +445,6 @@ LogicalResult Compilation::run() {
         })))
       return failure();
   }
-  if (sp && tp == 1)
-    return fail("--sp splits the sequence over the --tp ranks: give --tp > 1");
   if (tp > 1) {
     progress(llvm::formatv("partitioning for tensor{0} parallelism over {1} ranks",
                            sp ? " and sequence" : "", tp)
@@ -467,14 +479,6 @@ LogicalResult Compilation::run() {
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
   }
-  if (ep > 1 && tp > 1 && ep != tp && !etp)
-    return fail(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
-                              "over the tensor-parallel ranks (or add --etp "
-                              "for --ep groups of --tp ranks)",
-                              ep.getValue(), tp.getValue()));
-  if (etp && tp < 2)
-    return fail("--etp splits experts over the tensor-parallel ranks: it "
-                "needs --tp > 1");
   if (ep > 1 || capacityFactor != 0 || etp) {
     progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
                  : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
@@ -871,7 +875,7 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
 }
 
 /// The checks that need no model: before any work starts.
-LogicalResult checkFlags() {
+LogicalResult checkModelFreeFlags() {
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, not '" + target + "'");
   std::optional<StringRef> canonical = parc::cli::canonicalDType(dtype);
@@ -883,7 +887,7 @@ LogicalResult checkFlags() {
 }
 
 int compile() {
-  if (failed(checkFlags()))
+  if (failed(checkModelFreeFlags()))
     return 1;
   DialectRegistry registry;
   registry.insert<parc::nn::NNDialect, parc::rt::RTDialect, arith::ArithDialect,

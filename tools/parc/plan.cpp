@@ -38,11 +38,6 @@ llvm::cl::OptionCategory parc::driver::planCategory("Plan options");
 
 namespace {
 
-/// The parallelism axes `parc compile` can build today. `--auto` picks only
-/// among plans that use no other axis (sequence parallelism is chosen by
-/// compile's --sp, not by --auto).
-const std::vector<std::string> kCompileSupportedAxes = {"tp", "sp", "pp", "ep", "dp"};
-
 cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a cluster");
 
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
@@ -65,7 +60,8 @@ cl::opt<int64_t> batch("batch",
 cl::opt<int64_t> seq("seq",
                      cl::desc("Sequence length: binds input dims named 'seq', "
                               "'sequence', 'seq_len', 'seqlen' or "
-                              "'sequence_length'"),
+                              "'sequence_length'; at most the model's "
+                              "positions)"),
                      cl::init(2048), cl::sub(planCmd),
                      cl::cat(parc::driver::planCategory));
 cl::opt<int64_t> context("context",
@@ -79,8 +75,9 @@ cl::list<std::string> inputShapes(
     cl::value_desc("name=shape"), cl::sub(planCmd),
     cl::cat(parc::driver::planCategory));
 cl::opt<std::string> dtype("dtype",
-                           cl::desc("Compute dtype: bf16, f16 or f32 (also "
-                                    "bfloat16, float16, fp16, float32)"),
+                           cl::desc("Compute dtype priced, and given to the "
+                                    "printed compile command: bf16, f16 or f32 "
+                                    "(also bfloat16, float16, fp16, float32)"),
                            cl::init("bf16"), cl::sub(planCmd),
                            cl::cat(parc::driver::planCategory));
 cl::opt<std::string>
@@ -156,6 +153,30 @@ bool writeAtomic(llvm::StringRef path, llvm::StringRef text) {
   return true;
 }
 
+} // namespace
+
+bool parc::driver::prepareOutputFile(llvm::StringRef path, llvm::StringRef flag) {
+  if (llvm::sys::fs::is_directory(path)) {
+    fail(flag + " '" + path + "' is a folder; give a file path");
+    return false;
+  }
+  llvm::StringRef parent = llvm::sys::path::parent_path(path);
+  if (parent.empty())
+    return true;
+  std::error_code ec = llvm::sys::fs::create_directories(parent);
+  // An existing file in the way counts as existing for create_directories.
+  if (!ec && !llvm::sys::fs::is_directory(parent))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec) {
+    fail("cannot create the folder '" + parent + "' for " + flag + " '" + path +
+         "': " + ec.message());
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
 /// Imports and fuses `path` in `ctx`; diagnostics go to stderr.
 OwningOpRef<ModuleOp> importAndFuse(MLIRContext &ctx, llvm::StringRef path,
                                     const parc::OnnxImportOptions &options) {
@@ -191,6 +212,8 @@ int parc::driver::plan() {
   auto cluster = plan::loadCluster(clusterName, {plan::presetDir()});
   if (!cluster)
     return fail(llvm::toString(cluster.takeError()));
+  if (!svg.empty() && !parc::driver::prepareOutputFile(svg, "--svg"))
+    return 1;
 
   DialectRegistry registry;
   registry.insert<parc::nn::NNDialect, arith::ArithDialect, func::FuncDialect>();
@@ -215,6 +238,8 @@ int parc::driver::plan() {
     return 1;
   plan::PlanOptions planOptions;
   planOptions.dtype = dtype;
+  planOptions.model = modelPath;
+  planOptions.cluster = clusterName;
   planOptions.devices = devices;
   planOptions.throughput = objective == "throughput";
   planOptions.context = context;
@@ -281,10 +306,12 @@ FailureOr<plan::Config> parc::driver::autoPlan(ModuleOp module, int64_t devices,
     return failure();
   plan::PlanOptions options;
   options.dtype = dtype;
-  // compile runs one SPMD program over all its ranks: try each degree that
-  // divides the devices, leaving the rest idle, among supported axes only.
-  options.allowedAxes = kCompileSupportedAxes;
+  // compile runs one SPMD program over all its ranks: try each device
+  // count that divides N, leaving the rest idle. The planner ranks only
+  // plans compile builds.
   std::optional<plan::Estimate> best;
+  int64_t used = 0;
+  std::string why;
   for (int64_t d = 1; d <= devices; ++d) {
     if (devices % d)
       continue;
@@ -292,33 +319,26 @@ FailureOr<plan::Config> parc::driver::autoPlan(ModuleOp module, int64_t devices,
     auto result = plan::planParallelism(*profile, *cluster, options);
     if (!result)
       return fail(llvm::toString(result.takeError())), failure();
-    if (result->chosen &&
-        (!best || result->ranked[*result->chosen].time < best->time))
+    why = result->explanation;
+    if (result->chosen && (!best || result->ranked[*result->chosen].time < best->time)) {
       best = result->ranked[*result->chosen];
-  }
-  if (!best)
-    return fail(llvm::formatv("--auto: no plan that compile supports ({0}) fits "
-                              "{1} device(s) of cluster '{2}'",
-                              llvm::join(kCompileSupportedAxes, ", "), devices,
-                              cluster->name)
-                    .str()),
-           failure();
-  options.allowedAxes.clear();
-  options.devices = devices;
-  auto unrestricted = plan::planParallelism(*profile, *cluster, options);
-  if (!quiet) {
-    llvm::errs() << llvm::formatv(
-        "parc: --auto chose {0} ({1:f3} ms predicted per forward on {2}) among the "
-        "plans compile supports (axes: {3})\n",
-        best->config.str(), best->time * 1e3, cluster->name,
-        llvm::join(kCompileSupportedAxes, ", "));
-    if (unrestricted && unrestricted->chosen) {
-      const plan::Estimate &u = unrestricted->ranked[*unrestricted->chosen];
-      if (u.config.str() != best->config.str())
-        llvm::errs() << llvm::formatv("parc: with every axis the planner would choose "
-                                      "{0} ({1:f3} ms); compile cannot build it yet\n",
-                                      u.config.str(), u.time * 1e3);
+      used = d;
     }
   }
+  if (!best)
+    return fail(llvm::formatv("--auto: no plan that compile builds fits {0} "
+                              "device(s) of cluster '{1}': {2}",
+                              devices, cluster->name, llvm::StringRef(why).rtrim())
+                    .str()),
+           failure();
+  if (!quiet)
+    llvm::errs() << llvm::formatv(
+        "parc: --auto chose {0} ({1:f3} ms predicted per forward on {2}){3}\n",
+        best->config.str(), best->time * 1e3, cluster->name,
+        used < devices ? llvm::formatv(" on {0} of the {1} devices: no plan on "
+                                       "more of them is faster",
+                                       used, devices)
+                             .str()
+                       : std::string());
   return best->config;
 }

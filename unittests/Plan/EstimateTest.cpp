@@ -32,7 +32,7 @@ ModelProfile twoBlocks() {
   ModelProfile p;
   p.batch = 4;
   p.seq = 1;
-  p.blocks = 2;
+  p.blocks = p.layers = 2; // one attention per block
   Unit u;
   u.name = "layers.0";
   u.block = true;
@@ -163,7 +163,7 @@ TEST(Estimate, TimeSharedStages) {
   Cluster c = roundCluster();
   c.computeSlotsPerNode = 2;
   ModelProfile p = twoBlocks();
-  p.blocks = p.units[0].count = 3;
+  p.blocks = p.layers = p.units[0].count = 3;
   PlanOptions o;
   o.dtype = "bf16";
   Config cfg;
@@ -234,7 +234,7 @@ TEST(Estimate, BalancedLayout) {
   ModelProfile p;
   p.batch = 1;
   p.seq = 1;
-  p.blocks = 4;
+  p.blocks = p.layers = 4;
   OpCost op;
   op.op = "linear";
   op.flops = 1e12;
@@ -259,4 +259,78 @@ TEST(Estimate, BalancedLayout) {
   // One micro-batch: the stages run one after the other, plus no send
   // (no boundary elements).
   EXPECT_NEAR(e.time, 0.06 + 0.0, 1e-9);
+}
+
+std::string why(const ModelProfile &p, const Config &c) {
+  llvm::Error e = checkBuildable(p, c);
+  return e ? llvm::toString(std::move(e)) : "builds";
+}
+
+TEST(Plan, CheckBuildable) {
+  ModelProfile p = twoBlocks();
+  Config c;
+  EXPECT_EQ(why(p, c), "builds");
+  // Flag combinations compile refuses whatever the model.
+  c.sp = true;
+  EXPECT_EQ(why(p, c),
+            "--sp splits the sequence over the --tp ranks: give --tp > 1");
+  c = Config();
+  c.tp = 2, c.ep = 4;
+  EXPECT_EQ(why(p, c), "--ep 4 must equal --tp 2: experts are split over the "
+                       "tensor-parallel ranks (or add --etp for --ep groups of "
+                       "--tp ranks)");
+  // --sp splits the sequence (6 positions) over tp: 2 and 3 divide it, 4
+  // does not.
+  p.seq = p.seqNormLength = 6;
+  p.seqNormNode = "ln_1";
+  c = Config();
+  c.tp = 2, c.sp = true;
+  EXPECT_EQ(why(p, c), "builds");
+  c.tp = 4;
+  EXPECT_EQ(why(p, c), "tp=4+sp: does not divide the sequence of 6 that node "
+                       "'ln_1' normalises");
+  c.sp = false;
+  EXPECT_EQ(why(p, c), "builds");
+  // Stages cut between attention layers: as many as the blocks found by
+  // name, and at least one per (virtual) stage.
+  c = Config();
+  c.pp = 2;
+  EXPECT_EQ(why(p, c), "builds");
+  p.layers = 3;
+  EXPECT_EQ(why(p, c), "pp=2: the 2 blocks found by node name are not the 3 "
+                       "attention layers compile's --pp-layout counts");
+  p.layers = 2;
+  c.virtualStages = 2;
+  EXPECT_EQ(why(p, c), "pp=2 v=2: needs at least one layer per stage, but the "
+                       "model has 2 layer(s) (one per attention block)");
+  // Micro-batches and replicas split dim 0 of every input and output.
+  c = Config();
+  c.dp = 2, c.pp = 2, c.microBatches = 2;
+  EXPECT_EQ(why(p, c), "builds");
+  p.batchOnDim0 = false;
+  EXPECT_EQ(why(p, c), "dp and micro-batches split dim 0 of every input and "
+                       "output: not the batch in this model");
+}
+
+TEST(Plan, NeverRanksWhatCompileRefuses) {
+  // At seq 6 on 4 devices tp=4+sp is refused; tp=4 and tp=2+sp are ranked.
+  ModelProfile p = twoBlocks();
+  p.seq = p.seqNormLength = 6;
+  p.seqNormNode = "ln_1";
+  PlanOptions o;
+  o.dtype = "bf16";
+  o.devices = 4;
+  auto r = planParallelism(p, roundCluster(), o);
+  ASSERT_TRUE(!!r) << llvm::toString(r.takeError());
+  bool tp4 = false, tp2sp = false;
+  for (const Estimate &e : r->ranked) {
+    EXPECT_FALSE(e.config.tp == 4 && e.config.sp);
+    EXPECT_FALSE(checkBuildable(p, e.config)) << e.config.str();
+    tp4 |= e.config.tp == 4 && !e.config.sp;
+    tp2sp |= e.config.tp == 2 && e.config.sp;
+  }
+  EXPECT_TRUE(tp4 && tp2sp);
+  EXPECT_TRUE(
+      llvm::is_contained(r->skipped, "tp=4+sp: does not divide the sequence of "
+                                     "6 that node 'ln_1' normalises"));
 }

@@ -81,11 +81,24 @@ struct TpConstraint {
 struct ModelProfile {
   std::vector<Unit> units;
   int64_t batch = 1, seq = 1, blocks = 0;
+  /// Attention ops: the layers dist-pipeline cuts between (blocks are found
+  /// by node names, so the two can differ).
+  int64_t layers = 0;
   int64_t heads = 0, kvHeads = 0, headDim = 0, hidden = 0;
   bool decoder = false;
   int64_t experts = 0, topK = 0;
   double parameters = 0;
   std::vector<TpConstraint> tpConstraints;
+  /// The graph inputs as imported (ONNX name, shape): what `--input-shape`
+  /// binds in the compile command.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> inputs;
+  /// Every input and output has the batch on dim 0, as --dp and
+  /// --micro-batches need.
+  bool batchOnDim0 = true;
+  /// The first norm over the last dim, which --sp splits along the
+  /// sequence (dim rank-2): its ONNX node (empty: none) and that length.
+  std::string seqNormNode;
+  int64_t seqNormLength = 0;
 };
 
 /// Profiles `func.func @main` of fused nn IR. `batch`, when given, overrides
@@ -95,6 +108,9 @@ mlir::FailureOr<ModelProfile> profileModel(mlir::ModuleOp module);
 
 struct PlanOptions {
   std::string dtype = "bf16";
+  /// For the compile command printed with the plan: the model path and
+  /// the --cluster argument as given.
+  std::string model, cluster;
   int64_t devices = 1;
   bool throughput = false;
   /// Tokens of context the KV cache holds (0: the profiled sequence).
@@ -104,9 +120,6 @@ struct PlanOptions {
   /// overlap (dist-overlap's collective matmul); 1: collectives exposed;
   /// 0: the cheapest cut, as dist-overlap chooses it by default.
   int64_t overlapChunks = 0;
-  /// Parallelism axes a configuration may use (tp, sp, pp, ep, dp); empty:
-  /// all. `parc compile --auto` restricts it to what compile supports.
-  std::vector<std::string> allowedAxes;
 };
 
 /// One model replica runs on max(tp, ep) ranks per stage: expert
@@ -115,17 +128,36 @@ struct PlanOptions {
 struct Config {
   int64_t tp = 1, pp = 1, ep = 1, dp = 1, microBatches = 1, virtualStages = 1;
   bool sp = false;
+  /// Experts split inside over the tp ranks (compile's --etp).
+  bool etp = false;
   int64_t stageRanks() const { return std::max(tp, ep) * dp; }
   int64_t world() const { return stageRanks() * pp; }
   /// Blocks per pipeline stage (the layout), first stage first.
   std::vector<int64_t> stageBlocks;
   std::string str() const;
   std::string layout() const;
-  /// The `parc compile` options that build this plan (`--dp` for its
-  /// data-parallel replicas); `moe`: the model has MoE layers,
-  /// whose experts split inside under tp without ep (`--etp`).
-  std::string compileFlags(bool moe = false) const;
+  /// The `parc compile` parallelism options that build this plan.
+  std::string compileFlags() const;
 };
+
+/// The configurations `parc compile` refuses whatever the model: flag
+/// combinations (`--sp` without `--tp`, `--ep` other than `--tp` without
+/// `--etp`, ...). compile refuses with this message.
+llvm::Error checkFlags(const Config &config);
+
+/// Whether `parc compile` builds `config` for the model of `profile`, and
+/// why not: checkFlags, then the model's facts (heads and features tp must
+/// divide, layers per stage, experts and tokens ep must divide, the batch
+/// dp and micro-batches split, the sequence --sp splits). The planner ranks
+/// only what passes. compile's passes refuse the same models naming the
+/// ONNX node; test/Plan/plan-compiles.test checks that the two agree.
+llvm::Error checkBuildable(const ModelProfile &profile, const Config &config);
+
+/// The whole `parc compile` command that builds `config` as it was priced:
+/// the model, `-o`, every input's shape, `--dtype`, `--cluster` and the
+/// parallelism options, shell-quoted.
+std::string compileCommand(const Config &config, const ModelProfile &profile,
+                           const PlanOptions &options);
 
 struct Estimate {
   Config config;

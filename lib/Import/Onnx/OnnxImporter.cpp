@@ -152,6 +152,9 @@ private:
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringMap<RankedTensorType> types;
   llvm::StringMap<onnx::TypeProto> inferred;
+  /// Outputs of Constant nodes: with the initializers, the values a model
+  /// states rather than computes.
+  llvm::StringSet<> constantOutputs;
   bool warnedMissingData = false;
   /// The last weight created, so the next one goes after it.
   Operation *lastWeight = nullptr;
@@ -617,6 +620,23 @@ private:
     return attr;
   }
 
+  /// Input `i` is an initializer: a table of the model.
+  bool isTable(int i) { return has(i) && g.initializers.count(node.input(i)); }
+  /// Input `i` is computed, not stated (an initializer or a Constant).
+  bool isComputed(int i) {
+    return has(i) && !isTable(i) && !g.constantOutputs.contains(node.input(i));
+  }
+  /// A sequence longer than the model's position table reads past it
+  /// (Gather of positions) or slices it short (Slice to the length), which
+  /// would surface as a broadcast error far downstream, or not at all.
+  LogicalResult positionsPastTable(int64_t length, int64_t rows, int64_t axis) {
+    return g.nodeError(node)
+           << "sequence length " << length << " exceeds the model's " << rows
+           << " positions (initializer '" << node.input(0) << "' has " << rows
+           << " on axis " << axis << ")";
+  }
+  LogicalResult checkGatherIndices(Value idx, int64_t rows, int64_t axis);
+
   /// The static type ONNX inferred for output `i`, or `fallback` when ONNX
   /// left it dynamic (parc's own rule for structural ops).
   FailureOr<RankedTensorType> outType(int i,
@@ -986,6 +1006,10 @@ LogicalResult NodeImporter::slice() {
       return forward ? std::clamp<int64_t>(v, 0, dim)
                      : std::clamp<int64_t>(v, -1, dim - 1);
     };
+    // Computed ends (a sequence length from Shape) past a table.
+    if (step > 0 && isTable(0) && isComputed(2) && (*ends)[i] > dim &&
+        (*ends)[i] < std::numeric_limits<int32_t>::max())
+      return positionsPastTable((*ends)[i], dim, a);
     int64_t s = clampIdx((*starts)[i], step > 0);
     int64_t e = clampIdx((*ends)[i], step > 0);
     int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
@@ -1000,6 +1024,28 @@ LogicalResult NodeImporter::slice() {
   return set(0, b.createOrFold<nn::SliceOp>(loc, *t, *x,
                                              b.getDenseI64ArrayAttr(outStart),
                                              b.getDenseI64ArrayAttr(outStep)));
+}
+
+LogicalResult NodeImporter::checkGatherIndices(Value idx, int64_t rows,
+                                               int64_t axis) {
+  DenseElementsAttr attr;
+  if (!matchPattern(idx, m_Constant(&attr)) ||
+      !isa<IntegerType>(attr.getElementType()))
+    return success();
+  int64_t lo = 0, hi = 0;
+  for (APInt v : attr.getValues<APInt>()) {
+    lo = std::min(lo, v.getSExtValue());
+    hi = std::max(hi, v.getSExtValue());
+  }
+  // Computed indices are positions: 0 .. length-1.
+  if (hi >= rows && isComputed(1))
+    return positionsPastTable(hi + 1, rows, axis);
+  if (hi >= rows || lo < -rows)
+    return g.nodeError(node)
+           << "index " << (hi >= rows ? hi : lo) << " is out of range for the "
+           << rows << " entries of initializer '" << node.input(0)
+           << "' on axis " << axis;
+  return success();
 }
 
 LogicalResult NodeImporter::split() {
@@ -1530,6 +1576,8 @@ LogicalResult NodeImporter::import() {
     if (failed(checkAxis(axis, typeOf(*data).getRank())))
       return failure();
     auto ds = typeOf(*data).getShape();
+    if (isTable(0) && failed(checkGatherIndices(*idx, ds[axis], axis)))
+      return failure();
     SmallVector<int64_t> shape(ds.take_front(axis));
     llvm::append_range(shape, typeOf(*idx).getShape());
     llvm::append_range(shape, ds.drop_front(axis + 1));
@@ -1728,6 +1776,8 @@ LogicalResult GraphImporter::checkSupported() {
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
+  if (node.op_type() == "Constant")
+    constantOutputs.insert(node.output(0));
   return NodeImporter(*this, node).import();
 }
 
