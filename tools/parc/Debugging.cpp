@@ -38,12 +38,12 @@ void parc::driver::registerIRDebugOptions(cl::SubCommand &compile) {
   registerMLIRContextCLOptions();
   registerDefaultTimingManagerCLOptions();
   static const llvm::StringSet<> listed = {
-      "mlir-print-ir-after-all",  "mlir-print-ir-before-all",
-      "mlir-print-ir-after",      "mlir-print-ir-before",
-      "mlir-print-ir-after-change", "mlir-print-ir-after-failure",
-      "mlir-print-ir-tree-dir",   "mlir-print-debuginfo",
-      "mlir-print-local-scope",   "mlir-timing",
-      "mlir-pass-statistics",     "mlir-disable-threading"};
+      "mlir-print-ir-after-all",     "mlir-print-ir-before-all",
+      "mlir-print-ir-after",         "mlir-print-ir-before",
+      "mlir-print-ir-after-change",  "mlir-print-ir-after-failure",
+      "mlir-print-ir-tree-dir",      "mlir-print-debuginfo",
+      "mlir-print-local-scope",      "mlir-timing",
+      "mlir-disable-threading"};
   llvm::SetVector<cl::Option *> added;
   for (auto &entry : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
     if (!before.contains(entry.first) &&
