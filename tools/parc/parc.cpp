@@ -852,7 +852,9 @@ int compile() {
   std::optional<parc::driver::ExplainLog> explainLog;
   if (!explainJson.empty()) {
     StringRef parent = llvm::sys::path::parent_path(explainJson);
-    if (std::error_code ec = llvm::sys::fs::create_directories(parent))
+    if (std::error_code ec = parent.empty()
+                                 ? std::error_code()
+                                 : llvm::sys::fs::create_directories(parent))
       return (void)fail("--explain-json: cannot create '" + parent +
                         "': " + ec.message()),
              1;
