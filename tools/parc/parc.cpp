@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Debugging.h"
 #include "MoeManifest.h"
 #include "OutputDir.h"
 #include "nn/NNOps.h"
@@ -32,6 +33,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -174,6 +176,12 @@ cl::opt<std::string>
     dumpIR("dump-ir",
            cl::desc("Write the IR after every stage into this directory"),
            cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(reportCategory));
+cl::opt<std::string> explainJson(
+    "explain-json",
+    cl::desc("Also write --explain's report as JSON: each remark with its "
+             "stage, ONNX node and text (implies --explain's analysis; the "
+             "text is printed only with --explain)"),
+    cl::value_desc("file"), cl::sub(compileCmd), cl::cat(reportCategory));
 
 void progress(const Twine &message) {
   if (!quiet)
@@ -240,7 +248,9 @@ llvm::json::Object tensorJson(StringRef name, MemRefType type) {
 /// The compilation of one model into a staging directory.
 class Compilation {
 public:
-  Compilation(MLIRContext &ctx, StringRef staging) : ctx(ctx), staging(staging) {}
+  Compilation(MLIRContext &ctx, StringRef staging, TimingScope &timing,
+              parc::driver::ExplainLog *explainLog)
+      : ctx(ctx), staging(staging), timing(timing), explainLog(explainLog) {}
 
   LogicalResult run();
 
@@ -292,6 +302,10 @@ private:
 
   MLIRContext &ctx;
   std::string staging;
+  /// --mlir-timing: one timer per stage (and per import and build).
+  TimingScope &timing;
+  /// --explain-json: records each stage's remarks.
+  parc::driver::ExplainLog *explainLog;
   int stageNo = 0;
   /// The file --cluster names, found once for every pass that prices.
   std::string clusterFile;
@@ -312,7 +326,7 @@ LogicalResult Compilation::dump(ModuleOp module, StringRef stage) {
   module.print(os, OpPrintingFlags()
                        .elideLargeElementsAttrs(16)
                        .elideLargeResourceString(64)
-                       .enableDebugInfo(false));
+                       .enableDebugInfo(true));
   return success();
 }
 
@@ -320,6 +334,13 @@ LogicalResult Compilation::runPasses(ModuleOp module, StringRef stage,
                                      llvm::function_ref<void(OpPassManager &)> build) {
   PassManager pm(&ctx);
   build(pm);
+  // --mlir-print-ir-*, --mlir-pass-statistics ... on every stage's passes.
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  TimingScope stageTiming = timing.nest(stage);
+  pm.enableTiming(stageTiming);
+  if (explainLog)
+    explainLog->setStage(stage);
   if (failed(pm.run(module)))
     return failure();
   return dump(module, stage);
@@ -398,7 +419,9 @@ LogicalResult Compilation::run() {
     return failure();
 
   progress("importing " + modelPath);
+  TimingScope importTiming = timing.nest("import");
   OwningOpRef<ModuleOp> module = parc::importOnnxFile(modelPath, &ctx, options);
+  importTiming.stop();
   if (!module || failed(dump(*module, "import")))
     return failure();
   // A replica's outputs are stacked into the whole batch's on dim 0.
@@ -862,6 +885,7 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     return failure();
   progress("building " + binary + " (" + target + ")");
   std::string log;
+  TimingScope buildTiming = timing.nest("build " + binary);
   if (failed(parc::buildExecutable(path(source), path(binary), target, log)))
     return (void)fail("building the rank program failed:\n" + log), failure();
   info.json = llvm::json::Object{{"name", name.str()},
@@ -897,12 +921,38 @@ int compile() {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
 
+  std::string error;
+  if (!dumpIR.empty() && failed(parc::driver::clearStageDumps(dumpIR, error)))
+    return (void)fail("--dump-ir: " + error), 1;
+  // --explain-json runs --explain's analysis; its text only with --explain.
+  std::optional<parc::driver::ExplainLog> explainLog;
+  if (!explainJson.empty()) {
+    StringRef parent = llvm::sys::path::parent_path(explainJson);
+    if (std::error_code ec = parent.empty()
+                                 ? std::error_code()
+                                 : llvm::sys::fs::create_directories(parent))
+      return (void)fail("--explain-json: cannot create '" + parent +
+                        "': " + ec.message()),
+             1;
+    explainLog.emplace(ctx, /*print=*/explain.getValue());
+  }
+  explain = explain || !explainJson.empty();
   FailureOr<parc::driver::OutputDir> out =
       parc::driver::OutputDir::prepare(outputDir, modelPath);
   if (failed(out))
     return 1;
-  if (failed(Compilation(ctx, out->staging()).run()) ||
-      failed(out->publish())) {
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+  bool ok = succeeded(Compilation(ctx, out->staging(), timing,
+                                  explainLog ? &*explainLog : nullptr)
+                          .run());
+  // Written even after a failure (it may say why); the output only after it.
+  if (explainLog && failed(explainLog->write(explainJson, modelPath, error))) {
+    (void)fail("--explain-json: " + error);
+    ok = false;
+  }
+  if (!ok || failed(out->publish())) {
     out->discard();
     return 1;
   }
@@ -914,12 +964,16 @@ int compile() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  parc::driver::registerIRDebugOptions(compileCmd);
   parc::cli::parseCommandLine(
       argc, argv, "parc: compiler for partitioned neural networks\n",
       {&ioCategory, &parallelCategory, &plannerCategory, &reportCategory,
-       &parc::driver::planCategory, &parc::driver::calibrateCategory});
-  if (compileCmd)
+       &parc::driver::irDebugCategory(), &parc::driver::planCategory,
+       &parc::driver::calibrateCategory});
+  if (compileCmd) {
+    parc::driver::elideWeightsByDefault(compileCmd);
     return compile();
+  }
   if (parc::driver::planSelected())
     return parc::driver::plan();
   if (parc::driver::calibrateSelected())

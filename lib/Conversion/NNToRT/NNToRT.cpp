@@ -98,8 +98,10 @@ LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
     auto name = oldFunc.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
     std::string argName =
         name ? name.str() : "input_" + std::to_string(arg.getArgNumber());
-    map.map(arg, rt::InputOp::create(b, oldFunc.getLoc(),
-                                     bufferType(arg.getType()),
+    // Located at the graph input it reads: the dumps name it as they name
+    // a node.
+    Location loc = NameLoc::get(b.getStringAttr(argName), oldFunc.getLoc());
+    map.map(arg, rt::InputOp::create(b, loc, bufferType(arg.getType()),
                                      arg.getArgNumber(), argName));
   }
   for (Operation &op : body.without_terminator())
@@ -110,19 +112,19 @@ LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   llvm::DenseSet<Value> published;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto name = oldFunc.getResultAttrOfType<StringAttr>(i, "onnx.name");
+    std::string outName = name ? name.str() : "output_" + std::to_string(i);
+    Location loc = NameLoc::get(b.getStringAttr(outName), ret.getLoc());
     Value buf = buffer(v);
     Value root = buf;
     while (auto view = root.getDefiningOp<rt::ViewOp>())
       root = view.getSource();
     if (!root.getDefiningOp<rt::AllocOp>() || !published.insert(root).second) {
-      Value copy = alloc(ret.getLoc(), v.getType());
-      rt::KernelOp::create(b, ret.getLoc(), "copy", ValueRange{buf},
-                           ValueRange{copy});
+      Value copy = alloc(loc, v.getType());
+      rt::KernelOp::create(b, loc, "copy", ValueRange{buf}, ValueRange{copy});
       buf = copy;
     }
-    auto name = oldFunc.getResultAttrOfType<StringAttr>(i, "onnx.name");
-    rt::OutputOp::create(b, ret.getLoc(), i,
-                         name ? name.str() : "output_" + std::to_string(i), buf);
+    rt::OutputOp::create(b, loc, i, outName, buf);
   }
   func::ReturnOp::create(b, ret.getLoc());
   return success();

@@ -7,7 +7,8 @@
 // shapes) as static tables, and a `main` that hands both to the runtime's
 // program driver. Every shape is a static `int64_t` table, so the generated
 // code has no loops and no arithmetic of its own: the runtime is the only
-// thing that computes.
+// thing that computes. Every name is bytes in one numeric table, so a
+// model's strings never become source text.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
 
 #define DEBUG_TYPE "convert-rt-to-emitc"
 
@@ -45,17 +47,6 @@ FailureOr<std::string> dtypeName(Type t) {
   if (t.isInteger(8)) return std::string("PARC_RT_I8");
   if (t.isInteger(1)) return std::string("PARC_RT_BOOL");
   return failure();
-}
-
-/// A C string literal.
-std::string quoted(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
@@ -100,6 +91,7 @@ struct Call {
     args.push_back(FloatAttr::get(Float32Type::get(ctx), v));
     return *this;
   }
+  /// C text parc generates (enumerators, table names): never a model string.
   Call &text(StringRef s) {
     args.push_back(emitc::OpaqueAttr::get(ctx, s));
     return *this;
@@ -119,6 +111,18 @@ private:
   std::string descriptors(StringRef name,
                           ArrayRef<std::tuple<std::string, MemRefType>> tensors);
   void global(StringRef name, Type type, Attribute init);
+  /// A C expression for `s` as a `const char *` into the string table.
+  /// Model strings (node, tensor and program names) are data, never source
+  /// text: no byte of a hostile name can end a literal or a comment, or
+  /// smuggle a trigraph or a format into the generated C++.
+  std::string str(StringRef s);
+  /// The string table, once every string is known: NUL-terminated bytes,
+  /// printed as numbers.
+  void emitStrings(Operation *after);
+  /// Refuses a name the runtime's C strings cannot carry (an embedded NUL),
+  /// or a tensor name the JSON of the manifest and weights cannot (not
+  /// UTF-8).
+  LogicalResult checkNames(func::FuncOp program);
 
   // --- the forward function -----------------------------------------------
   LogicalResult emitKernel(rt::KernelOp op);
@@ -158,6 +162,8 @@ private:
   llvm::DenseMap<Value, Value> requests;
   llvm::SetVector<Value> inFlight;
   llvm::StringMap<std::string> tables;
+  SmallVector<int8_t> stringBytes;
+  llvm::StringMap<size_t> stringOffsets;
   int counter = 0;
 };
 
@@ -167,6 +173,67 @@ void Emitter::global(StringRef name, Type type, Attribute init) {
   b.setInsertionPoint(anchor);
   emitc::GlobalOp::create(b, module.getLoc(), name, type, init,
                           /*extern=*/false, /*static=*/true, /*const=*/true);
+}
+
+std::string Emitter::str(StringRef s) {
+  assert(!s.contains('\0') && "checkNames refuses embedded NULs");
+  auto [it, inserted] = stringOffsets.try_emplace(s, stringBytes.size());
+  if (inserted) {
+    for (char c : s)
+      stringBytes.push_back(static_cast<int8_t>(c));
+    stringBytes.push_back(0);
+  }
+  return "(const char *)parc_strings + " + std::to_string(it->second);
+}
+
+void Emitter::emitStrings(Operation *after) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(after);
+  auto size = static_cast<int64_t>(stringBytes.size());
+  emitc::GlobalOp::create(
+      b, module.getLoc(), "parc_strings",
+      emitc::ArrayType::get({size}, b.getI8Type()),
+      DenseIntElementsAttr::get(RankedTensorType::get({size}, b.getI8Type()),
+                                ArrayRef<int8_t>(stringBytes)),
+      /*extern=*/false, /*static=*/true, /*const=*/true);
+}
+
+LogicalResult Emitter::checkNames(func::FuncOp program) {
+  auto check = [](Operation *op, StringRef what, StringRef s,
+                  bool json) -> LogicalResult {
+    bool nul = s.contains('\0');
+    if (!nul && (!json || llvm::json::isUTF8(s)))
+      return success();
+    std::string escaped;
+    llvm::raw_string_ostream os(escaped);
+    llvm::printEscapedString(s, os);
+    InFlightDiagnostic diag = emitError(op->getLoc())
+                              << what << " '" << escaped;
+    if (nul)
+      return diag << "' holds a NUL byte, which the runtime's names cannot "
+                     "carry: rename it in the model";
+    return diag << "' is not valid UTF-8, which the manifest and the weight "
+                   "files (JSON) cannot carry: rename it in the model";
+  };
+  if (auto n = module->getAttrOfType<StringAttr>("rt.program"))
+    if (failed(check(module, "program name", n.getValue(), /*json=*/true)))
+      return failure();
+  WalkResult result = program.walk([&](Operation *op) {
+    // Node names only reach messages and traces: any bytes but NUL.
+    if (failed(check(op, "node name", nodeName(op->getLoc()), /*json=*/false)))
+      return WalkResult::interrupt();
+    StringRef name;
+    if (auto in = dyn_cast<rt::InputOp>(op))
+      name = in.getName();
+    else if (auto w = dyn_cast<rt::WeightOp>(op))
+      name = w.getName();
+    else if (auto out = dyn_cast<rt::OutputOp>(op))
+      name = out.getName();
+    if (failed(check(op, "tensor name", name, /*json=*/true)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
 }
 
 std::string Emitter::table(ArrayRef<int64_t> values) {
@@ -193,7 +260,7 @@ std::string Emitter::descriptors(
     return "nullptr";
   std::string init = "{";
   for (auto &[tensorName, type] : tensors)
-    init += "{" + quoted(tensorName) + ", " + *dtypeName(type.getElementType()) +
+    init += "{" + str(tensorName) + ", " + *dtypeName(type.getElementType()) +
             ", " + std::to_string(type.getRank()) + ", " +
             table(type.getShape()) + "}, ";
   init += "}";
@@ -229,9 +296,9 @@ void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef com
                                             ArrayAttr(), call.operands);
   // A failing kernel aborts every rank, naming the ONNX node it came from.
   Call check(b.getContext());
-  check.value(ctx).value(status.getResult(0)).text(quoted(nodeName(loc)));
+  check.value(ctx).value(status.getResult(0)).text(str(nodeName(loc)));
   if (!comm.empty())
-    check.text(quoted(comm));
+    check.text(str(comm));
   emitc::CallOpaqueOp::create(b, loc, TypeRange{},
                               comm.empty() ? "parc_rt_check" : "parc_rt_check_comm",
                               b.getArrayAttr(check.args), ArrayAttr(),
@@ -621,7 +688,7 @@ LogicalResult Emitter::emitMoe(rt::KernelOp op) {
       .lit(!normalize || normalize.getValue())
       .text(moeActivation(op))
       .lit(capacity ? capacity.getInt() : 0)
-      .text(quoted(nodeName(loc)));
+      .text(str(nodeName(loc)));
   emitCall(loc, "parc_rt_moe", call);
   return success();
 }
@@ -661,7 +728,7 @@ LogicalResult Emitter::emitMoeStep(rt::KernelOp op) {
     // experts = members × local experts, from the layout [members, local].
     call.lit(dim(ins[0], 0)).lit(dim(ins[0], 1))
         .lit(dim(outs[2], 0) * dim(outs[2], 1)).lit(dim(ins[1], 1))
-        .lit(capacity ? capacity.getInt() : 0).text(quoted(nodeName(loc)));
+        .lit(capacity ? capacity.getInt() : 0).text(str(nodeName(loc)));
     emitCall(loc, "parc_rt_moe_permute", call);
     return success();
   }
@@ -706,12 +773,12 @@ LogicalResult Emitter::run(func::FuncOp program) {
         }
     return WalkResult::advance();
   });
-  if (bad.wasInterrupted())
+  if (bad.wasInterrupted() || failed(checkNames(program)))
     return failure();
 
   b.setInsertionPointToEnd(module.getBody());
-  emitc::IncludeOp::create(b, module.getLoc(), "parc/program.h",
-                           /*is_standard_include=*/false);
+  auto include = emitc::IncludeOp::create(b, module.getLoc(), "parc/program.h",
+                                          /*is_standard_include=*/false);
 
   // The forward function: (ctx, arena, inputs, weights, outputs) -> void.
   Type ptrType = voidPtr();
@@ -810,11 +877,13 @@ LogicalResult Emitter::run(func::FuncOp program) {
     pipelineInit = ", " + get("stages") + ", " + get("micro_batches") + ", " +
                    get("virtual_stages");
   }
+  std::string programRef = str(programName);
+  emitStrings(include);
   anchor = nullptr;
   b.setInsertionPointToEnd(module.getBody());
   emitc::GlobalOp::create(b, module.getLoc(), "parc_program",
          opaque("parc_rt_program_t"), emitc::OpaqueAttr::get(context,
-         "{" + quoted(programName) + ", " +
+         "{" + programRef + ", " +
              std::to_string(arenaSize ? arenaSize.getInt() : 0) + ", " +
              std::to_string(inputDescs.size()) + ", " + inTable + ", " +
              std::to_string(weightDescs.size()) + ", " + wTable + ", " +

@@ -1816,6 +1816,9 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
   Block *entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(name));
+    // What reads a graph input directly is located at it, as at a node.
+    entry->getArgument(i).setLoc(
+        NameLoc::get(StringAttr::get(ctx, name), fileLoc()));
     values[name] = entry->getArgument(i);
   }
   builder.setInsertionPointToEnd(entry);

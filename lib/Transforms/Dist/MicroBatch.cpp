@@ -126,9 +126,11 @@ void DistMicroBatchPass::runOnOperation() {
       outputs[k].push_back(map.lookup(v));
   }
   SmallVector<Value> results;
+  // Each output's concat is located at the node that computes it.
   for (auto [k, parts] : llvm::enumerate(outputs))
-    results.push_back(nn::ConcatOp::create(b, ret.getLoc(), resultTypes[k],
-                                           parts, b.getI64IntegerAttr(0)));
+    results.push_back(nn::ConcatOp::create(b, parts.front().getLoc(),
+                                           resultTypes[k], parts,
+                                           b.getI64IntegerAttr(0)));
   func::ReturnOp::create(b, ret.getLoc(), results);
   fn->setAttr("dist.micro_batches", b.getI64IntegerAttr(m));
   main.erase();

@@ -471,8 +471,8 @@ void DistPipelinePass::runOnOperation() {
         continue;
       }
       results.push_back(
-          tag(nn::ConcatOp::create(b, ret.getLoc(), resultTypes[k], parts,
-                                   b.getI64IntegerAttr(0)),
+          tag(nn::ConcatOp::create(b, parts.front().getLoc(), resultTypes[k],
+                                   parts, b.getI64IntegerAttr(0)),
               s)
               ->getResult(0));
     }

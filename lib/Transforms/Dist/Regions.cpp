@@ -92,7 +92,12 @@ func::FuncOp dist::replacementOf(OpBuilder &b, func::FuncOp main,
     fn.setAllResultAttrs(a);
   for (NamedAttribute attr : main->getDiscardableAttrs())
     fn->setAttr(attr.getName(), attr.getValue());
-  b.setInsertionPointToEnd(fn.addEntryBlock());
+  Block *entry = fn.addEntryBlock();
+  // The arguments keep their graph inputs' locations.
+  for (auto [arg, old] : llvm::zip(entry->getArguments(),
+                                   main.getBody().front().getArguments()))
+    arg.setLoc(old.getLoc());
+  b.setInsertionPointToEnd(entry);
   return fn;
 }
 

@@ -1,4 +1,4 @@
-// RUN: parc-opt %s --convert-rt-to-emitc | parc-translate --mlir-to-cpp | FileCheck %s
+// RUN: parc-opt %s --convert-rt-to-emitc | parc-translate --mlir-to-cpp | %python %S/Inputs/decode_strings.py | FileCheck %s
 
 // A started all-reduce: the request lives in a variable the start fills,
 // every kernel while it is in flight polls it (MPI progresses only inside its calls),

@@ -1,4 +1,4 @@
-// RUN: parc-opt %s --split-input-file --convert-rt-to-emitc | parc-translate --mlir-to-cpp | FileCheck %s
+// RUN: parc-opt %s --split-input-file --convert-rt-to-emitc | parc-translate --mlir-to-cpp | %python %S/Inputs/decode_strings.py | FileCheck %s
 
 // A "moe" kernel is one parc_rt_moe call: tokens = 16 rows of hidden 32,
 // ffn 64, 4 experts (the router's width), top-2, renormalised (the default),

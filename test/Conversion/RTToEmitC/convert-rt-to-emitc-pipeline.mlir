@@ -1,4 +1,4 @@
-// RUN: parc-opt %s --convert-rt-to-emitc | parc-translate --mlir-to-cpp | FileCheck %s
+// RUN: parc-opt %s --convert-rt-to-emitc | parc-translate --mlir-to-cpp | %python %S/Inputs/decode_strings.py | FileCheck %s
 
 // On a 2x2 ["pp", "tp"] mesh a collective over tp runs on the group of
 // axis 1 (mask 2), pipeline traffic on the group of axis 0 (mask 1, where a

@@ -1,0 +1,58 @@
+//===- Debugging.h - parc compile's IR debugging and --explain-json -*- C++ -*-===//
+//
+// What maps a compile back to the model: MLIR's own IR printing and timing
+// options on `parc compile`, the stage dumps of --dump-ir, and --explain's
+// remarks as JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_TOOLS_PARC_DEBUGGING_H
+#define PARC_TOOLS_PARC_DEBUGGING_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
+
+#include <string>
+
+namespace parc::driver {
+
+/// The --help category of MLIR's IR debugging options.
+llvm::cl::OptionCategory &irDebugCategory();
+
+/// Registers MLIR's pass-manager, printer, context and timing options
+/// (--mlir-print-ir-after-all, --mlir-print-debuginfo, --mlir-timing, ...)
+/// as options of `compile`; the common ones are listed under
+/// irDebugCategory(), the others work but are left out of --help.
+void registerIRDebugOptions(llvm::cl::SubCommand &compile);
+
+/// After parsing: IR that --mlir-print-ir-* prints elides weights as
+/// --dump-ir does, unless the command line sets the limits.
+void elideWeightsByDefault(llvm::cl::SubCommand &compile);
+
+/// Removes the stage dumps (`NN-stage.mlir`) an earlier compile left in
+/// `dir`, so a reused folder shows this compile only; nothing else in it is
+/// touched.
+mlir::LogicalResult clearStageDumps(llvm::StringRef dir, std::string &error);
+
+/// Collects the remarks --explain prints, for --explain-json: each with the
+/// stage that made it, its ONNX node and its text. Printing them as text too
+/// is the caller's choice (`print`).
+class ExplainLog {
+public:
+  ExplainLog(mlir::MLIRContext &ctx, bool print);
+  void setStage(llvm::StringRef stage) { this->stage = stage.str(); }
+  /// Writes {"model": ..., "remarks": [...]} to `path`.
+  mlir::LogicalResult write(llvm::StringRef path, llvm::StringRef model,
+                            std::string &error) const;
+
+private:
+  mlir::ScopedDiagnosticHandler handler;
+  std::string stage;
+  llvm::json::Array remarks;
+};
+
+} // namespace parc::driver
+
+#endif // PARC_TOOLS_PARC_DEBUGGING_H
