@@ -456,8 +456,7 @@ int main(int argc, char **argv) {
   parc::cli::parseCommandLine(argc, argv,
                               "parc-run: run a compiled model with mpirun or srun\n",
                               {&ioCategory, &launchCategory, &benchCategory});
-  if (auto err = parc::cli::checkDistinctNames("input", inputs))
-    return fail(llvm::toString(std::move(err)));
+  // prepareInputs refuses a NAME given twice, naming both files.
   auto manifest = parc::run::readManifest(outDir);
   if (!manifest)
     return fail(llvm::toString(manifest.takeError()));
