@@ -57,6 +57,10 @@ cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype: f32, bf16 or f16"),
 cl::list<std::string> inputShapes(
     "input-shape", cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
     cl::value_desc("name=shape"), cl::sub(compileCmd));
+cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
+                                  cl::desc(parc::kMaxConstantBytesHelp),
+                                  cl::init(parc::kDefaultMaxConstantBytes),
+                                  cl::value_desc("bytes"), cl::sub(compileCmd));
 cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
                     cl::init(1), cl::sub(compileCmd));
 cl::opt<bool> noOverlap("no-overlap",
@@ -289,6 +293,9 @@ LogicalResult Compilation::run() {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
     return fail(llvm::toString(std::move(err)));
+  if (maxConstantBytes < 0)
+    return fail("--max-constant-bytes must be 0 or more");
+  options.maxConstantBytes = maxConstantBytes;
   if (target != "cpu" && target != "cuda")
     return fail("--target must be cpu or cuda, not '" + target + "'");
   if (dtype != "f32" && dtype != "bf16" && dtype != "f16")

@@ -44,6 +44,10 @@ cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a
 
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
                                cl::sub(planCmd));
+cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
+                                  cl::desc(parc::kMaxConstantBytesHelp),
+                                  cl::init(parc::kDefaultMaxConstantBytes),
+                                  cl::value_desc("bytes"), cl::sub(planCmd));
 cl::opt<int64_t> devices("devices", cl::desc("Devices to plan for"), cl::Required,
                          cl::sub(planCmd));
 cl::opt<std::string> clusterName("cluster",
@@ -188,6 +192,9 @@ int parc::driver::plan(const char *argv0) {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
     return fail(llvm::toString(std::move(err)));
+  if (maxConstantBytes < 0)
+    return fail("--max-constant-bytes must be 0 or more");
+  options.maxConstantBytes = maxConstantBytes;
   // The names exporters give these dims (torch.onnx dynamic_axes, HF).
   for (const char *name : {"batch", "batch_size"})
     options.dimParams[name] = batch;
