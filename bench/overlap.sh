@@ -51,8 +51,8 @@ for round in 1 2 3; do
     for mode in on off; do
       out=$(build/bin/parc-run "$work/overlap-$c-$mode" \
         --input "input_ids=$work/input_ids_b${batch[$c]}.npy" --repeat "$runs" --warmup 2)
-      ms[$c-$mode]+="$(sed -nE 's/.*median=([0-9.]+).*/\1/p' <<<"$out") "
-      hidden[$c-$mode]+="$(sed -nE 's/.*, ([0-9.]+)% of it hidden.*/\1/p' <<<"$out") "
+      ms[$c-$mode]+="$(sed -nE 's/.*p50=([0-9.]+).*/\1/p' <<<"$out") "
+      hidden[$c-$mode]+="$(sed -nE 's/.*, ([0-9.]+)% of it hidden.*/\1/p' <<<"$out" | head -1) "
     done
   done
 done

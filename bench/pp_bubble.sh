@@ -28,7 +28,7 @@ for p in 2 4; do
       --repeat "$runs" --warmup 1)
     measured=$(sed -nE 's/.*pipeline bubble: measured ([0-9.]+).*/\1/p' <<<"$out")
     analytic=$(sed -nE 's/.*analytic .* = ([0-9.]+) .*/\1/p' <<<"$out")
-    median=$(sed -nE 's/.*median=([0-9.]+).*/\1/p' <<<"$out")
+    median=$(sed -nE 's/.*p50=([0-9.]+).*/\1/p' <<<"$out")
     printf '%2d %2d %9s %9s %10s\n' "$p" "$m" "$measured" "$analytic" "$median"
   done
 done

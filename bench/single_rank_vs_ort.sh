@@ -24,7 +24,7 @@ parc_ms=() ort_ms=()
 for round in 1 2 3; do
   parc_ms+=("$(build/bin/parc-run "$work/out" --input "input_ids=$work/input_ids.npy" \
     --repeat "$runs" --warmup 2 --kernel-threads "$threads" |
-    sed -nE 's/.*median=([0-9.]+).*/\1/p')")
+    sed -nE 's/.*p50=([0-9.]+).*/\1/p')")
   ort_ms+=("$(node tools/ort-reference/ort-run.mjs "$work/gpt2_small.onnx" \
     --input "input_ids=$work/input_ids.npy" --repeat "$runs" --warmup 2 \
     --threads "$threads" | sed -nE 's/.*median=([0-9.]+).*/\1/p')")

@@ -26,7 +26,7 @@ declare -A ms
 for round in 1 2 3; do
   for tp in 1 2 2sp; do
     ms[$tp]+="$(build/bin/parc-run "$work/tp$tp" --input "input_ids=$work/input_ids.npy" \
-      --repeat "$runs" --warmup 2 | sed -nE 's/.*median=([0-9.]+).*/\1/p') "
+      --repeat "$runs" --warmup 2 | sed -nE 's/.*p50=([0-9.]+).*/\1/p') "
   done
 done
 /usr/bin/python3 - "${ms[1]}" "${ms[2]}" "${ms[2sp]}" <<'PY'

@@ -79,8 +79,8 @@ print(f"weights per rank: {[r['weight_file_bytes'] for r in manifest['ranks']]} 
       f"sent per rank in collectives per forward: {manifest['comm_bytes_per_forward']} B")
 worst = 0.0
 for out in manifest["outputs"]:
-    got = np.load(f"{demo}/{model}-res/{out['name']}.npy")
-    want = np.load(f"{demo}/{model}-ort/{out['name']}.npy")
+    got = np.load(f"{demo}/{model}-res/{out['file']}")
+    want = np.load(f"{demo}/{model}-ort/{out['file']}")
     err = float(np.abs(got - want).max() / np.abs(want).max())
     worst = max(worst, err)
     print(f"output {out['name']} {list(got.shape)}: max |parc - onnxruntime| / max|onnxruntime| = {err:.2e}")

@@ -14,6 +14,7 @@ config.test_exec_root = os.path.join(config.parc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%parc_src", config.parc_src_root))
+config.substitutions.append(("%parc_obj", config.parc_obj_root))
 # Debian's python3-onnx lives under /usr/bin/python3, not a pyenv shim.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 config.substitutions.append(("%shared_models",
@@ -28,7 +29,8 @@ llvm_config.add_tool_substitutions(tools, [config.parc_tools_dir])
 
 # cuda-toolkit: this build has the cuda runtime and nvcc to link generated
 # programs against it (no GPU needed). cuda: a GPU is visible too, so the
-# programs can run. The paths are the ones `parc compile` uses.
+# programs can run. The system paths are the ones `parc compile` uses; the
+# runtime libraries are named relative to the prefix's lib/.
 def _toolchain_paths():
     inc = os.path.join(config.parc_obj_root, "lib", "Target", "Cpp",
                        "ToolchainPaths.inc")

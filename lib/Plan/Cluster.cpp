@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/Plan/Cluster.h"
+#include "parc/Support/InstallLayout.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -201,32 +202,43 @@ llvm::json::Value parc::plan::toJSON(const Cluster &c) {
       {"inter_node", link(c.interNode)}};
 }
 
+std::string parc::plan::presetDir() {
+  return parc::installPath("share/parc/clusters");
+}
+
+llvm::Expected<std::string>
+parc::plan::findCluster(llvm::StringRef nameOrPath,
+                        llvm::ArrayRef<std::string> presetDirs) {
+  if (nameOrPath.contains('/') || nameOrPath.ends_with(".json"))
+    return nameOrPath.str();
+  for (const std::string &dir : presetDirs) {
+    llvm::SmallString<256> candidate(dir);
+    llvm::sys::path::append(candidate, nameOrPath + ".json");
+    if (llvm::sys::fs::exists(candidate))
+      return candidate.str().str();
+  }
+  std::vector<std::string> names = presetNames(presetDirs);
+  // No presets at all: a prefix copied without its share/ folder.
+  if (names.empty())
+    return llvm::createStringError("no cluster preset '" + nameOrPath +
+                                   "': no presets in '" +
+                                   llvm::join(presetDirs, "', '") +
+                                   "' (pass a path to a cluster JSON file)");
+  return llvm::createStringError("no cluster preset '" + nameOrPath +
+                                 "' (presets: " + llvm::join(names, ", ") +
+                                 "; or pass a path to a cluster JSON file)");
+}
+
 llvm::Expected<Cluster> parc::plan::loadCluster(llvm::StringRef nameOrPath,
                                                 llvm::ArrayRef<std::string> presetDirs) {
-  std::string file;
-  bool isPath = nameOrPath.contains('/') || nameOrPath.ends_with(".json");
-  if (isPath) {
-    file = nameOrPath.str();
-  } else {
-    for (const std::string &dir : presetDirs) {
-      llvm::SmallString<256> candidate(dir);
-      llvm::sys::path::append(candidate, nameOrPath + ".json");
-      if (llvm::sys::fs::exists(candidate)) {
-        file = candidate.str().str();
-        break;
-      }
-    }
-    if (file.empty())
-      return llvm::createStringError(
-          "no cluster preset '" + nameOrPath + "' (presets: " +
-          llvm::join(presetNames(presetDirs), ", ") +
-          "; or pass a path to a cluster JSON file)");
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(file);
+  llvm::Expected<std::string> file = findCluster(nameOrPath, presetDirs);
+  if (!file)
+    return file.takeError();
+  auto buffer = llvm::MemoryBuffer::getFile(*file);
   if (!buffer)
-    return llvm::createStringError("cannot read cluster file '" + file +
+    return llvm::createStringError("cannot read cluster file '" + *file +
                                    "': " + buffer.getError().message());
-  return parseCluster((*buffer)->getBuffer(), file);
+  return parseCluster((*buffer)->getBuffer(), *file);
 }
 
 std::vector<std::string> parc::plan::presetNames(llvm::ArrayRef<std::string> presetDirs) {

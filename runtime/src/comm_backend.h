@@ -10,6 +10,7 @@
 #ifndef PARC_RUNTIME_COMM_BACKEND_H
 #define PARC_RUNTIME_COMM_BACKEND_H
 
+#include "liveness.h"
 #include "parc/runtime.h"
 
 #include <vector>
@@ -21,6 +22,8 @@ struct ContextBase {
   int rank = 0, size = 1; // in the world
   bool ownsMpi = false;   // parc_rt_init initialised MPI
   double timeoutSeconds = 300.0;
+  /// Peers on this node watched during waits (liveness.h).
+  Liveness liveness;
   parc_rt_comm_t *world = nullptr;
   std::vector<parc_rt_comm_t *> comms; // world and splits, for finalize
 };

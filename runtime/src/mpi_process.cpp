@@ -4,6 +4,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+#include <vector>
 
 namespace parc::rt {
 
@@ -36,6 +39,32 @@ parc_rt_status_t startMpi(int *argc, char ***argv, bool &ownsMpi,
   if (rc != MPI_SUCCESS)
     return mpiFail(PARC_RT_COMM_ERROR, rc, "init");
   MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t startLiveness(MPI_Comm world, Liveness &out) {
+  struct Record {
+    int pid;
+    char node[188];
+  };
+  Record mine{int(getpid()), {}};
+  const std::string node = Liveness::nodeIdentity();
+  std::strncpy(mine.node, node.c_str(), sizeof(mine.node) - 1);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(world, &rank);
+  MPI_Comm_size(world, &size);
+  std::vector<Record> all(static_cast<size_t>(size));
+  int rc = MPI_Allgather(&mine, int(sizeof(Record)), MPI_BYTE, all.data(),
+                         int(sizeof(Record)), MPI_BYTE, world);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, "init: liveness");
+  std::vector<int> pids;
+  std::vector<std::string> nodes;
+  for (const Record &r : all) {
+    pids.push_back(r.pid);
+    nodes.emplace_back(r.node, strnlen(r.node, sizeof(r.node)));
+  }
+  out.configure(rank, pids, nodes, livenessFromEnv());
   return PARC_RT_OK;
 }
 

@@ -10,6 +10,7 @@
 #ifndef PARC_RUNTIME_MPI_PROCESS_H
 #define PARC_RUNTIME_MPI_PROCESS_H
 
+#include "liveness.h"
 #include "status.h"
 
 // Only the C API: the deprecated MPI C++ bindings would add a link
@@ -29,6 +30,11 @@ parc_rt_status_t mpiFail(parc_rt_status_t status, int code, const char *what);
 /// fatal. Fails if MPI was already finalized.
 parc_rt_status_t startMpi(int *argc, char ***argv, bool &ownsMpi,
                           MPI_Comm &world);
+
+/// Exchanges process ids and node identities over `world` (once, at
+/// start-up) and sets `out` up to watch this rank's peers on its node for
+/// PARC_RT_LIVENESS_S seconds.
+parc_rt_status_t startLiveness(MPI_Comm world, Liveness &out);
 
 /// MPI_Finalize when startMpi initialised MPI.
 parc_rt_status_t finishMpi(bool ownsMpi);

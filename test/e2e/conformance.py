@@ -16,6 +16,7 @@ printed so the list can grow. Prints a table, the counts, and
 import argparse
 import concurrent.futures
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -23,6 +24,9 @@ import sys
 import numpy as np
 import onnx
 from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from differential import output_file  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = "/usr/share/libonnx-testdata/data/node"
@@ -72,10 +76,10 @@ def run_test(test_dir, tools, work):
         if r.returncode:
             lines = r.stdout.strip().splitlines()
             return "fail", ("run: " + (lines[-1] if lines else "?"))[:150]
+        manifest = json.load(open(os.path.join(out, "manifest.json")))
         for k, n in enumerate(outputs):
             ref = numpy_helper.to_array(onnx.load_tensor(os.path.join(ds, f"output_{k}.pb")))
-            fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in n) + ".npy"
-            got = np.load(os.path.join(res, fname))
+            got = np.load(os.path.join(res, output_file(manifest, n)))
             rtol = 1e-3
             if got.dtype.kind == "V":  # bfloat16 travels as raw 2-byte words
                 got = bf16_to_f32(got)

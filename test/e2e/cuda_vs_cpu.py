@@ -61,7 +61,7 @@ def run(cmd, log):
 
 
 def latency(output):
-    m = re.search(r"latency ms: min=[0-9.]+ median=([0-9.]+)", output)
+    m = re.search(r"latency ms.* p50=([0-9.]+)", output)
     return float(m.group(1)) if m else float("nan")
 
 
@@ -81,7 +81,7 @@ def compile_and_run(args, role, model_path, shape_flags, inputs, target, dtype, 
 def compare(manifest_outputs, ref_dir, got_dir):
     worst_abs = worst_rel = 0.0
     for out in manifest_outputs:
-        fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in out["name"]) + ".npy"
+        fname = out["file"]  # as differential.output_file: the manifest's
         want = np.load(os.path.join(ref_dir, fname)).astype(np.float64)
         got = np.load(os.path.join(got_dir, fname)).astype(np.float64)
         if got.shape != want.shape:

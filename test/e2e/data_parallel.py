@@ -159,7 +159,8 @@ def check_manifest(manifest, compiled, dp, flags, single, model_path, spec, cfg)
                            f"model {one} B")
     if tp > 1 and pp == 1 and spec.get("weights"):
         total, kept = spec["weights"](model_path, tp)
-        want = one - total + kept + 3 * 8  # + the embedding's int64 row bounds
+        # + the embedding's int64 row bounds and its identity table of ids
+        want = one - total + kept + 3 * 8 + spec["vocab"] * 8
         if any(r["weight_bytes"] != want for r in ranks):
             raise RuntimeError(f"weight bytes {[r['weight_bytes'] for r in ranks]}; "
                                f"shardable/tp + replicated is {want} B")
@@ -261,10 +262,11 @@ def check_run_refusals(args, log):
                         f"--input=input_ids={half}"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     log.write(r.stdout)
-    if r.returncode == 0 or "expected i64[4,16], found i64[2,16]" not in r.stdout:
+    if r.returncode == 0 or "holds i64[2,16], but the model expects i64[4,16]" not in r.stdout:
         raise RuntimeError("an input of batch 2 for a batch of 4 was not refused: " +
                            r.stdout[-300:])
-    if os.path.exists(os.path.join(out, "logits.npy")):
+    manifest = json.load(open(os.path.join(compiled, "manifest.json")))
+    if os.path.exists(os.path.join(out, diff.output_file(manifest, "logits"))):
         raise RuntimeError("a refused run left an output behind")
 
 

@@ -120,7 +120,7 @@ def generated_spec(config_path):
     fits = lambda tp: (c["heads"] % tp == 0 and
                        (c["kv_heads"] % tp == 0 or tp % c["kv_heads"] == 0))
     return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
-            "weights": weights, "seq": c["seq"],
+            "weights": weights, "seq": c["seq"], "vocab": c["vocab"],
             "fits": fits, "why": f"{c['heads']} heads, {c['kv_heads']} kv heads, ffn {c['ffn']}"}
 
 
@@ -227,11 +227,20 @@ def shape_flags(spec):
                 for n, s in spec["shapes"].items()), [])
 
 
+def output_file(manifest, name):
+    """The file parc-run (and ort-run) writes output `name` to, inside its
+    --output-dir: the one the compiler recorded in the manifest."""
+    for o in manifest["outputs"]:
+        if o["name"] == name:
+            return o["file"]
+    raise RuntimeError(f"the manifest has no output '{name}'")
+
+
 def outputs_of(directory, manifest):
     """The manifest's outputs as parc-run (or ort-run) wrote them, in f64."""
     out = {}
     for o in manifest["outputs"]:
-        fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in o["name"]) + ".npy"
+        fname = output_file(manifest, o["name"])
         out[fname] = np.load(os.path.join(directory, fname)).astype(np.float64)
     return out
 
@@ -326,15 +335,16 @@ def check(name, model_path, spec, args, log, tp, sp=False):
             raise RuntimeError("the weight check needs the tp 1 run (--tp 1 ...)")
         one = json.load(open(single))["ranks"][0]["weight_bytes"]
         total, kept = spec["weights"](model_path, tp)
-        # Each rank also keeps its 3 int64 bounds of the embedding's rows.
-        want = one - total + kept + 3 * 8
+        # Each rank also keeps its 3 int64 bounds of the embedding's rows
+        # and the int64 identity table of the vocabulary that wraps ids.
+        want = one - total + kept + 3 * 8 + spec["vocab"] * 8
         for r in manifest["ranks"]:
             if r["weight_bytes"] != want:
                 raise RuntimeError(f"rank {r['rank']} holds {r['weight_bytes']} B of "
                                    f"weights; shardable/N + replicated is {want} B")
     worst_abs, worst_rel = 0.0, 0.0
     for out in manifest["outputs"]:
-        fname = "".join(c if c.isalnum() or c in "._-" else "_" for c in out["name"]) + ".npy"
+        fname = output_file(manifest, out["name"])
         got = np.load(os.path.join(work, "parc", fname)).astype(np.float64)
         want = np.load(os.path.join(work, "ort", fname)).astype(np.float64)
         if got.shape != want.shape:

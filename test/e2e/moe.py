@@ -37,6 +37,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from differential import output_file  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RTOL = 1e-4
 
@@ -128,6 +131,7 @@ def block_weights(model, cfg):
 class Runner:
     def __init__(self, args, log):
         self.args, self.log = args, log
+        self.compiled = {}  # result dir -> compiled dir
         self.passed = self.failed = 0
 
     def case(self, name, fn):
@@ -149,7 +153,14 @@ class Runner:
         shutil.rmtree(res, ignore_errors=True)
         run([os.path.join(tools, "parc-run"), out, "--output-dir", res]
             + [f"--input={n}={p}" for n, p in inputs.items()], self.log)
+        self.compiled[res] = out
         return res
+
+    def output(self, res, name):
+        """Output `name` of the compile_run that wrote `res`, from the file
+        its manifest records."""
+        manifest = json.load(open(os.path.join(self.compiled[res], "manifest.json")))
+        return np.load(os.path.join(res, output_file(manifest, name)))
 
 
 def check_block(r, gen, name, cfg):
@@ -180,7 +191,7 @@ def check_block(r, gen, name, cfg):
              "--output-dir", os.path.join(work, "ort"), "--input", f"x={xp}"], r.log)
         ort = np.load(os.path.join(work, "ort", "y.npy")).reshape(T, -1)
         res = r.compile_run(path, os.path.join(work, "ep1"), shapes, {"x": xp}, [])
-        got = np.load(os.path.join(res, "y.npy")).reshape(T, -1)
+        got = r.output(res, "y").reshape(T, -1)
         e_ref, e_ort = rel_err(got, ref), rel_err(got, ort)
         if max(e_ref, e_ort) > RTOL:
             raise RuntimeError(f"vs numpy sparse {e_ref:.2e}, vs ort dense {e_ort:.2e}")
@@ -197,7 +208,7 @@ def check_block(r, gen, name, cfg):
                 out = os.path.join(work, f"ep{ep}-cf{factor}")
                 flags = [f"--ep={ep}"] + ([f"--capacity-factor={factor}"] if factor else [])
                 res = r.compile_run(path, out, shapes, {"x": xp}, flags)
-                got = np.load(os.path.join(res, "y.npy")).reshape(T, -1)
+                got = r.output(res, "y").reshape(T, -1)
                 err = rel_err(got, ref)
                 if err > RTOL:
                     raise RuntimeError(f"output differs from numpy by {err:.2e}")
@@ -307,7 +318,7 @@ def check_contrib(r):
             for ep in (1, 2):
                 res = r.compile_run(path, os.path.join(work, f"{tag}-ep{ep}"), {},
                                     {"input": xp, "router_probs": lp}, [f"--ep={ep}"])
-                errs.append(rel_err(np.load(os.path.join(res, "output.npy")), want))
+                errs.append(rel_err(r.output(res, "output"), want))
             if max(errs) > RTOL:
                 raise RuntimeError(f"vs {against}: {errs[0]:.2e} (ep 1), {errs[1]:.2e} (ep 2)")
             return f"vs {against} {max(errs):.1e} (ep 1 and 2)"
@@ -327,7 +338,7 @@ def check_model(r, name, path, meta):
 
     def single():
         res = r.compile_run(path, os.path.join(work, "single"), shapes, {"input_ids": ip}, [])
-        base["y"] = np.load(os.path.join(res, "logits.npy"))
+        base["y"] = r.output(res, "logits")
         return "reference for the parallel runs"
     r.case(f"{name}: single rank", single)
     # With --pp the experts of each stage's layers split over its ranks.
@@ -344,7 +355,7 @@ def check_model(r, name, path, meta):
                 raise RuntimeError("no single-rank result")
             tag = "-".join(f.strip("-").replace("=", "") for f in flags)
             res = r.compile_run(path, os.path.join(work, tag), shapes, {"input_ids": ip}, flags)
-            err = rel_err(np.load(os.path.join(res, "logits.npy")), base["y"])
+            err = rel_err(r.output(res, "logits"), base["y"])
             if err > RTOL:
                 raise RuntimeError(f"differs from single rank by {err:.2e}")
             # Each of the ranks holds 1/ranks of the expert weights, by
@@ -381,7 +392,7 @@ def check_model(r, name, path, meta):
             tag = "cap-" + "-".join(f.strip("-").replace("=", "") for f in flags)
             res = r.compile_run(path, os.path.join(work, tag), shapes, {"input_ids": ip}, flags)
             rep = json.load(open(os.path.join(res, "moe_report.rank0.json")))
-            got.append((" ".join(flags[1:]), np.load(os.path.join(res, "logits.npy")),
+            got.append((" ".join(flags[1:]), r.output(res, "logits"),
                         [l["dropped"] for l in rep["layers"]]))
         _, y1, d1 = got[0]
         for what, y2, d2 in got[1:]:

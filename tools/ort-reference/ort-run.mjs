@@ -21,8 +21,9 @@ const USAGE = `usage: node ort-run.mjs MODEL.onnx --input NAME=PATH [--input NAM
 
   --input NAME=PATH   feed model input NAME from PATH (.npy, or an ONNX TensorProto .pb);
                       repeat once per model input
-  --output-dir DIR    write each output to DIR/<output name>.npy (name sanitised:
-                      chars outside [A-Za-z0-9._-] become '_'); optional with --repeat
+  --output-dir DIR    write each output to DIR/<output name>.npy (name escaped as
+                      parc does: bytes outside [A-Za-z0-9._-], '%' and a leading
+                      '.' become %XX); optional with --repeat
   --threads N         intra-op threads (default 1; inter-op is always 1, sequential)
   --opt LEVEL         graph optimization level: all (default), extended, basic, disabled
   --repeat N          after the reference run, time N session.run calls and print
@@ -110,10 +111,19 @@ function parseArgs(argv) {
   return opts;
 }
 
-function sanitizeName(name) {
-  const s = name.replace(/[^A-Za-z0-9._-]/g, '_');
-  // never produce '', '.' or '..' as a file stem
-  return s === '' || s === '.' || s === '..' ? `_${s}` : s;
+// The file of an output: parc's map (runtime/src/io/formats.cpp), so that
+// a manifest's "file" names the reference output too. UTF-8 bytes outside
+// [A-Za-z0-9._-], '%' and a leading '.' become %XX; '' becomes '%'.
+function outputFileName(name) {
+  if (name === '') return '%.npy';
+  let s = '';
+  const bytes = new TextEncoder().encode(name);
+  bytes.forEach((b, i) => {
+    const c = String.fromCharCode(b);
+    const keep = /[A-Za-z0-9_-]/.test(c) || (c === '.' && i > 0);
+    s += keep ? c : '%' + b.toString(16).toUpperCase().padStart(2, '0');
+  });
+  return `${s}.npy`;
 }
 
 function readInputFile(path) {
@@ -223,7 +233,6 @@ async function main(argv) {
   if (opts.outputDir !== null) {
     const results = await run();
     mkdirSync(opts.outputDir, { recursive: true });
-    const used = new Set();
     for (const name of session.outputNames) {
       const t = results[name];
       if (!t || typeof t !== 'object' || !('dims' in t) || !('type' in t)) {
@@ -232,15 +241,7 @@ async function main(argv) {
       if (!SUPPORTED_DTYPES.includes(t.type)) {
         throw new RunError(`output '${name}' has dtype ${t.type}, which cannot be written as .npy here`);
       }
-      let stem = sanitizeName(name);
-      if (used.has(stem)) {
-        let k = 1;
-        while (used.has(`${stem}__${k}`)) k++;
-        console.error(`warning: output '${name}' sanitises to an already used name; writing ${stem}__${k}.npy`);
-        stem = `${stem}__${k}`;
-      }
-      used.add(stem);
-      const file = join(opts.outputDir, `${stem}.npy`);
+      const file = join(opts.outputDir, outputFileName(name));
       const dims = Array.from(t.dims, Number);
       writeNpy(file, t.type, dims, t.data);
       console.log(`output ${name}: ${t.type} ${fmtShape(dims)} -> ${file}`);

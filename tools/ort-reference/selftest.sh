@@ -5,7 +5,7 @@
 # through ort-run.mjs and checks the outputs against numpy:
 #   1. MatMul + Add + Softmax (opset 17) vs a float64 numpy computation;
 #      one input given as .npy, one as an ONNX TensorProto .pb; output name with
-#      characters that must be sanitised.
+#      characters that must be escaped.
 #   2. Identity round trip of every supported dtype (float32, float64, float16,
 #      int64, int32, int8, uint8, bool) incl. a 0-d and an empty tensor, inputs
 #      written as .npy format 1.0/2.0/3.0 and as .pb: outputs must be bit-exact.
@@ -125,9 +125,9 @@ node "$run" "$tmp/ids.onnx" "${id_args[@]}" --output-dir "$tmp/out_ids" --thread
 import sys, glob, os, numpy as np
 d = sys.argv[1]
 bad = False
-# the '/' and ':' of 'probs/out:0' are sanitised to '_'
+# the '/' and ':' of 'probs/out:0' are escaped as parc does (%2F, %3A)
 for name, tol in (("probs", 1e-6), ("logits", 1e-5)):
-    out = f"{d}/out_mlp/probs_out_0.npy" if name == "probs" else f"{d}/out_mlp/logits.npy"
+    out = f"{d}/out_mlp/probs%2Fout%3A0.npy" if name == "probs" else f"{d}/out_mlp/logits.npy"
     got = np.load(out)
     ref = np.load(f"{d}/ref_{name}.npy")
     err = float(np.abs(got.astype(np.float64) - ref).max())

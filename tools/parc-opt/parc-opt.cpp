@@ -4,6 +4,7 @@
 #include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Pipelines/Pipelines.h"
+#include "parc/Support/Version.h"
 #include "parc/Transforms/Dist/Passes.h"
 #include "parc/Transforms/NN/Passes.h"
 #include "parc/Transforms/RT/Passes.h"
@@ -17,6 +18,8 @@
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  llvm::cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { parc::printVersion(os); });
   mlir::DialectRegistry registry;
   registry
       .insert<parc::nn::NNDialect, parc::dist::DistDialect, parc::rt::RTDialect,

@@ -1,58 +1,108 @@
-//===- parc-run.cpp - run a compiled model on this node -------------------===//
+//===- parc-run.cpp - run a compiled model under mpirun or srun -----------===//
 //
-// A thin launcher over mpirun: reads out/manifest.json, starts one process
-// per rank (one mpirun app context per distinct program), and passes each
-// the weights directory, the inputs and the run options. ONNX TensorProto
-// (.pb) inputs, the format of ONNX's test data, are converted to .npy first.
-// mpirun tears every rank down when one fails, and the runtime turns a hung
-// collective into an error, so a run ends either way.
+// A thin launcher: reads out/manifest.json, checks the inputs and options
+// against it, and starts one process per rank under mpirun (one app
+// context per run of ranks with the same program; --hostfile for several
+// nodes) or srun (the same map as a --multi-prog task file), passing each
+// the weights directory, the inputs and the run options by absolute path,
+// so that every node resolves them alike. The launcher tears every rank
+// down when one fails, the runtime turns a hung collective into an error,
+// and a signal to parc-run goes to the launcher's process group, so a run
+// ends either way and with parc-run.
 //
 //===----------------------------------------------------------------------===//
 
-#include "parc/runtime.h"
+#include "Inputs.h"
+#include "Launch.h"
+#include "parc/Support/CommandLine.h"
 
-#include "onnx/onnx_pb.h"
-
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/xxhash.h"
 
-#include <map>
-#include <unistd.h>
+#include <csignal>
 
 namespace cl = llvm::cl;
 using llvm::StringRef;
 
 namespace {
 
-cl::opt<std::string> outDir(cl::Positional, cl::desc("<compiled dir>"), cl::Required);
-cl::list<std::string> inputs("input", cl::desc("NAME=PATH (.npy, or ONNX TensorProto .pb)"),
-                             cl::value_desc("name=path"));
-cl::opt<std::string> outputDir("output-dir", cl::desc("Write outputs here as NAME.npy"),
-                               cl::value_desc("dir"));
-cl::opt<unsigned> repeat("repeat", cl::desc("Run the forward N times and print latency"),
-                         cl::init(1));
-cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"), cl::init(0));
+// Groups of `parc-run --help`, printed in the order of their names.
+cl::OptionCategory ioCategory("Input and output options");
+cl::OptionCategory launchCategory("Launch options");
+cl::OptionCategory benchCategory("Benchmark options");
+
+cl::opt<std::string> outDir(cl::Positional, cl::desc("<compiled dir>"),
+                            cl::Required, cl::cat(ioCategory));
+cl::list<std::string>
+    inputs("input",
+           cl::desc("NAME=PATH (.npy, or ONNX TensorProto .pb; "
+                    "each NAME once)"),
+           cl::value_desc("name=path"), cl::cat(ioCategory));
+cl::opt<std::string>
+    outputDir("output-dir",
+              cl::desc("Write each output here, as the file the manifest "
+                       "records for it"),
+              cl::value_desc("dir"), cl::cat(ioCategory));
+cl::opt<unsigned> repeat("repeat",
+                         cl::desc("Run the forward N times and print latency"),
+                         cl::init(1), cl::cat(benchCategory));
+cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"),
+                         cl::init(0), cl::cat(benchCategory));
 cl::opt<unsigned> threads("kernel-threads", cl::desc("Kernel threads per rank"),
-                          cl::init(1));
+                          cl::init(1), cl::cat(launchCategory));
 cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
-                          cl::init(300));
-cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"), cl::init("mpirun"));
-cl::opt<bool> dryRun("dry-run", cl::desc("Print the mpirun command and exit"));
-cl::opt<int> np("np", cl::desc("Ranks to start; must equal the compiled mesh's world "
-                               "size (default: the manifest's)"),
-                cl::init(0));
-cl::opt<std::string> tracePath("trace",
-                               cl::desc("Write a Chrome trace-event timeline of the "
-                                        "timed runs (one row per rank) to this file"),
-                               cl::value_desc("trace.json"));
+                          cl::init(300), cl::cat(launchCategory));
+cl::opt<unsigned> livenessTimeout(
+    "liveness-timeout",
+    cl::desc("Seconds a peer rank on this node may stay stopped or dead while "
+             "others wait for it before the job ends, naming it (0: off)"),
+    cl::init(30), cl::cat(launchCategory));
+cl::opt<bool> verifyWeights("verify-weights",
+                            cl::desc("Check every weight shard's data against "
+                                     "its checksum before running"),
+                            cl::cat(ioCategory));
+cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"),
+                            cl::init("mpirun"), cl::cat(launchCategory));
+cl::opt<bool> dryRun("dry-run", cl::desc("Print the launch command and exit"),
+                     cl::cat(launchCategory));
+cl::opt<int> np("np",
+                cl::desc("Ranks to start; must equal the compiled mesh's world "
+                         "size (0: the manifest's)"),
+                cl::init(0), cl::cat(launchCategory));
+cl::opt<std::string>
+    tracePath("trace",
+              cl::desc("Write a Chrome trace-event timeline of the "
+                       "timed runs (one row per rank) to this file"),
+              cl::value_desc("trace.json"), cl::cat(benchCategory));
+cl::opt<parc::run::Launcher> launcher(
+    "launcher", cl::desc("How the ranks are started"),
+    cl::values(clEnumValN(parc::run::Launcher::Mpirun, "mpirun",
+                          "one mpirun app context per program (--hostfile for "
+                          "several nodes)"),
+               clEnumValN(parc::run::Launcher::Srun, "srun",
+                          "srun --multi-prog, inside a Slurm allocation")),
+    cl::init(parc::run::Launcher::Mpirun), cl::cat(launchCategory));
+cl::opt<std::string>
+    hostfile("hostfile",
+             cl::desc("Hosts to start the ranks on (passed to mpirun)"),
+             cl::value_desc("file"), cl::cat(launchCategory));
+cl::opt<std::string> srun("srun", cl::desc("srun to use with --launcher srun"),
+                          cl::init("srun"), cl::cat(launchCategory));
+cl::opt<std::string>
+    jsonPath("json",
+             cl::desc("Write the run's figures (latency statistics, "
+                      "tokens/s, per-rank communication) as JSON"),
+             cl::value_desc("file"), cl::cat(benchCategory));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "parc-run") << message << "\n";
@@ -90,71 +140,6 @@ llvm::Error mergeTraces(StringRef path, size_t ranks) {
   }
   if ((ec = llvm::sys::fs::rename(tmp, path)))
     return llvm::createStringError("cannot write '" + path + "': " + ec.message());
-  return llvm::Error::success();
-}
-
-/// Converts an ONNX TensorProto file to .npy through the runtime's writer,
-/// for an input the program declares as `dtype` (a manifest name).
-llvm::Error pbToNpy(StringRef pb, StringRef npy, StringRef dtype) {
-  auto buffer = llvm::MemoryBuffer::getFile(pb);
-  if (!buffer)
-    return llvm::createStringError("cannot read '" + pb + "'");
-  onnx::TensorProto t;
-  if (!t.ParseFromArray((*buffer)->getBufferStart(), (*buffer)->getBufferSize()))
-    return llvm::createStringError("'" + pb + "' is not an ONNX TensorProto");
-  struct Kind {
-    parc_rt_dtype_t dtype;
-    size_t size;
-  };
-  static const std::map<int, Kind> kinds = {
-      {onnx::TensorProto::FLOAT, {PARC_RT_F32, 4}},
-      {onnx::TensorProto::DOUBLE, {PARC_RT_F64, 8}},
-      {onnx::TensorProto::FLOAT16, {PARC_RT_F16, 2}},
-      {onnx::TensorProto::BFLOAT16, {PARC_RT_BF16, 2}},
-      {onnx::TensorProto::INT64, {PARC_RT_I64, 8}},
-      {onnx::TensorProto::INT32, {PARC_RT_I32, 4}},
-      {onnx::TensorProto::INT8, {PARC_RT_I8, 1}},
-      {onnx::TensorProto::UINT8, {PARC_RT_U8, 1}},
-      {onnx::TensorProto::BOOL, {PARC_RT_BOOL, 1}}};
-  // ONNX's own test data (before 1.14) stores bfloat16 as uint16 words.
-  int type = t.data_type();
-  if (type == onnx::TensorProto::UINT16 && dtype == "bf16")
-    type = onnx::TensorProto::BFLOAT16;
-  auto kind = kinds.find(type);
-  if (kind == kinds.end())
-    return llvm::createStringError("'" + pb + "' has a data type parc-run cannot convert");
-  std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  std::string bytes = t.raw_data();
-  if (!t.has_raw_data()) {
-    auto put = [&](const void *p, size_t size) {
-      bytes.append(static_cast<const char *>(p), size);
-    };
-    for (float v : t.float_data()) put(&v, 4);
-    for (double v : t.double_data()) put(&v, 8);
-    for (int64_t v : t.int64_data()) put(&v, 8);
-    // int32_data also carries the narrower types, one element per entry.
-    for (int32_t v : t.int32_data()) {
-      if (kind->second.size == 4) {
-        put(&v, 4);
-      } else if (kind->second.size == 2) {
-        uint16_t h = v;
-        put(&h, 2);
-      } else {
-        int8_t b = v;
-        put(&b, 1);
-      }
-    }
-  }
-  if ((int64_t)bytes.size() != n * (int64_t)kind->second.size)
-    return llvm::createStringError("'" + pb + "' holds " + std::to_string(bytes.size()) +
-                                   " bytes for " + std::to_string(n) + " elements");
-  std::string path = npy.str();
-  if (parc_rt_npy_write(path.c_str(), kind->second.dtype, dims.size(), dims.data(),
-                        bytes.data()) != PARC_RT_OK)
-    return llvm::createStringError(parc_rt_last_error());
   return llvm::Error::success();
 }
 
@@ -230,151 +215,289 @@ void summarizeMoeReports(llvm::StringRef dir, size_t ranks, size_t replicas) {
   }
 }
 
+using parc::run::Launcher;
+
+llvm::Error error(const llvm::Twine &message) {
+  return llvm::createStringError(message);
+}
+
+std::string absolute(StringRef path) {
+  llvm::SmallString<256> p(path);
+  llvm::sys::fs::make_absolute(p);
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+  return p.str().str();
+}
+
+/// The numeric options and the launcher's, against what a run can do.
+llvm::Error checkOptions(const parc::run::Manifest &m) {
+  constexpr unsigned kMaxRuns = 1000000;
+  if (repeat < 1 || repeat > kMaxRuns)
+    return error("--repeat " + llvm::Twine(repeat.getValue()) +
+                 " is out of range: give 1 to " + llvm::Twine(kMaxRuns) + " timed runs");
+  if (warmup > kMaxRuns)
+    return error("--warmup " + llvm::Twine(warmup.getValue()) +
+                 " is out of range: give 0 to " + llvm::Twine(kMaxRuns) + " untimed runs");
+  if (threads < 1 || threads > 1024)
+    return error("--kernel-threads " + llvm::Twine(threads.getValue()) +
+                 " is out of range: give 1 to 1024 threads per rank");
+  if (timeout < 1)
+    return error("--timeout 0 is out of range: give the seconds a collective may "
+                 "wait, at least 1");
+  // The mesh needs exactly its world size: refuse a different --np here
+  // rather than let the launcher start ranks that wait for peers.
+  if (np.getNumOccurrences() && np != m.worldSize)
+    return error("--np " + llvm::Twine(np.getValue()) +
+                 " does not match the compiled mesh: '" + outDir + "' needs " +
+                 llvm::Twine(m.worldSize) + " ranks" +
+                 (m.mesh.empty() ? "" : " (mesh " + m.mesh + ")"));
+  if ((int64_t)m.rankBinaries.size() != m.worldSize)
+    return error("'" + m.path + "' maps " + llvm::Twine(m.rankBinaries.size()) +
+                 " ranks to programs for a world of " + llvm::Twine(m.worldSize));
+  if (!hostfile.empty() && launcher == Launcher::Srun)
+    return error("--hostfile is for --launcher mpirun: under srun, the Slurm "
+                 "allocation places the ranks");
+  if (!hostfile.empty() && !llvm::sys::fs::is_regular_file(hostfile))
+    return error("hostfile '" + hostfile + "' does not exist");
+  return llvm::Error::success();
+}
+
+/// The launcher to run: found on PATH, or (for --dry-run) named as given.
+llvm::Expected<std::string> launcherProgram() {
+  const std::string &name = launcher == Launcher::Srun ? srun : mpirun;
+  auto found = llvm::sys::findProgramByName(name);
+  if (found && llvm::sys::fs::can_execute(*found))
+    return absolute(*found);
+  if (dryRun)
+    return name;
+  if (launcher == Launcher::Srun)
+    return error("cannot find '" + name +
+                 "' (run inside a Slurm allocation, or use --launcher mpirun)");
+  return error("cannot find '" + name + "' (install openmpi-bin)");
+}
+
+/// Each rank's program with its arguments, and the environment of all.
+llvm::Expected<parc::run::LaunchPlan> planLaunch(const parc::run::Manifest &m,
+                                                 llvm::ArrayRef<std::string> inputArgs) {
+  parc::run::LaunchPlan plan;
+  plan.launcher = launcher;
+  auto program = launcherProgram();
+  if (!program)
+    return program.takeError();
+  plan.program = *program;
+  if (!hostfile.empty())
+    plan.hostfile = absolute(hostfile);
+  plan.env = {{"PARC_RT_TIMEOUT_S", std::to_string(timeout)},
+              {"PARC_RT_LIVENESS_S", std::to_string(livenessTimeout)},
+              {"PARC_RT_THREADS", std::to_string(threads)},
+              {"OMP_NUM_THREADS", std::to_string(threads)},
+              {"OPENBLAS_NUM_THREADS", std::to_string(threads)}};
+  if (!tracePath.empty())
+    plan.env.push_back({"PARC_RT_TRACE", absolute(tracePath)});
+  if (!jsonPath.empty())
+    plan.env.push_back({"PARC_RT_STATS", absolute(jsonPath) + ".rank0.json"});
+  llvm::SmallString<256> weights(absolute(outDir));
+  llvm::sys::path::append(weights, "weights");
+  for (size_t i = 0; i < m.rankBinaries.size();) {
+    size_t j = i;
+    while (j < m.rankBinaries.size() && m.rankBinaries[j] == m.rankBinaries[i])
+      ++j;
+    llvm::SmallString<256> exe(absolute(outDir));
+    llvm::sys::path::append(exe, m.rankBinaries[i]);
+    parc::run::AppContext app{i, j - i, exe.str().str(), {}};
+    app.args = {"--weights-dir=" + weights.str().str(),
+                "--repeat=" + std::to_string(repeat),
+                "--warmup=" + std::to_string(warmup),
+                "--output-rank=" + std::to_string(m.outputRank)};
+    if (!outputDir.empty()) {
+      app.args.push_back("--output-dir=" + absolute(outputDir));
+      // Each output's file as the compiler recorded it.
+      for (const auto &[name, file] : m.outputFiles)
+        app.args.push_back("--output-file=" + name + "=" + file);
+    }
+    if (verifyWeights)
+      app.args.push_back("--verify-weights");
+    if (m.dataParallel > 1)
+      app.args.push_back("--data-parallel=" + std::to_string(m.dataParallel));
+    app.args.insert(app.args.end(), inputArgs.begin(), inputArgs.end());
+    plan.apps.push_back(std::move(app));
+    i = j;
+  }
+  return plan;
+}
+
+/// A file the run writes (`flag` names it): its folder is created now, so
+/// that a bad path fails before any rank starts.
+llvm::Error prepareFile(StringRef flag, StringRef path) {
+  if (llvm::sys::fs::is_directory(path))
+    return error(flag + " '" + path + "' is a folder: give the path of a file");
+  std::string file = absolute(path);
+  StringRef parent = llvm::sys::path::parent_path(file);
+  std::error_code ec = llvm::sys::fs::create_directories(parent);
+  if (!ec && !llvm::sys::fs::is_directory(parent))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec)
+    return error("cannot create the folder '" + parent + "' of " + flag + " '" + path +
+                 "': " + ec.message());
+  if (llvm::sys::fs::access(parent, llvm::sys::fs::AccessMode::Write))
+    return error("cannot write " + flag + " '" + path + "': its folder '" + parent +
+                 "' is not writable");
+  return llvm::Error::success();
+}
+
+/// Every file and folder the run writes, before it starts.
+llvm::Error prepareOutputs(size_t ranks) {
+  if (!tracePath.empty())
+    if (auto err = prepareFile("--trace", tracePath))
+      return err;
+  if (!jsonPath.empty())
+    if (auto err = prepareFile("--json", jsonPath))
+      return err;
+  if (outputDir.empty())
+    return llvm::Error::success();
+  std::error_code ec = llvm::sys::fs::create_directories(outputDir);
+  if (!ec && !llvm::sys::fs::is_directory(outputDir))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec)
+    return error("cannot create --output-dir '" + outputDir + "': " + ec.message());
+  // A report left by an earlier run must not pass for this run's.
+  for (size_t r = 0; r < ranks; ++r) {
+    llvm::SmallString<256> old(outputDir);
+    llvm::sys::path::append(old, "moe_report.rank" + std::to_string(r) + ".json");
+    llvm::sys::fs::remove(old);
+  }
+  return llvm::Error::success();
+}
+
+/// Writes srun's task `map` into the compiled folder (every node sees it
+/// there), named by its content so that runs of other inputs never share
+/// one; returns its path.
+llvm::Expected<std::string> writeTaskMap(StringRef map) {
+  llvm::SmallString<256> path(absolute(outDir));
+  llvm::sys::path::append(path, llvm::formatv("srun-tasks-{0:x-16}.conf",
+                                              llvm::xxh3_64bits(map))
+                                    .str());
+  std::string tmp = (path + ".tmp").str();
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (!ec)
+      os << map;
+  }
+  if (ec || (ec = llvm::sys::fs::rename(tmp, path)))
+    return error("cannot write srun's task map '" + path + "': " + ec.message());
+  return path.str().str();
+}
+
+/// The rank programs' figures (rank 0 writes them) with what parc-run ran,
+/// written to --json.
+llvm::Error writeJson(const parc::run::LaunchPlan &plan) {
+  std::string part = absolute(jsonPath) + ".rank0.json";
+  auto text = llvm::MemoryBuffer::getFile(part);
+  if (!text)
+    return error("rank 0 wrote no figures '" + part + "'");
+  auto parsed = llvm::json::parse((*text)->getBuffer());
+  if (!parsed || !parsed->getAsObject())
+    return error("'" + part + "' is not a JSON object" +
+                 (parsed ? "" : ": " + llvm::toString(parsed.takeError())));
+  llvm::json::Object figures = std::move(*parsed->getAsObject());
+  figures["compiled"] = absolute(outDir);
+  figures["launcher"] = plan.launcher == Launcher::Srun ? "srun" : "mpirun";
+  figures["tokens_counted"] = "batch x seq of the first integer input of rank >= 2 "
+                              "(token ids), every replica included";
+  std::string tmp = absolute(jsonPath) + ".tmp";
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(tmp, ec);
+    if (!ec)
+      os << llvm::formatv("{0:2}", llvm::json::Value(std::move(figures))) << "\n";
+  }
+  if (ec || (ec = llvm::sys::fs::rename(tmp, absolute(jsonPath))))
+    return error("cannot write --json '" + jsonPath + "': " + ec.message());
+  llvm::sys::fs::remove(part);
+  return llvm::Error::success();
+}
+
+/// Runs the launch command, then merges what the ranks wrote.
+int launchAndReport(const parc::run::Manifest &m, const parc::run::LaunchPlan &plan,
+                    llvm::ArrayRef<std::string> command) {
+  const char *name = plan.launcher == Launcher::Srun ? "srun" : "mpirun";
+  auto exit = parc::run::runLauncher(command);
+  if (!exit)
+    return fail(llvm::toString(exit.takeError()));
+  if (exit->received) {
+    const int sig = exit->received;
+    fail(llvm::Twine("interrupted by ") +
+         (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP") +
+         ": stopped " + name + " and the ranks it started");
+    return 128 + sig;
+  }
+  if (exit->code != 0)
+    return fail(llvm::Twine("the run failed (") + name + " exit code " +
+                llvm::Twine(exit->code) + ")");
+  const size_t ranks = m.rankBinaries.size();
+  if (!tracePath.empty()) {
+    if (auto err = mergeTraces(absolute(tracePath), ranks))
+      return fail(llvm::toString(std::move(err)));
+    llvm::errs() << "parc-run: wrote the timeline of " << ranks << " rank(s) to "
+                 << tracePath << " (open it in Perfetto)\n";
+  }
+  if (!jsonPath.empty())
+    if (auto err = writeJson(plan))
+      return fail(llvm::toString(std::move(err)));
+  if (!outputDir.empty())
+    summarizeMoeReports(outputDir, ranks, m.dataParallel);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "parc-run: run a compiled model with mpirun\n");
-
-  llvm::SmallString<256> manifestPath(outDir);
-  llvm::sys::path::append(manifestPath, "manifest.json");
-  auto text = llvm::MemoryBuffer::getFile(manifestPath);
-  if (!text)
-    return fail("cannot read '" + manifestPath + "': " + text.getError().message() +
-                " (is '" + outDir + "' the output of `parc compile`?)");
-  auto parsed = llvm::json::parse((*text)->getBuffer());
-  if (!parsed)
-    return fail("'" + manifestPath + "' is not valid JSON: " +
-                llvm::toString(parsed.takeError()));
-  const llvm::json::Object *manifest = parsed->getAsObject();
-  const llvm::json::Array *ranks = manifest ? manifest->getArray("ranks") : nullptr;
-  const llvm::json::Array *programs = manifest ? manifest->getArray("programs") : nullptr;
-  if (!ranks || !programs || ranks->empty())
-    return fail("'" + manifestPath + "' lists no ranks or programs");
-
-  // The mesh needs exactly its world size: refuse a different --np here
-  // rather than let mpirun start ranks that wait for peers.
-  int64_t world = manifest->getInteger("world_size").value_or(ranks->size());
-  if (np.getNumOccurrences() && np != world) {
-    std::string mesh;
-    if (auto *m = manifest->getObject("mesh"))
-      if (auto *shape = m->getArray("shape"))
-        for (auto &d : *shape)
-          mesh += (mesh.empty() ? "" : "x") + std::to_string(d.getAsInteger().value_or(0));
-    return fail("--np " + std::to_string(np) + " does not match the compiled mesh: '" +
-                outDir + "' needs " + std::to_string(world) + " ranks" +
-                (mesh.empty() ? "" : " (mesh " + mesh + ")"));
-  }
-
-  // Inputs: known names only; .pb files are converted next to a temp dir.
-  llvm::StringMap<std::string> known; // name -> dtype
-  if (auto *ins = manifest->getArray("inputs"))
-    for (const auto &in : *ins)
-      if (auto name = in.getAsObject()->getString("name"))
-        known[*name] = in.getAsObject()->getString("dtype").value_or("").str();
-  llvm::SmallString<128> tmp;
-  std::vector<std::string> inputArgs;
-  for (const std::string &spec : inputs) {
-    auto [name, file] = StringRef(spec).split('=');
-    if (name.empty() || file.empty())
-      return fail("--input '" + spec + "' is not NAME=PATH");
-    if (!known.contains(name))
-      return fail("the model has no input '" + name + "' (inputs: " +
-                  llvm::join(llvm::map_range(known.keys(), [](StringRef k) { return k.str(); }), ", ") +
-                  ")");
-    if (!llvm::sys::fs::exists(file))
-      return fail("input file '" + file + "' does not exist");
-    std::string path = file.str();
-    if (file.ends_with(".pb")) {
-      if (tmp.empty() && llvm::sys::fs::createUniqueDirectory("parc-run", tmp))
-        return fail("cannot create a temporary directory");
-      llvm::SmallString<256> npy(tmp);
-      llvm::sys::path::append(npy, name + ".npy");
-      if (auto err = pbToNpy(file, npy, known.lookup(name)))
-        return fail(llvm::toString(std::move(err)));
-      path = npy.str().str();
-    }
-    inputArgs.push_back("--input=" + name.str() + "=" + path);
-  }
-
-  auto launcher = llvm::sys::findProgramByName(mpirun);
-  if (!launcher)
-    return fail("cannot find '" + mpirun + "' (install openmpi-bin)");
-  llvm::SmallString<256> weightsDir(outDir);
-  llvm::sys::path::append(weightsDir, "weights");
-  int64_t outputRank = manifest->getInteger("output_rank").value_or(0);
-  // Data-parallel replicas run the same programs: they learn their count here.
-  int64_t dataParallel = manifest->getInteger("data_parallel").value_or(1);
-
-  // One app context per run of consecutive ranks with the same program.
-  std::vector<std::string> args = {*launcher, "--oversubscribe", "--bind-to", "none"};
-  if (geteuid() == 0)
-    args.push_back("--allow-run-as-root");
-  // Open MPI applies -x to the app context it is given in: each gets them.
-  std::vector<std::string> env = {"-x", "PARC_RT_TIMEOUT_S=" + std::to_string(timeout),
-                                  "-x", "PARC_RT_THREADS=" + std::to_string(threads),
-                                  "-x", "OMP_NUM_THREADS=" + std::to_string(threads),
-                                  "-x", "OPENBLAS_NUM_THREADS=" + std::to_string(threads)};
-  llvm::SmallString<256> traceAbs(tracePath);
-  if (!tracePath.empty()) {
-    llvm::sys::fs::make_absolute(traceAbs);
-    env.insert(env.end(), {"-x", "PARC_RT_TRACE=" + traceAbs.str().str()});
-  }
-  for (size_t i = 0; i < ranks->size();) {
-    StringRef program = *(*ranks)[i].getAsObject()->getString("program");
-    size_t j = i;
-    while (j < ranks->size() && *(*ranks)[j].getAsObject()->getString("program") == program)
-      ++j;
-    std::string binary;
-    for (const auto &p : *programs)
-      if (p.getAsObject()->getString("name") == program)
-        binary = p.getAsObject()->getString("binary")->str();
-    llvm::SmallString<256> exe(outDir);
-    llvm::sys::path::append(exe, binary);
-    if (i)
-      args.push_back(":");
-    args.insert(args.end(), env.begin(), env.end());
-    args.insert(args.end(), {"-np", std::to_string(j - i), exe.str().str(),
-                             "--weights-dir=" + weightsDir.str().str(),
-                             "--repeat=" + std::to_string(repeat),
-                             "--warmup=" + std::to_string(warmup),
-                             "--output-rank=" + std::to_string(outputRank)});
-    if (!outputDir.empty())
-      args.push_back("--output-dir=" + outputDir);
-    if (dataParallel > 1)
-      args.push_back("--data-parallel=" + std::to_string(dataParallel));
-    args.insert(args.end(), inputArgs.begin(), inputArgs.end());
-    i = j;
-  }
-  if (dryRun) {
-    llvm::outs() << llvm::join(args, " ") << "\n";
-    return 0;
-  }
-  if (!outputDir.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir))
-      return fail("cannot create '" + outputDir + "': " + ec.message());
-    // A report left by an earlier run must not pass for this run's.
-    for (size_t r = 0; r < ranks->size(); ++r) {
-      llvm::SmallString<256> old(outputDir);
-      llvm::sys::path::append(old, "moe_report.rank" + std::to_string(r) + ".json");
-      llvm::sys::fs::remove(old);
-    }
-  }
-  llvm::SmallVector<StringRef> argRefs(args.begin(), args.end());
-  std::string error;
-  int rc = llvm::sys::ExecuteAndWait(*launcher, argRefs, std::nullopt, {}, 0, 0, &error);
-  if (!tmp.empty())
-    llvm::sys::fs::remove_directories(tmp);
-  if (rc != 0)
-    return fail("the run failed (mpirun exit code " + std::to_string(rc) + ")" +
-                (error.empty() ? "" : ": " + error));
-  if (!tracePath.empty()) {
-    if (auto err = mergeTraces(traceAbs, ranks->size()))
+  parc::cli::parseCommandLine(argc, argv,
+                              "parc-run: run a compiled model with mpirun or srun\n",
+                              {&ioCategory, &launchCategory, &benchCategory});
+  if (auto err = parc::cli::checkDistinctNames("input", inputs))
+    return fail(llvm::toString(std::move(err)));
+  auto manifest = parc::run::readManifest(outDir);
+  if (!manifest)
+    return fail(llvm::toString(manifest.takeError()));
+  if (auto err = checkOptions(*manifest))
+    return fail(llvm::toString(std::move(err)));
+  llvm::SmallString<128> tmp; // converted .pb inputs
+  llvm::scope_exit removeTmp([&] {
+    if (!tmp.empty())
+      llvm::sys::fs::remove_directories(tmp);
+  });
+  auto inputArgs = parc::run::prepareInputs(*manifest, inputs, tmp);
+  if (!inputArgs)
+    return fail(llvm::toString(inputArgs.takeError()));
+  auto plan = planLaunch(*manifest, *inputArgs);
+  if (!plan)
+    return fail(llvm::toString(plan.takeError()));
+  if (!dryRun)
+    if (auto err = prepareOutputs(plan->ranks()))
       return fail(llvm::toString(std::move(err)));
-    llvm::errs() << "parc-run: wrote the timeline of " << ranks->size()
-                 << " rank(s) to " << tracePath << " (open it in Perfetto)\n";
+  std::string taskMap, taskMapPath;
+  if (launcher == Launcher::Srun) {
+    auto map = parc::run::srunTaskMap(*plan);
+    if (!map)
+      return fail(llvm::toString(map.takeError()));
+    taskMap = std::move(*map);
+    auto path = writeTaskMap(taskMap);
+    if (!path)
+      return fail(llvm::toString(path.takeError()));
+    taskMapPath = *path;
   }
-  if (!outputDir.empty())
-    summarizeMoeReports(outputDir, ranks->size(), dataParallel);
+  auto command = parc::run::launchCommand(*plan, taskMapPath);
+  if (!command)
+    return fail(llvm::toString(command.takeError()));
+  if (!dryRun)
+    return launchAndReport(*manifest, *plan, *command);
+  llvm::outs() << parc::run::shellJoin(*command) << "\n";
+  if (!taskMapPath.empty()) {
+    llvm::outs() << "# " << taskMapPath << ":\n";
+    for (StringRef line : llvm::split(StringRef(taskMap).rtrim(), '\n'))
+      llvm::outs() << "#   " << line << "\n";
+  }
   return 0;
 }

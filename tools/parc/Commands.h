@@ -6,14 +6,18 @@
 #include "parc/Plan/Planner.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <string>
 
 namespace parc::driver {
 
+/// The groups of `parc plan --help` and `parc calibrate --help`.
+extern llvm::cl::OptionCategory planCategory, calibrateCategory;
+
 /// `parc plan`: true when it was the subcommand given, and its entry point.
 bool planSelected();
-int plan(const char *argv0);
+int plan();
 
 /// `parc calibrate`.
 bool calibrateSelected();

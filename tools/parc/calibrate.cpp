@@ -11,6 +11,7 @@
 #include "Commands.h"
 
 #include "parc/Plan/CostModel.h"
+#include "parc/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -26,18 +27,25 @@
 namespace cl = llvm::cl;
 namespace plan = parc::plan;
 
+cl::OptionCategory parc::driver::calibrateCategory("Calibrate options");
+
 namespace {
 
 cl::SubCommand calibrateCmd("calibrate",
                             "Measure the local cpu target and write a cluster JSON");
-cl::opt<std::string> output("o", cl::desc("Cluster JSON to write"), cl::value_desc("file"),
-                            cl::Required, cl::sub(calibrateCmd));
-cl::opt<int> ranks("ranks", cl::desc("Ranks for the collective measurement"), cl::init(4),
-                   cl::sub(calibrateCmd));
-cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"), cl::init("mpirun"),
-                            cl::sub(calibrateCmd));
+cl::opt<std::string> output("o", cl::desc("Cluster JSON to write"),
+                            cl::value_desc("file"), cl::Required,
+                            cl::sub(calibrateCmd),
+                            cl::cat(parc::driver::calibrateCategory));
+cl::opt<int> ranks("ranks", cl::desc("Ranks for the collective measurement"),
+                   cl::init(4), cl::sub(calibrateCmd),
+                   cl::cat(parc::driver::calibrateCategory));
+cl::opt<std::string> mpirun("mpirun", cl::desc("mpirun to use"),
+                            cl::init("mpirun"), cl::sub(calibrateCmd),
+                            cl::cat(parc::driver::calibrateCategory));
 cl::opt<std::string> name("name", cl::desc("Name of the cluster in the file"),
-                          cl::init("cpu-calibrated"), cl::sub(calibrateCmd));
+                          cl::init("cpu-calibrated"), cl::sub(calibrateCmd),
+                          cl::cat(parc::driver::calibrateCategory));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "parc") << message << "\n";
@@ -49,8 +57,10 @@ int fail(const llvm::Twine &message) {
 bool parc::driver::calibrateSelected() { return static_cast<bool>(calibrateCmd); }
 
 int parc::driver::calibrate(const char *argv0) {
-  if (ranks < 2)
-    return fail("--ranks must be at least 2 (collectives need two ranks)");
+  // Collectives need two ranks; more than a node's worth measure nothing new.
+  if (auto err =
+          parc::cli::checkRanges({parc::cli::intRange("ranks", ranks, 2, 256)}))
+    return fail(llvm::toString(std::move(err)));
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
   llvm::SmallString<256> probe(llvm::sys::path::parent_path(exe));

@@ -9,16 +9,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "nn/NNOps.h"
 #include "MoeManifest.h"
+#include "OutputDir.h"
+#include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "parc/Pipelines/Pipelines.h"
+#include "parc/Plan/Cluster.h"
+#include "parc/Support/CommandLine.h"
+#include "parc/Support/Version.h"
 #include "parc/Target/Cpp/Toolchain.h"
 #include "parc/Target/Weights/Safetensors.h"
 #include "parc/Transforms/Dist/Passes.h"
 #include "parc/Transforms/NN/Passes.h"
 #include "rt/RTDialect.h"
+#include "io/formats.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -33,7 +38,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
 
@@ -44,96 +48,137 @@ namespace {
 
 cl::SubCommand compileCmd("compile", "Compile an ONNX model into rank programs");
 
+// Groups of `parc compile --help`, printed in the order of their names.
+cl::OptionCategory ioCategory("Input and output options");
+cl::OptionCategory parallelCategory("Parallelism options");
+cl::OptionCategory plannerCategory("Planner and overlap options");
+cl::OptionCategory reportCategory("Report and IR dump options");
+
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
-                               cl::Required, cl::sub(compileCmd));
-cl::opt<std::string> outputDir("o", cl::desc("Output directory (replaced atomically)"),
+                               cl::Required, cl::sub(compileCmd),
+                               cl::cat(ioCategory));
+cl::opt<std::string> outputDir("o",
+                               cl::desc("Output folder, replaced as a whole; "
+                                        "parc replaces only an empty folder or "
+                                        "its own earlier output"),
                                cl::value_desc("dir"), cl::Required,
-                               cl::sub(compileCmd));
+                               cl::sub(compileCmd), cl::cat(ioCategory));
 cl::alias outputDirLong("output", cl::aliasopt(outputDir));
-cl::opt<std::string> target("target", cl::desc("Code generation target: cpu or cuda"),
-                            cl::init("cpu"), cl::sub(compileCmd));
-cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype: f32, bf16 or f16"),
-                           cl::init("f32"), cl::sub(compileCmd));
+cl::opt<std::string> target("target",
+                            cl::desc("Code generation target: cpu or cuda"),
+                            cl::init("cpu"), cl::sub(compileCmd),
+                            cl::cat(ioCategory));
+cl::opt<std::string> dtype("dtype",
+                           cl::desc("Compute dtype: f32, bf16 or f16 (also "
+                                    "float32, bfloat16, float16, fp16)"),
+                           cl::init("f32"), cl::sub(compileCmd),
+                           cl::cat(ioCategory));
 cl::list<std::string> inputShapes(
-    "input-shape", cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
-    cl::value_desc("name=shape"), cl::sub(compileCmd));
+    "input-shape",
+    cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable, "
+             "each NAME once)"),
+    cl::value_desc("name=shape"), cl::sub(compileCmd), cl::cat(ioCategory));
+cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd),
+                    cl::cat(ioCategory));
 cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
                                   cl::desc(parc::kMaxConstantBytesHelp),
                                   cl::init(parc::kDefaultMaxConstantBytes),
-                                  cl::value_desc("bytes"), cl::sub(compileCmd));
-cl::opt<int64_t> tp("tp", cl::desc("Tensor-parallel degree (ranks per model replica)"),
-                    cl::init(1), cl::sub(compileCmd));
+                                  cl::value_desc("bytes"), cl::sub(compileCmd),
+                                  cl::cat(ioCategory));
+cl::opt<int64_t> tp("tp",
+                    cl::desc("Tensor-parallel degree (ranks per model replica; "
+                             "also --tensor-parallel-size, -tp)"),
+                    cl::value_desc("N"), cl::init(1), cl::sub(compileCmd),
+                    cl::cat(parallelCategory));
+// vLLM's spellings; `-tp` is --tp already (llvm::cl takes one dash or two).
+cl::alias tpLong("tensor-parallel-size", cl::aliasopt(tp));
+cl::opt<int64_t> ep("ep",
+                    cl::desc("Expert-parallel degree: each MoE layer's experts "
+                             "split over this many ranks (the --tp ranks when "
+                             "both are given; also --expert-parallel-size)"),
+                    cl::value_desc("N"), cl::init(1), cl::sub(compileCmd),
+                    cl::cat(parallelCategory));
+cl::alias epLong("expert-parallel-size", cl::aliasopt(ep));
+cl::opt<double> capacityFactor(
+    "capacity-factor",
+    cl::desc("Expert capacity as a multiple of tokens*top_k/experts; pairs "
+             "beyond it are dropped and counted (0: no drop)"),
+    cl::value_desc("x"), cl::init(0.0), cl::sub(compileCmd),
+    cl::cat(parallelCategory));
+cl::opt<bool> etp("etp",
+                  cl::desc("Expert tensor parallelism: split every expert's "
+                           "ffn over the --tp ranks (with --ep E: E groups "
+                           "of --tp ranks, experts over the groups)"),
+                  cl::sub(compileCmd), cl::cat(parallelCategory));
+cl::opt<bool> sp("sp",
+                 cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
+                          "norms and residuals split along the sequence"),
+                 cl::sub(compileCmd), cl::cat(parallelCategory));
+cl::opt<int64_t> pp("pp",
+                    cl::desc("Pipeline stages, each a program on tp ranks "
+                             "(also --pipeline-parallel-size)"),
+                    cl::value_desc("N"), cl::init(1), cl::sub(compileCmd),
+                    cl::cat(parallelCategory));
+cl::alias ppLong("pipeline-parallel-size", cl::aliasopt(pp));
+cl::list<int64_t> ppLayout("pp-layout",
+                           cl::desc("Layers per pipeline stage, e.g. 5,6,6,7 "
+                                    "(default: balance the cost model)"),
+                           cl::CommaSeparated, cl::value_desc("n,n,..."),
+                           cl::sub(compileCmd), cl::cat(parallelCategory));
+cl::opt<int64_t> ppVirtual("pp-virtual",
+                           cl::desc("Virtual stages per pipeline stage "
+                                    "(interleaved schedule)"),
+                           cl::value_desc("N"), cl::init(1),
+                           cl::sub(compileCmd), cl::cat(parallelCategory));
+cl::opt<int64_t>
+    microBatches("micro-batches",
+                 cl::desc("Split the batch (dim 0 of every input) "
+                          "into this many micro-batches (pipeline "
+                          "micro-batches with --pp; without, "
+                          "chains whose communication interleaves)"),
+                 cl::value_desc("N"), cl::init(1), cl::sub(compileCmd),
+                 cl::cat(parallelCategory));
+cl::opt<int64_t> dp("dp",
+                    cl::desc("Data-parallel replicas: the partitioned model "
+                             "runs this many times side by side, each on "
+                             "its own ranks and on batch/N (dim 0 of every "
+                             "input; also --data-parallel-size)"),
+                    cl::value_desc("N"), cl::init(1), cl::sub(compileCmd),
+                    cl::cat(parallelCategory));
+cl::alias dpLong("data-parallel-size", cl::aliasopt(dp));
+cl::opt<bool> autoPlan("auto",
+                       cl::desc("Let the planner choose the parallel plan "
+                                "(needs --devices and --cluster)"),
+                       cl::sub(compileCmd), cl::cat(plannerCategory));
+cl::opt<int64_t> autoDevices("devices", cl::desc("Devices --auto may use"),
+                             cl::value_desc("N"), cl::init(0),
+                             cl::sub(compileCmd), cl::cat(plannerCategory));
+cl::opt<std::string>
+    autoCluster("cluster",
+                cl::desc("Cluster preset or JSON file for --auto "
+                         "and for dist-overlap's cost model "
+                         "(default: cpu)"),
+                cl::sub(compileCmd), cl::cat(plannerCategory));
 cl::opt<bool> noOverlap("no-overlap",
                         cl::desc("Keep every collective blocking where the "
                                  "partitioner put it (for comparison)"),
-                        cl::sub(compileCmd));
+                        cl::sub(compileCmd), cl::cat(plannerCategory));
 cl::opt<int64_t> overlapChunks(
     "overlap-chunks",
     cl::desc("Pieces a product and its collective are cut into so that "
              "they overlap (collective matmul; 0 = the cheapest by the cost "
              "model on --cluster; 1 = no cutting)"),
-    cl::init(0), cl::sub(compileCmd));
-cl::opt<int64_t> ep("ep",
-                    cl::desc("Expert-parallel degree: each MoE layer's experts "
-                             "split over this many ranks (the --tp ranks when "
-                             "both are given)"),
-                    cl::init(1), cl::sub(compileCmd));
-cl::opt<double> capacityFactor(
-    "capacity-factor",
-    cl::desc("Expert capacity as a multiple of tokens*top_k/experts; pairs "
-             "beyond it are dropped and counted (default 0: no drop)"),
-    cl::init(0.0), cl::sub(compileCmd));
-cl::opt<bool> etp("etp",
-                  cl::desc("Expert tensor parallelism: split every expert's "
-                           "ffn over the --tp ranks (with --ep E: E groups "
-                           "of --tp ranks, experts over the groups)"),
-                  cl::sub(compileCmd));
-cl::opt<bool> sp("sp",
-                 cl::desc("Sequence parallelism (Megatron-SP) on top of --tp: "
-                          "norms and residuals split along the sequence"),
-                 cl::sub(compileCmd));
+    cl::value_desc("N"), cl::init(0), cl::sub(compileCmd),
+    cl::cat(plannerCategory));
 cl::opt<bool> explain("explain",
                       cl::desc("Explain the partitioning: each region split or "
                                "kept replicated, with its ONNX node, and each "
                                "pipeline stage's layers and cost"),
-                      cl::sub(compileCmd));
-cl::opt<std::string> dumpIR("dump-ir",
-                            cl::desc("Write the IR after every stage into this directory"),
-                            cl::value_desc("dir"), cl::sub(compileCmd));
-cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd));
-cl::opt<bool> autoPlan("auto", cl::desc("Let the planner choose the parallel plan "
-                                        "(needs --devices and --cluster)"),
-                       cl::sub(compileCmd));
-cl::opt<int64_t> autoDevices("devices", cl::desc("Devices --auto may use"), cl::init(0),
-                             cl::sub(compileCmd));
-cl::opt<std::string> autoCluster("cluster",
-                                 cl::desc("Cluster preset or JSON file for --auto "
-                                          "and for dist-overlap's cost model "
-                                          "(default: cpu)"),
-                                 cl::sub(compileCmd));
-cl::opt<int64_t> pp("pp", cl::desc("Pipeline stages (each a program on tp ranks)"),
-                    cl::init(1), cl::sub(compileCmd));
-cl::list<int64_t> ppLayout("pp-layout",
-                           cl::desc("Layers per pipeline stage, e.g. 5,6,6,7 "
-                                    "(default: balance the cost model)"),
-                           cl::CommaSeparated, cl::value_desc("n,n,..."),
-                           cl::sub(compileCmd));
-cl::opt<int64_t> ppVirtual("pp-virtual",
-                           cl::desc("Virtual stages per pipeline stage "
-                                    "(interleaved schedule)"),
-                           cl::init(1), cl::sub(compileCmd));
-cl::opt<int64_t> microBatches("micro-batches",
-                              cl::desc("Split the batch (dim 0 of every input) "
-                                       "into this many micro-batches (pipeline "
-                                       "micro-batches with --pp; without, "
-                                       "chains whose communication interleaves)"),
-                              cl::init(1), cl::sub(compileCmd));
-cl::opt<int64_t> dp("dp",
-                    cl::desc("Data-parallel replicas: the partitioned model "
-                             "runs this many times side by side, each on "
-                             "its own ranks and on batch/N (dim 0 of every "
-                             "input)"),
-                    cl::init(1), cl::sub(compileCmd));
+                      cl::sub(compileCmd), cl::cat(reportCategory));
+cl::opt<std::string>
+    dumpIR("dump-ir",
+           cl::desc("Write the IR after every stage into this directory"),
+           cl::value_desc("dir"), cl::sub(compileCmd), cl::cat(reportCategory));
 
 void progress(const Twine &message) {
   if (!quiet)
@@ -143,6 +188,42 @@ void progress(const Twine &message) {
 LogicalResult fail(const Twine &message) {
   llvm::WithColor::error(llvm::errs(), "parc") << message << "\n";
   return failure();
+}
+
+/// The largest world a compile may describe, and so any one degree: far
+/// beyond any cluster, small enough that per-rank loops and files stay
+/// bounded.
+constexpr int64_t kMaxRanks = 65536;
+
+/// Every numeric flag of `parc compile` and the values it accepts, checked
+/// before any work starts (--tp 2147483648 once ran out of memory).
+LogicalResult checkFlagRanges() {
+  using parc::cli::intRange;
+  std::vector<parc::cli::Range> ranges = {
+      intRange("tp", tp, 1, kMaxRanks),
+      intRange("pp", pp, 1, kMaxRanks),
+      intRange("dp", dp, 1, kMaxRanks),
+      intRange("ep", ep, 1, kMaxRanks),
+      intRange("pp-virtual", ppVirtual, 1, 1024),
+      intRange("micro-batches", microBatches, 1, 1 << 20),
+      intRange("overlap-chunks", overlapChunks, 0, 1024),
+      intRange("max-constant-bytes", maxConstantBytes, 0, INT64_MAX),
+      intRange("devices", autoDevices, 0, kMaxRanks),
+      parc::cli::realRange("capacity-factor", capacityFactor, 0, 1024)};
+  for (int64_t layers : ppLayout)
+    ranges.push_back(intRange("pp-layout", layers, 1, 1 << 20));
+  if (auto err = parc::cli::checkRanges(ranges))
+    return fail(llvm::toString(std::move(err)));
+  // Each degree may fit while the world they make together does not (each
+  // is at most 2^16: the product fits in 64 bits).
+  int64_t perStage = etp && ep > 1 ? tp * ep : std::max<int64_t>(tp, ep);
+  int64_t world = perStage * pp * dp;
+  if (world > kMaxRanks)
+    return fail(llvm::formatv("--tp {0}, --pp {1}, --ep {2} and --dp {3} make "
+                              "{4} ranks: at most {5} are accepted",
+                              tp.getValue(), pp.getValue(), ep.getValue(),
+                              dp.getValue(), world, kMaxRanks));
+  return success();
 }
 
 std::string dtypeName(Type t) {
@@ -215,6 +296,8 @@ private:
   MLIRContext &ctx;
   std::string staging;
   int stageNo = 0;
+  /// The file --cluster names, found once for every pass that prices.
+  std::string clusterFile;
 };
 
 LogicalResult Compilation::dump(ModuleOp module, StringRef stage) {
@@ -293,26 +376,18 @@ LogicalResult Compilation::run() {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
     return fail(llvm::toString(std::move(err)));
-  if (maxConstantBytes < 0)
-    return fail("--max-constant-bytes must be 0 or more");
   options.maxConstantBytes = maxConstantBytes;
-  if (target != "cpu" && target != "cuda")
-    return fail("--target must be cpu or cuda, not '" + target + "'");
-  if (dtype != "f32" && dtype != "bf16" && dtype != "f16")
-    return fail("--dtype must be f32, bf16 or f16, not '" + dtype + "'");
+  llvm::Expected<std::string> cluster = parc::plan::findCluster(
+      autoCluster.empty() ? "cpu" : autoCluster.getValue(),
+      {parc::plan::presetDir()});
+  if (!cluster)
+    return fail("--cluster: " + llvm::toString(cluster.takeError()));
+  clusterFile = *cluster;
 
-  if (tp < 1 || pp < 1)
-    return fail("--tp and --pp must be at least 1");
-  if (microBatches < 1)
-    return fail("--micro-batches must be at least 1");
   if (!ppLayout.empty() && pp == 1)
     return fail("--pp-layout needs --pp 2 or more");
-  if (ppVirtual < 1)
-    return fail("--pp-virtual must be at least 1");
   if (ppVirtual > 1 && pp == 1)
     return fail("--pp-virtual needs --pp 2 or more");
-  if (dp < 1)
-    return fail("--dp must be at least 1");
   if ((microBatches > 1 || dp > 1) && failed(bindMicroBatch(options)))
     return failure();
 
@@ -336,7 +411,7 @@ LogicalResult Compilation::run() {
       return fail("--auto needs --devices N and --cluster, and replaces --tp, --sp, "
                   "--pp, --pp-layout, --pp-virtual, --micro-batches, --ep and --dp");
     FailureOr<parc::plan::Config> chosen =
-        parc::driver::autoPlan(*module, autoDevices, autoCluster, dtype, quiet);
+        parc::driver::autoPlan(*module, autoDevices, clusterFile, dtype, quiet);
     if (failed(chosen))
       return failure();
     // The stage layout is left to dist-pipeline's own balance.
@@ -399,8 +474,6 @@ LogicalResult Compilation::run() {
     else
       progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
   }
-  if (ep < 1)
-    return fail("--ep must be at least 1");
   if (ep > 1 && tp > 1 && ep != tp && !etp)
     return fail(llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
                               "over the tensor-parallel ranks (or add --etp "
@@ -464,9 +537,6 @@ LogicalResult Compilation::run() {
         failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
       return failure();
   }
-  if (ranksPerStage() > 1 && !noOverlap && overlapChunks < 0)
-    return fail("--overlap-chunks must be 0 (chosen by the cost model) or more");
-
   for (StringRef dir : {"bin", "src", "weights"})
     if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
       return fail("cannot create '" + path(dir) + "': " + ec.message());
@@ -485,10 +555,10 @@ LogicalResult Compilation::run() {
     // After the cut: each stage program overlaps its own collectives.
     // Whenever the stage has a group (tensor or expert parallel).
     if (ranksPerStage() > 1 && !noOverlap) {
-      if (failed(runPasses(*program, "dist-overlap", [](OpPassManager &pm) {
+      if (failed(runPasses(*program, "dist-overlap", [&](OpPassManager &pm) {
             parc::dist::DistOverlapOptions options;
             options.chunks = overlapChunks;
-            options.cluster = autoCluster.empty() ? std::string("cpu") : autoCluster.getValue();
+            options.cluster = clusterFile;
             options.explain = explain;
             pm.addPass(parc::dist::createDistOverlap(options));
           })))
@@ -550,6 +620,9 @@ LogicalResult Compilation::run() {
     return failure();
   llvm::json::Object manifest{
       {"format", 1},
+      {"producer", parc::driver::kManifestProducer},
+      {"parc_version", parc::version()},
+      {"parc_commit", parc::commit()},
       {"model", modelPath},
       {"target", target},
       {"dtype", dtype},
@@ -696,7 +769,11 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     info.inputs.push_back(tensorJson(op.getName(), op.getType()));
   });
   program.walk([&](parc::rt::OutputOp op) {
-    info.outputs.push_back(tensorJson(op.getName(), op.getBuffer().getType()));
+    // The output's file, decided here once: parc-run passes it to the
+    // program, and readers take it from the manifest.
+    llvm::json::Object t = tensorJson(op.getName(), op.getBuffer().getType());
+    t["file"] = parc::rt::outputFileName(op.getName().str());
+    info.outputs.push_back(std::move(t));
   });
   int64_t arena = 0, unplanned = 0;
   if (auto a = program->getAttrOfType<IntegerAttr>("rt.arena_size"))
@@ -717,7 +794,7 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   for (int64_t t = 0; t < width; ++t) {
     int64_t rank = stage * width + t;
     std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
-    auto bytes = parc::writeWeights(
+    auto shard = parc::writeWeights(
         program, llvm::sys::path::parent_path(modelPath), path(file),
         [&](StringRef axis) {
           if (axis == "pp")
@@ -725,15 +802,17 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
           if (expertMesh()) // ["ep", "tp"]: ep major
             return axis == "ep" ? t / tp : t % tp;
           return t;
-        });
-    if (failed(bytes))
+        },
+        parc::ShardIdentity{rank, name.str()});
+    if (failed(shard))
       return failure();
-    totalWeightBytes += *bytes;
+    totalWeightBytes += shard->bytes;
     ranks.push_back(llvm::json::Object{{"rank", rank},
                                        {"program", name.str()},
                                        {"weights", file},
+                                       {"weights_checksum", shard->checksum},
                                        {"weight_bytes", rankWeightBytes},
-                                       {"weight_file_bytes", *bytes}});
+                                       {"weight_file_bytes", shard->bytes}});
   }
   // Bytes each rank sends in one forward pass: to other stages, and in
   // collectives under ring algorithms, S the whole tensor's bytes and n the
@@ -798,22 +877,21 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   return info;
 }
 
-/// Replaces `out` with `staging` as atomically as rename allows.
-LogicalResult publish(StringRef staging, StringRef out) {
-  std::string old;
-  if (llvm::sys::fs::exists(out)) {
-    old = (out + ".parc-old-" + Twine(llvm::sys::Process::getProcessId())).str();
-    if (std::error_code ec = llvm::sys::fs::rename(out, old))
-      return fail("cannot replace '" + out + "': " + ec.message());
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(staging, out))
-    return fail("cannot move the output into '" + out + "': " + ec.message());
-  if (!old.empty())
-    llvm::sys::fs::remove_directories(old);
-  return success();
+/// The checks that need no model: before any work starts.
+LogicalResult checkFlags() {
+  if (target != "cpu" && target != "cuda")
+    return fail("--target must be cpu or cuda, not '" + target + "'");
+  std::optional<StringRef> canonical = parc::cli::canonicalDType(dtype);
+  if (!canonical)
+    return fail("--dtype must be " + parc::cli::dtypeSpellings() + ", not '" +
+                dtype + "'");
+  dtype = canonical->str();
+  return checkFlagRanges();
 }
 
 int compile() {
+  if (failed(checkFlags()))
+    return 1;
   DialectRegistry registry;
   registry.insert<parc::nn::NNDialect, parc::rt::RTDialect, arith::ArithDialect,
                   func::FuncDialect, memref::MemRefDialect, emitc::EmitCDialect>();
@@ -822,22 +900,16 @@ int compile() {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
 
-  SmallString<256> out(outputDir);
-  llvm::sys::path::remove_dots(out, /*remove_dot_dot=*/true);
-  if (out.empty())
-    return (void)fail("-o names no directory"), 1;
-  std::string staging =
-      (out + ".parc-tmp-" + Twine(llvm::sys::Process::getProcessId())).str();
-  llvm::sys::fs::remove_directories(staging);
-  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
-    return (void)fail("cannot create '" + staging + "': " + ec.message()), 1;
-  bool ok = succeeded(Compilation(ctx, staging).run()) &&
-            succeeded(publish(staging, out));
-  if (!ok) {
-    llvm::sys::fs::remove_directories(staging);
+  FailureOr<parc::driver::OutputDir> out =
+      parc::driver::OutputDir::prepare(outputDir, modelPath);
+  if (failed(out))
+    return 1;
+  if (failed(Compilation(ctx, out->staging()).run()) ||
+      failed(out->publish())) {
+    out->discard();
     return 1;
   }
-  progress("wrote " + out);
+  progress("wrote " + outputDir);
   return 0;
 }
 
@@ -845,12 +917,14 @@ int compile() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "parc: compiler for partitioned neural networks\n");
+  parc::cli::parseCommandLine(
+      argc, argv, "parc: compiler for partitioned neural networks\n",
+      {&ioCategory, &parallelCategory, &plannerCategory, &reportCategory,
+       &parc::driver::planCategory, &parc::driver::calibrateCategory});
   if (compileCmd)
     return compile();
   if (parc::driver::planSelected())
-    return parc::driver::plan(argv[0]);
+    return parc::driver::plan();
   if (parc::driver::calibrateSelected())
     return parc::driver::calibrate(argv[0]);
   cl::PrintHelpMessage(/*Hidden=*/false, /*Categorized=*/true);

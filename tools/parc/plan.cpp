@@ -13,6 +13,7 @@
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "parc/Pipelines/Pipelines.h"
 #include "parc/Plan/Planner.h"
+#include "parc/Support/CommandLine.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,6 +34,8 @@ using namespace mlir;
 namespace cl = llvm::cl;
 namespace plan = parc::plan;
 
+llvm::cl::OptionCategory parc::driver::planCategory("Plan options");
+
 namespace {
 
 /// The parallelism axes `parc compile` can build today. `--auto` picks only
@@ -42,73 +45,80 @@ const std::vector<std::string> kCompileSupportedAxes = {"tp", "sp", "pp", "ep", 
 
 cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a cluster");
 
-cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"), cl::Required,
-                               cl::sub(planCmd));
+cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
+                               cl::Required, cl::sub(planCmd),
+                               cl::cat(parc::driver::planCategory));
 cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
                                   cl::desc(parc::kMaxConstantBytesHelp),
                                   cl::init(parc::kDefaultMaxConstantBytes),
-                                  cl::value_desc("bytes"), cl::sub(planCmd));
-cl::opt<int64_t> devices("devices", cl::desc("Devices to plan for"), cl::Required,
-                         cl::sub(planCmd));
-cl::opt<std::string> clusterName("cluster",
-                                 cl::desc("Cluster preset (h100x8, h200x8, a100x8, "
-                                          "h100-pcie-x8, cpu) or a cluster JSON file"),
-                                 cl::Required, cl::sub(planCmd));
-cl::opt<int64_t> batch("batch", cl::desc("Batch: binds input dims named 'batch' or "
-                                         "'batch_size'"),
-                       cl::init(1), cl::sub(planCmd));
-cl::opt<int64_t> seq("seq", cl::desc("Sequence length: binds input dims named 'seq', "
-                                     "'sequence', 'seq_len', 'seqlen' or "
-                                     "'sequence_length'"),
-                     cl::init(2048), cl::sub(planCmd));
+                                  cl::value_desc("bytes"), cl::sub(planCmd),
+                                  cl::cat(parc::driver::planCategory));
+cl::opt<int64_t> devices("devices", cl::desc("Devices to plan for"),
+                         cl::Required, cl::sub(planCmd),
+                         cl::cat(parc::driver::planCategory));
+cl::opt<std::string>
+    clusterName("cluster",
+                cl::desc("Cluster preset (h100x8, h200x8, a100x8, "
+                         "h100-pcie-x8, cpu) or a cluster JSON file"),
+                cl::Required, cl::sub(planCmd),
+                cl::cat(parc::driver::planCategory));
+cl::opt<int64_t> batch("batch",
+                       cl::desc("Batch: binds input dims named 'batch' or "
+                                "'batch_size'"),
+                       cl::init(1), cl::sub(planCmd),
+                       cl::cat(parc::driver::planCategory));
+cl::opt<int64_t> seq("seq",
+                     cl::desc("Sequence length: binds input dims named 'seq', "
+                              "'sequence', 'seq_len', 'seqlen' or "
+                              "'sequence_length'"),
+                     cl::init(2048), cl::sub(planCmd),
+                     cl::cat(parc::driver::planCategory));
 cl::opt<int64_t> context("context",
-                         cl::desc("Tokens the KV cache holds (default: --seq)"),
-                         cl::init(0), cl::sub(planCmd));
+                         cl::desc("Tokens the KV cache holds (0: --seq)"),
+                         cl::init(0), cl::sub(planCmd),
+                         cl::cat(parc::driver::planCategory));
 cl::list<std::string> inputShapes(
-    "input-shape", cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
-    cl::value_desc("name=shape"), cl::sub(planCmd));
-cl::opt<std::string> dtype("dtype", cl::desc("Compute dtype: bf16, f16 or f32"),
-                           cl::init("bf16"), cl::sub(planCmd));
-cl::opt<std::string> objective("objective",
-                               cl::desc("latency (time per forward) or throughput "
-                                        "(tokens per second in steady state)"),
-                               cl::init("latency"), cl::sub(planCmd));
-cl::opt<int64_t> maxMicroBatches("max-micro-batches",
-                                 cl::desc("Largest micro-batch count to consider"),
-                                 cl::init(64), cl::sub(planCmd));
+    "input-shape",
+    cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable, each "
+             "NAME once)"),
+    cl::value_desc("name=shape"), cl::sub(planCmd),
+    cl::cat(parc::driver::planCategory));
+cl::opt<std::string> dtype("dtype",
+                           cl::desc("Compute dtype: bf16, f16 or f32 (also "
+                                    "bfloat16, float16, fp16, float32)"),
+                           cl::init("bf16"), cl::sub(planCmd),
+                           cl::cat(parc::driver::planCategory));
+cl::opt<std::string>
+    objective("objective",
+              cl::desc("latency (time per forward) or throughput "
+                       "(tokens per second in steady state)"),
+              cl::init("latency"), cl::sub(planCmd),
+              cl::cat(parc::driver::planCategory));
+cl::opt<int64_t> maxMicroBatches(
+    "max-micro-batches", cl::desc("Largest micro-batch count to consider"),
+    cl::init(64), cl::sub(planCmd), cl::cat(parc::driver::planCategory));
 cl::opt<int64_t> overlapChunks(
     "overlap-chunks",
     cl::desc("Pieces each row-parallel product and its all-reduce are cut into "
              "to overlap, as parc compile's dist-overlap does (0: the cheapest "
              "cut, as dist-overlap chooses by default; 1: no overlap, as with "
              "--no-overlap)"),
-    cl::init(0), cl::sub(planCmd));
-cl::opt<bool> json("json", cl::desc("Print the ranked table and the chosen plan as JSON"),
-                   cl::sub(planCmd));
-cl::opt<std::string> svg("svg", cl::desc("Write the chosen plan's predicted per-rank "
-                                         "timeline as SVG"),
-                         cl::value_desc("file"), cl::sub(planCmd));
-cl::opt<int64_t> top("top", cl::desc("Rows of the table to print (0: all)"), cl::init(20),
-                     cl::sub(planCmd));
+    cl::init(0), cl::sub(planCmd), cl::cat(parc::driver::planCategory));
+cl::opt<bool>
+    json("json", cl::desc("Print the ranked table and the chosen plan as JSON"),
+         cl::sub(planCmd), cl::cat(parc::driver::planCategory));
+cl::opt<std::string> svg("svg",
+                         cl::desc("Write the chosen plan's predicted per-rank "
+                                  "timeline as SVG"),
+                         cl::value_desc("file"), cl::sub(planCmd),
+                         cl::cat(parc::driver::planCategory));
+cl::opt<int64_t> top("top", cl::desc("Rows of the table to print (0: all)"),
+                     cl::init(20), cl::sub(planCmd),
+                     cl::cat(parc::driver::planCategory));
 
 int fail(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "parc") << message << "\n";
   return 1;
-}
-
-/// Presets ship in share/clusters of the source tree and install beside the
-/// binary in share/parc/clusters.
-std::vector<std::string> presetDirs(const char *argv0) {
-  std::vector<std::string> dirs;
-  static int anchor;
-  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
-  if (!exe.empty()) {
-    llvm::SmallString<256> d(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-    llvm::sys::path::append(d, "share", "parc", "clusters");
-    dirs.push_back(d.str().str());
-  }
-  dirs.push_back(PARC_SOURCE_DIR "/share/clusters");
-  return dirs;
 }
 
 std::string gib(double b) { return llvm::formatv("{0:f1}", b / (1 << 30)).str(); }
@@ -168,19 +178,22 @@ OwningOpRef<ModuleOp> importAndFuse(MLIRContext &ctx, llvm::StringRef path,
 
 bool parc::driver::planSelected() { return static_cast<bool>(planCmd); }
 
-int parc::driver::plan(const char *argv0) {
+int parc::driver::plan() {
   using Clock = std::chrono::steady_clock;
   if (objective != "latency" && objective != "throughput")
     return fail("--objective must be latency or throughput, not '" + objective + "'");
-  if (dtype != "bf16" && dtype != "f16" && dtype != "f32")
-    return fail("--dtype must be bf16, f16 or f32, not '" + dtype + "'");
+  std::optional<llvm::StringRef> canonical = parc::cli::canonicalDType(dtype);
+  if (!canonical)
+    return fail("--dtype must be " + parc::cli::dtypeSpellings() + ", not '" +
+                dtype + "'");
+  dtype = canonical->str();
   if (top < 0)
     return fail("--top must be 0 (all rows) or more");
   if (batch < 1 || seq < 1 || devices < 1 || context < 0 || overlapChunks < 0 ||
       maxMicroBatches < 1)
     return fail("--batch, --seq, --devices and --max-micro-batches must be at "
                 "least 1, --overlap-chunks at least 0");
-  auto cluster = plan::loadCluster(clusterName, presetDirs(argv0));
+  auto cluster = plan::loadCluster(clusterName, {plan::presetDir()});
   if (!cluster)
     return fail(llvm::toString(cluster.takeError()));
 
@@ -268,7 +281,7 @@ int parc::driver::plan(const char *argv0) {
 FailureOr<plan::Config> parc::driver::autoPlan(ModuleOp module, int64_t devices,
                                                 const std::string &clusterName,
                                                 const std::string &dtype, bool quiet) {
-  auto cluster = plan::loadCluster(clusterName, presetDirs("parc"));
+  auto cluster = plan::loadCluster(clusterName, {plan::presetDir()});
   if (!cluster)
     return fail(llvm::toString(cluster.takeError())), failure();
   FailureOr<plan::ModelProfile> profile = plan::profileModel(module);

@@ -384,6 +384,34 @@ TEST(Comm, CommTimeSplitsExposedFromHidden) {
   EXPECT_EQ(y[0], float(size()));
 }
 
+// Two collectives in flight over the same 50 ms count once: the time in
+// flight stays within the wall time around them (a sum of each request's
+// time would be about twice it).
+TEST(Comm, CommTimeCountsOverlappingRequestsOnce) {
+  int32_t a = 1, b = 2, sumA = 0, sumB = 0;
+  double total0 = 0, exposed0 = 0, total1 = 0, exposed1 = 0;
+  ASSERT_RT_OK(parc_rt_barrier(world()));
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total0, &exposed0));
+  const auto begin = std::chrono::steady_clock::now();
+  parc_rt_request_t *ra = nullptr, *rb = nullptr;
+  ASSERT_RT_OK(parc_rt_all_reduce_start(world(), &a, &sumA, 1, PARC_RT_I32,
+                                        PARC_RT_REDUCE_SUM, &ra));
+  ASSERT_RT_OK(parc_rt_all_reduce_start(world(), &b, &sumB, 1, PARC_RT_I32,
+                                        PARC_RT_REDUCE_SUM, &rb));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_RT_OK(parc_rt_wait(ra));
+  ASSERT_RT_OK(parc_rt_wait(rb));
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  ASSERT_RT_OK(parc_rt_comm_time(ctx, &total1, &exposed1));
+  EXPECT_EQ(sumA, size());
+  EXPECT_EQ(sumB, 2 * size());
+  EXPECT_GE(total1 - total0, 0.045);
+  EXPECT_LE(total1 - total0, wall + 1e-6);
+  EXPECT_LE(exposed1 - exposed0, total1 - total0 + 1e-9);
+}
+
 TEST(Comm, ArgumentErrors) {
   float x[4] = {};
   EXPECT_RT_ERROR(

@@ -64,8 +64,17 @@ llvm::Expected<Cluster> parseCluster(llvm::StringRef text, llvm::StringRef sourc
 /// Serialises a cluster in the same schema (what `parc calibrate` writes).
 llvm::json::Value toJSON(const Cluster &cluster);
 
-/// `nameOrPath` is a preset name (looked up as NAME.json in `presetDirs`) or
-/// a file path.
+/// The folder of the presets parc ships: share/parc/clusters under the
+/// running tool's prefix (parc/Support/InstallLayout.h).
+std::string presetDir();
+
+/// The file `nameOrPath` names: itself when it is a path (it holds a '/' or
+/// ends in .json), else NAME.json in the first of `presetDirs` that has it;
+/// an error lists the presets when there is none.
+llvm::Expected<std::string> findCluster(llvm::StringRef nameOrPath,
+                                        llvm::ArrayRef<std::string> presetDirs);
+
+/// findCluster, then parseCluster of that file.
 llvm::Expected<Cluster> loadCluster(llvm::StringRef nameOrPath,
                                     llvm::ArrayRef<std::string> presetDirs);
 

@@ -12,6 +12,7 @@
 
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "nn/NNOps.h"
+#include "parc/Support/CommandLine.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -2104,6 +2105,10 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
 
 llvm::Error parc::parseInputShapes(ArrayRef<std::string> specs,
                                    OnnxImportOptions &options) {
+  // Names may hold '=': a name ends at the last one.
+  if (auto err = cli::checkDistinctNames("input-shape", specs,
+                                         /*nameEndsAtLastEq=*/true))
+    return err;
   for (const std::string &spec : specs) {
     auto [name, dims] = StringRef(spec).rsplit('=');
     if (name.empty() || dims.empty())

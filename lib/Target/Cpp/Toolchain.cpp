@@ -5,12 +5,16 @@
 // (it knows the MPI include and link flags of this machine) and
 // parc_runtime. cuda: nvcc with the host compiler parc was built with, and
 // parc_runtime_cuda plus cuBLAS/cuBLASLt, NCCL, MPI and the shared CUDA
-// runtime. Every path comes from the build (ToolchainPaths.inc); the cuda
-// ones are empty when the build found no CUDA toolkit.
+// runtime. The runtime's headers and libraries are parc's own files: they
+// are found under the prefix parc runs from (include/, lib/), in the build
+// tree and in an installed prefix alike. The system tools and libraries
+// come from the build (ToolchainPaths.inc); the cuda ones are empty when
+// the build found no CUDA toolkit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parc/Target/Cpp/Toolchain.h"
+#include "parc/Support/InstallLayout.h"
 
 #include "mlir/Target/Cpp/CppEmitter.h"
 #include "llvm/ADT/StringExtras.h"
@@ -65,8 +69,32 @@ LogicalResult compile(StringRef program, ArrayRef<std::string> args,
   return success();
 }
 
+struct RuntimeFiles {
+  std::string includeDir, library;
+};
+
+/// The runtime's headers and `library` under parc's prefix, or a `log`
+/// naming the first one missing (a prefix copied without them).
+FailureOr<RuntimeFiles> findRuntime(StringRef library, std::string &log) {
+  std::string include = parc::installPath("include");
+  std::string archive = parc::installPath("lib/" + library);
+  for (const std::string &file :
+       {parc::installPath("include/parc/runtime.h"), archive}) {
+    if (!llvm::sys::fs::exists(file)) {
+      log = "cannot find '" + file +
+            "' (parc finds its runtime in include/ and lib/ beside its bin/; "
+            "copy or install the whole prefix)";
+      return failure();
+    }
+  }
+  return RuntimeFiles{include, archive};
+}
+
 LogicalResult buildCpu(StringRef source, StringRef executable,
                        std::string &log) {
+  auto runtime = findRuntime(PARC_RUNTIME_LIBRARY, log);
+  if (failed(runtime))
+    return failure();
   auto cxx = llvm::sys::findProgramByName(PARC_MPI_CXX);
   if (!cxx) {
     log = std::string("cannot find the MPI C++ compiler '") + PARC_MPI_CXX +
@@ -76,11 +104,11 @@ LogicalResult buildCpu(StringRef source, StringRef executable,
   SmallVector<std::string> args = {*cxx,
                                    "-std=c++17",
                                    "-O2",
-                                   "-I" PARC_RUNTIME_INCLUDE_DIR,
+                                   "-I" + runtime->includeDir,
                                    source.str(),
                                    "-o",
                                    executable.str(),
-                                   PARC_RUNTIME_LIBRARY};
+                                   runtime->library};
   appendFlags(args, PARC_RUNTIME_LINK_FLAGS);
   return compile(*cxx, args, log);
 }
@@ -92,6 +120,9 @@ LogicalResult buildCuda(StringRef source, StringRef executable,
           "found)";
     return failure();
   }
+  auto runtime = findRuntime(PARC_RUNTIME_CUDA_LIBRARY, log);
+  if (failed(runtime))
+    return failure();
   std::string nvcc = PARC_NVCC;
   if (!llvm::sys::fs::can_execute(nvcc)) {
     log = "cannot run nvcc '" + nvcc +
@@ -105,11 +136,11 @@ LogicalResult buildCuda(StringRef source, StringRef executable,
                                    PARC_CUDA_HOST_CXX,
                                    "-std=c++17",
                                    "-O2",
-                                   "-I" PARC_RUNTIME_INCLUDE_DIR,
+                                   "-I" + runtime->includeDir,
                                    source.str(),
                                    "-o",
                                    executable.str(),
-                                   PARC_RUNTIME_CUDA_LIBRARY};
+                                   runtime->library};
   appendFlags(args, PARC_RUNTIME_CUDA_LINK_FLAGS);
   return compile(nvcc, args, log);
 }

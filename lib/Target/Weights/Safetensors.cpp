@@ -3,10 +3,15 @@
 // The safetensors format (an 8-byte little-endian header length, a JSON
 // header of dtype/shape/data_offsets per tensor, then the raw bytes) is what
 // the runtime memory-maps at start-up. The header is written with llvm::json.
+// Its __metadata__ says whose shard it is (parc.rank, parc.program) and
+// holds CRC-32C checksums of the data section (parc.checksum) and of each
+// tensor in data order (parc.tensor_checksums), computed by the runtime's
+// own function so that the reader agrees.
 //
 //===----------------------------------------------------------------------===//
 
 #include "parc/Target/Weights/Safetensors.h"
+#include "io/formats.h"
 #include "rt/RTDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -110,11 +115,12 @@ std::string sliceBytes(StringRef global, ArrayRef<int64_t> globalShape,
 
 } // namespace
 
-FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
-                                      StringRef path,
-                                      llvm::function_ref<int64_t(StringRef)> coordinate) {
+FailureOr<parc::WrittenShard>
+parc::writeWeights(func::FuncOp program, StringRef modelDir, StringRef path,
+                   llvm::function_ref<int64_t(StringRef)> coordinate,
+                   const ShardIdentity &id) {
   llvm::json::Object header;
-  std::string data;
+  std::string data, tensorChecksums;
   llvm::StringSet<> seen;
   bool failedAny = false;
   program.walk([&](rt::WeightOp op) {
@@ -158,6 +164,8 @@ FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
     data.resize(llvm::alignTo(data.size(), 64), '\0');
     int64_t begin = data.size();
     data += *bytes;
+    tensorChecksums += (tensorChecksums.empty() ? "" : " ") +
+                       rt::crcHex(rt::crc32c(0, bytes->data(), bytes->size()));
     header[op.getName()] = llvm::json::Object{
         {"dtype", *dtype},
         {"shape", llvm::json::Array(op.getType().getShape())},
@@ -165,6 +173,13 @@ FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
   });
   if (failedAny)
     return failure();
+  std::string checksum =
+      "crc32c:" + rt::crcHex(rt::crc32c(0, data.data(), data.size()));
+  header["__metadata__"] =
+      llvm::json::Object{{"parc.rank", std::to_string(id.rank)},
+                         {"parc.program", id.program},
+                         {"parc.checksum", checksum},
+                         {"parc.tensor_checksums", tensorChecksums}};
   std::string json;
   llvm::raw_string_ostream(json) << llvm::json::Value(std::move(header));
   // Pad the header with spaces so the data section starts 64-byte aligned.
@@ -183,5 +198,5 @@ FailureOr<int64_t> parc::writeWeights(func::FuncOp program, StringRef modelDir,
   os.close();
   if (os.has_error())
     return program.emitError() << "cannot write '" << path << "'", failure();
-  return (int64_t)(8 + json.size() + data.size());
+  return WrittenShard{(int64_t)(8 + json.size() + data.size()), checksum};
 }

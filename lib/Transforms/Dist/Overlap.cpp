@@ -34,9 +34,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/Support/Debug.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/Path.h"
 
 #define DEBUG_TYPE "dist-overlap"
 
@@ -163,22 +161,6 @@ int64_t wholeBytes(Operation *op) {
 
 std::string microseconds(double s) {
   return llvm::formatv("{0:f2} us", s * 1e6).str();
-}
-
-/// Cluster presets: installed beside the tools (<bin>/../share/parc/
-/// clusters, as `parc plan` finds them), then the source tree's.
-std::vector<std::string> presetDirs() {
-  std::vector<std::string> dirs;
-  static int anchor;
-  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
-  if (!exe.empty()) {
-    SmallString<256> d(
-        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-    llvm::sys::path::append(d, "share", "parc", "clusters");
-    dirs.push_back(d.str().str());
-  }
-  dirs.push_back(PARC_SOURCE_DIR "/share/clusters");
-  return dirs;
 }
 
 /// Times on the cluster with lib/Plan's formulas: a roofline per op, ring
@@ -866,7 +848,7 @@ struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {
     std::optional<Pricer> pricer;
     if (chunks == 0 || explain) {
       llvm::Expected<plan::Cluster> c =
-          plan::loadCluster(cluster, presetDirs());
+          plan::loadCluster(cluster, {plan::presetDir()});
       if (!c) {
         // At the model's location: a dump of the module would bury it.
         mlir::emitError(module.getLoc())

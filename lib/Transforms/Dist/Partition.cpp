@@ -53,11 +53,30 @@ void retypeScoreModifier(nn::AttentionOp att) {
   }
 }
 
+/// ONNX Gather on the whole vocabulary of `vocab` rows: a negative id wraps
+/// by `vocab`, one outside [-vocab, vocab) is an error. A lookup in the
+/// identity table of the vocabulary does both, failing with the message
+/// (node, id, size) of the unpartitioned gather, so that every degree
+/// behaves alike.
+Value wrapVocabularyIds(OpBuilder &b, nn::GatherOp g, int64_t vocab) {
+  auto ids = dist::tensorOf(g.getIndices());
+  auto index = cast<IntegerType>(ids.getElementType());
+  SmallVector<APInt> rows;
+  for (int64_t v = 0; v < vocab; ++v)
+    rows.push_back(APInt(index.getWidth(), v));
+  Value identity = arith::ConstantOp::create(
+      b, g.getLoc(),
+      DenseElementsAttr::get(RankedTensorType::get({vocab}, index), rows));
+  return nn::GatherOp::create(b, g.getLoc(), ids, identity, g.getIndices(),
+                              b.getI64IntegerAttr(0));
+}
+
 /// A vocabulary-parallel lookup on this rank's rows [r·n, (r+1)·n) of the
-/// table: indices are shifted by the rank's first row, those outside its
-/// rows look up row 0, and their rows are zeroed, so that the ranks'
-/// results sum to the whole lookup. The rank's (first row, 0, n) is its part
-/// of one [tp, 3] constant: 3 indices per rank, cut by the weight writer.
+/// table: indices, wrapped by the whole vocabulary, are shifted by the
+/// rank's first row, those outside its rows look up row 0, and their rows
+/// are zeroed, so that the ranks' results sum to the whole lookup. The
+/// rank's (first row, 0, n) is its part of one [tp, 3] constant: 3 indices
+/// per rank, cut by the weight writer.
 Value partitionEmbedding(OpBuilder &b, nn::GatherOp g, int64_t tp) {
   Location loc = g.getLoc();
   auto ids = dist::tensorOf(g.getIndices());
@@ -81,7 +100,8 @@ Value partitionEmbedding(OpBuilder &b, nn::GatherOp g, int64_t tp) {
                                b.getDenseI64ArrayAttr({1, 1}));
   };
   Value first = bound(0), zero = bound(1), limit = bound(2);
-  Value local = nn::SubOp::create(b, loc, ids, g.getIndices(), first);
+  Value wrapped = wrapVocabularyIds(b, g, rows * tp);
+  Value local = nn::SubOp::create(b, loc, ids, wrapped, first);
   auto flags = RankedTensorType::get(ids.getShape(), b.getI1Type());
   Value below = nn::LessOp::create(b, loc, flags, local, zero);
   Value inside = nn::AndOp::create(

@@ -55,8 +55,13 @@ typedef struct parc_rt_program_t {
 /* The program's main: parses
  *   --weights-dir=DIR   (reads DIR/rank<world rank>.safetensors)
  *   --input=NAME=PATH   (.npy, one per program input)
- *   --output-dir=DIR    (rank --output-rank writes NAME.npy per output)
+ *   --output-dir=DIR    (rank --output-rank writes one .npy per output)
+ *   --output-file=NAME=FILE  (the file of output NAME in DIR, as the
+ *                        manifest records it; default: the same escaping
+ *                        of NAME, see src/io/formats.h)
  *   --repeat=N --warmup=W --output-rank=R
+ *   --verify-weights    (check the shard's data against its checksum; its
+ *                        rank and program are always checked)
  *   --data-parallel=N   (N replicas of the mesh on consecutive ranks: each
  *                        reads the weights of its rank in replica 0 and its
  *                        slice of dim 0 of every input; the outputs are

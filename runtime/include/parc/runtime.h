@@ -259,9 +259,11 @@ parc_rt_status_t parc_rt_wait_all(int64_t count,
  * out_done may be NULL: generated programs call this between kernels only
  * to progress communication that MPI advances inside its calls. */
 parc_rt_status_t parc_rt_test(parc_rt_request_t *request, int *out_done);
-/* Cumulative seconds of this context's completed communication: *total from
- * each start to its completion (as observed by a poll), *exposed of that
- * spent blocked in a wait; total - exposed was hidden behind compute.
+/* Cumulative seconds of this context's completed communication: *total the
+ * wall time with at least one request in flight, from its start to its
+ * completion as observed by a poll (overlapping requests count once), and
+ * *exposed of that spent in start calls or blocked in a wait; total -
+ * exposed was hidden behind compute.
  * The cuda backend returns PARC_RT_UNSUPPORTED. */
 parc_rt_status_t parc_rt_comm_time(const parc_rt_context_t *ctx,
                                    double *out_total_s, double *out_exposed_s);

@@ -47,13 +47,47 @@ struct parc_rt_request_t {
   std::vector<int> counts;
 };
 
+/// Wall time during which at least one request was in flight: requests that
+/// overlap count once, so it never exceeds the span they cover (a sum of
+/// each request's time would). Intervals are merged when read, and in
+/// batches so that memory stays bounded between reads.
+class InFlightTime {
+public:
+  void add(double start, double end) {
+    pending.emplace_back(start, end);
+    if (pending.size() >= 4096)
+      fold();
+  }
+  double seconds() {
+    fold();
+    return merged;
+  }
+
+private:
+  void fold() {
+    std::sort(pending.begin(), pending.end());
+    double until = -1;
+    for (auto [start, end] : pending) {
+      start = std::max(start, until);
+      if (end > start)
+        merged += end - start;
+      until = std::max(until, end);
+    }
+    pending.clear();
+  }
+  std::vector<std::pair<double, double>> pending;
+  double merged = 0;
+};
+
 struct parc_rt_context_t : parc::rt::ContextBase {
   int tagUpperBound = 32767;
   // Requests abandoned by a timed-out wait: MPI cannot cancel collectives,
   // so they stay here until finalize drains them.
   std::vector<std::unique_ptr<parc_rt_request_t>> orphans;
-  // Seconds from starts to completions, and of them blocked in waits.
-  double commSeconds = 0, exposedSeconds = 0;
+  // Seconds with requests in flight (from starts to completions), and of
+  // them spent in start calls or blocked in waits. Reading merges: mutable.
+  mutable InFlightTime inFlight;
+  double exposedSeconds = 0;
 };
 
 // comm_api.cpp sees the types through their bases.
@@ -232,13 +266,23 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   std::unique_ptr<parc_rt_request_t> r(raw);
   parc_rt_context_t *ctx = r->ctx;
   const double entered = now();
-  if (!pollUntil(r.get(), entered + ctx->timeoutSeconds)) {
+  // Ends early if a peer on this node is stopped or gone (liveness.h).
+  parc_rt_status_t lost = PARC_RT_OK;
+  const bool done = parc::rt::pollUntil(entered + ctx->timeoutSeconds, [&] {
+    if (poll(r.get()))
+      return true;
+    lost = ctx->liveness.check(r->what, r->commSize);
+    return lost != PARC_RT_OK;
+  });
+  if (!done || lost != PARC_RT_OK) {
     parc_rt_status_t s =
-        timedOut(r->what, r->commSize, ctx->timeoutSeconds, ctx->rank);
+        lost != PARC_RT_OK
+            ? lost
+            : timedOut(r->what, r->commSize, ctx->timeoutSeconds, ctx->rank);
     ctx->orphans.push_back(std::move(r));
     return s;
   }
-  ctx->commSeconds += r->completedAt - r->startedAt;
+  ctx->inFlight.add(r->startedAt, r->completedAt);
   // Time inside the start call (MPI may do the whole transfer there) and
   // blocked in the wait is what compute did not hide.
   ctx->exposedSeconds += r->blocking ? r->completedAt - r->startedAt
@@ -336,6 +380,7 @@ parc_rt_status_t parc_rt_init(int *argc, char ***argv,
   PARC_RT_RETURN_IF_ERROR(wrapComm(ctx.get(), world, &ctx->world));
   ctx->rank = ctx->world->rank;
   ctx->size = ctx->world->size;
+  PARC_RT_RETURN_IF_ERROR(startLiveness(world, ctx->liveness));
   *out_ctx = ctx.release();
   return PARC_RT_OK;
 }
@@ -540,7 +585,7 @@ parc_rt_status_t parc_rt_comm_time(const parc_rt_context_t *ctx,
                                    double *out_total_s, double *out_exposed_s) {
   if (!ctx || !out_total_s || !out_exposed_s)
     return fail(PARC_RT_INVALID_ARGUMENT, "comm_time: null argument");
-  *out_total_s = ctx->commSeconds;
+  *out_total_s = ctx->inFlight.seconds();
   *out_exposed_s = ctx->exposedSeconds;
   return PARC_RT_OK;
 }

@@ -297,12 +297,18 @@ parc_rt_status_t mpiWait(parc_rt_comm_t *comm, MPI_Request request,
                          const char *what) {
   parc_rt_context_t *ctx = comm->ctx;
   int rc = MPI_SUCCESS, done = 0;
+  parc_rt_status_t lost = PARC_RT_OK;
   const bool finished = pollUntil(now() + ctx->timeoutSeconds, [&] {
     rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    return rc != MPI_SUCCESS || done;
+    if (rc != MPI_SUCCESS || done)
+      return true;
+    lost = ctx->liveness.check(what, comm->size);
+    return lost != PARC_RT_OK;
   });
   if (rc != MPI_SUCCESS)
     return mpiFail(PARC_RT_COMM_ERROR, rc, what);
+  if (lost != PARC_RT_OK)
+    return lost;
   if (!finished)
     return timedOut(what, comm->size, ctx->timeoutSeconds, ctx->rank);
   return PARC_RT_OK;
@@ -394,6 +400,7 @@ parc_rt_status_t parc_rt_init(int *argc, char ***argv,
   MPI_Comm_rank(world, &ctx->rank);
   MPI_Comm_size(world, &ctx->size);
   ctx->timeoutSeconds = timeoutFromEnv();
+  PARC_RT_RETURN_IF_ERROR(startLiveness(world, ctx->liveness));
   // One device per rank on a node: local rank modulo the visible devices
   // (CUDA_VISIBLE_DEVICES narrows the choice).
   MPI_Comm node = MPI_COMM_NULL;

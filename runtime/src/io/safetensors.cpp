@@ -12,13 +12,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "safetensors.h"
+
 #include "../status.h"
 #include "file.h"
+#include "formats.h"
 #include "header_cursor.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -76,7 +80,8 @@ class HeaderParser : HeaderCursor {
 public:
   HeaderParser(const char *begin, const char *end) : HeaderCursor(begin, end) {}
 
-  bool parse(std::vector<Tensor> &tensors) {
+  bool parse(std::vector<Tensor> &tensors,
+             std::map<std::string, std::string> &metadata) {
     if (!expect('{'))
       return false;
     if (peek('}'))
@@ -86,7 +91,7 @@ public:
       if (!string(key) || !expect(':'))
         return false;
       if (key == "__metadata__") {
-        if (!skipValue(0))
+        if (!stringMap(metadata))
           return false;
       } else {
         tensors.emplace_back();
@@ -232,7 +237,29 @@ private:
     } while (peek(','));
     return expect(']');
   }
-  /// Skips any JSON value (metadata, unknown fields).
+  /// The metadata object: its string values (others are skipped).
+  bool stringMap(std::map<std::string, std::string> &out) {
+    if (!expect('{'))
+      return false;
+    if (peek('}'))
+      return true;
+    do {
+      std::string key;
+      if (!string(key) || !expect(':'))
+        return false;
+      skipSpace();
+      if (p_ < end_ && *p_ == '"') {
+        std::string value;
+        if (!string(value))
+          return false;
+        out[key] = std::move(value);
+      } else if (!skipValue(1)) {
+        return false;
+      }
+    } while (peek(','));
+    return expect('}');
+  }
+  /// Skips any JSON value (unknown fields).
   bool skipValue(int depth) {
     if (depth > 64)
       return failAt("nesting too deep");
@@ -343,10 +370,82 @@ struct parc_rt_weights_t {
   MappedFile file;
   std::vector<Tensor> tensors;
   std::unordered_map<std::string, size_t> byName;
+  std::map<std::string, std::string> metadata;
+  const unsigned char *dataStart = nullptr;
+  uint64_t dataSize = 0;
   // Only when a writer left a tensor misaligned for its element type.
   std::unique_ptr<unsigned char, void (*)(void *)> alignedCopy{nullptr,
                                                                std::free};
 };
+
+namespace {
+
+const std::string *metadataEntry(const parc_rt_weights_t *w, const char *key) {
+  auto it = w->metadata.find(key);
+  return it == w->metadata.end() ? nullptr : &it->second;
+}
+
+/// With --verify-weights: the data section against parc.checksum, then,
+/// to name the damaged tensor, each against parc.tensor_checksums.
+parc_rt_status_t verifyData(const parc_rt_weights_t *w) {
+  const char *op = "weights";
+  const std::string *whole = metadataEntry(w, "parc.checksum");
+  const std::string *each = metadataEntry(w, "parc.tensor_checksums");
+  if (!whole || !each)
+    return fail(PARC_RT_IO_ERROR,
+                "%s: '%s' has no parc.checksum to verify (written by an older "
+                "parc: recompile)",
+                op, w->path.c_str());
+  const std::string found =
+      "crc32c:" + crcHex(crc32c(0, w->dataStart, size_t(w->dataSize)));
+  if (found == *whole)
+    return PARC_RT_OK;
+  // The tensors in data order, as the writer listed their checksums.
+  std::vector<const Tensor *> order;
+  for (const Tensor &t : w->tensors)
+    order.push_back(&t);
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const Tensor *a, const Tensor *b) { return a->begin < b->begin; });
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Tensor &t = *order[i];
+    const std::string stored =
+        each->size() >= 9 * i + 8 ? each->substr(9 * i, 8) : "";
+    const std::string got =
+        crcHex(crc32c(0, w->dataStart + t.begin, size_t(t.end - t.begin)));
+    if (got != stored)
+      return fail(PARC_RT_IO_ERROR,
+                  "%s: '%s': tensor '%s' does not match its checksum (crc32c "
+                  "%s, the header records %s): the file is damaged; recompile",
+                  op, w->path.c_str(), t.name.c_str(), got.c_str(),
+                  stored.c_str());
+  }
+  return fail(PARC_RT_IO_ERROR,
+              "%s: '%s': the data section does not match its checksum (%s, "
+              "the header records %s): the file is damaged; recompile",
+              op, w->path.c_str(), found.c_str(), whole->c_str());
+}
+
+} // namespace
+
+parc_rt_status_t parc::rt::checkShard(const parc_rt_weights_t *w, int rank,
+                                      const char *program, bool verify) {
+  const std::string *r = metadataEntry(w, "parc.rank");
+  const std::string *p = metadataEntry(w, "parc.program");
+  if (!r || !p)
+    return fail(PARC_RT_IO_ERROR,
+                "weights: '%s' has no parc shard header (parc.rank, "
+                "parc.program in __metadata__): it was not written by parc "
+                "compile; recompile",
+                w->path.c_str());
+  if (*r != std::to_string(rank) || *p != program)
+    return fail(PARC_RT_IO_ERROR,
+                "weights: '%s' is the shard of rank %s of program '%s', but "
+                "it was loaded by rank %d of program '%s': weight files were "
+                "swapped or copied from another compile",
+                w->path.c_str(), r->c_str(), p->c_str(), rank, program);
+  return verify ? verifyData(w) : PARC_RT_OK;
+}
 
 extern "C" {
 
@@ -377,11 +476,13 @@ parc_rt_status_t parc_rt_weights_open(const char *path,
                 op, path, (unsigned long long)headerSize, size - 8);
   const char *header = reinterpret_cast<const char *>(bytes + 8);
   HeaderParser parser(header, header + headerSize);
-  if (!parser.parse(w->tensors))
+  if (!parser.parse(w->tensors, w->metadata))
     return fail(PARC_RT_IO_ERROR, "%s: '%s' has a malformed header: %s", op,
                 path, parser.error().c_str());
   const unsigned char *dataStart = bytes + 8 + headerSize;
   const uint64_t dataSize = size - 8 - headerSize;
+  w->dataStart = dataStart;
+  w->dataSize = dataSize;
   bool misaligned = false;
   for (size_t i = 0; i < w->tensors.size(); ++i) {
     Tensor &t = w->tensors[i];

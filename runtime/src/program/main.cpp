@@ -15,12 +15,14 @@
 #include "parc/program.h"
 
 #include "../device.h"
+#include "../io/formats.h"
+#include "../io/safetensors.h"
 #include "../shape_checks.h"
 #include "../status.h"
+#include "report.h"
 #include "trace.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -38,10 +40,15 @@ struct Options {
   std::string weightsDir = "weights";
   std::vector<std::pair<std::string, std::string>> inputs;
   std::string outputDir;
+  /// Output name -> file name in outputDir, as the manifest records them
+  /// (parc-run passes them); an output not listed gets outputFileName's.
+  std::vector<std::pair<std::string, std::string>> outputFiles;
   long repeat = 1, warmup = 0, outputRank = 0;
   /// Data-parallel replicas of the compiled mesh (parc-run passes the
   /// manifest's): the program itself is the same for any count.
   long dataParallel = 1;
+  /// Check each shard's data against its checksum (parc-run --verify-weights).
+  bool verifyWeights = false;
 };
 
 bool parseLong(const char *text, long &out) {
@@ -62,7 +69,9 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
       return arg.compare(0, n, flag) == 0 ? argv[i] + n : nullptr;
     };
     const char *v;
-    if ((v = value("--weights-dir="))) {
+    if (arg == "--verify-weights") {
+      o.verifyWeights = true;
+    } else if ((v = value("--weights-dir="))) {
       o.weightsDir = v;
     } else if ((v = value("--output-dir="))) {
       o.outputDir = v;
@@ -71,6 +80,14 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
       if (!eq || eq == v || !eq[1])
         return fail(PARC_RT_INVALID_ARGUMENT, "--input=%s is not NAME=PATH", v);
       o.inputs.emplace_back(std::string(v, eq), std::string(eq + 1));
+    } else if ((v = value("--output-file="))) {
+      // File names hold no '=' (outputFileName escapes it): split at the
+      // last one, so that output names may hold any.
+      const char *eq = std::strrchr(v, '=');
+      if (!eq || !eq[1])
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--output-file=%s is not NAME=FILE", v);
+      o.outputFiles.emplace_back(std::string(v, eq), std::string(eq + 1));
     } else if ((v = value("--repeat="))) {
       if (!parseLong(v, o.repeat) || o.repeat < 1)
         return fail(PARC_RT_INVALID_ARGUMENT, "--repeat needs a positive count");
@@ -87,8 +104,8 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
     } else {
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "unknown argument '%s' (expected --weights-dir=, --input=, "
-                  "--output-dir=, --repeat=, --warmup=, --output-rank=, "
-                  "--data-parallel=)",
+                  "--output-dir=, --output-file=, --repeat=, --warmup=, "
+                  "--output-rank=, --data-parallel=, --verify-weights)",
                   argv[i]);
     }
   }
@@ -99,13 +116,30 @@ std::string shapeOf(const parc_rt_tensor_desc_t &d) {
   return std::string(parc_rt_dtype_name(d.dtype)) + shapeString(d.rank, d.dims);
 }
 
-/// Output file names keep [A-Za-z0-9._-] and map the rest to '_'.
-std::string fileName(const char *name) {
-  std::string s = name;
-  for (char &c : s)
-    if (!std::isalnum((unsigned char)c) && c != '.' && c != '_' && c != '-')
-      c = '_';
-  return s + ".npy";
+/// Each output's file in the output folder: the recorded one, which must be
+/// one plain file name, or outputFileName's; two outputs never share one.
+parc_rt_status_t outputFiles(const parc_rt_program_t *p, const Options &o,
+                             std::vector<std::string> &files) {
+  files.clear();
+  for (int64_t i = 0; i < p->num_outputs; ++i) {
+    const std::string name = p->outputs[i].name;
+    std::string file = parc::rt::outputFileName(name);
+    for (const auto &[n, f] : o.outputFiles)
+      if (n == name)
+        file = f;
+    if (!parc::rt::isPlainFileName(file))
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--output-file: output '%s' maps to '%s', which is not a "
+                  "plain file name inside --output-dir",
+                  name.c_str(), file.c_str());
+    for (int64_t j = 0; j < i; ++j)
+      if (files[j] == file)
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--output-file: outputs '%s' and '%s' both map to '%s'",
+                    p->outputs[j].name, name.c_str(), file.c_str());
+    files.push_back(file);
+  }
+  return PARC_RT_OK;
 }
 
 size_t bytesOf(const parc_rt_tensor_desc_t &d) {
@@ -315,30 +349,56 @@ std::string rankLabel(int rank, const parc_rt_program_t *p) {
   return where.empty() ? label : label + " (" + where + ")";
 }
 
-/// Rank 0 prints the pipeline bubble: per rank, the share of the forward
-/// it spent waiting for its neighbours, next to GPipe's (P-1)/(M+P-1).
-parc_rt_status_t reportBubble(parc_rt_context_t *ctx, const parc_rt_program_t *p,
-                              long runs) {
+/// Every rank's means per timed forward, gathered to rank 0 (a collective:
+/// every rank calls it): its forward and own work with pipeline stages, its
+/// communication where the backend times it.
+parc_rt_status_t gatherFigures(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                               long runs, const CommTime *comm,
+                               std::vector<RankFigures> &out) {
   const int world = parc_rt_context_size(ctx), rank = parc_rt_context_rank(ctx);
-  std::vector<double> mine(2 * world, 0.0), all(2 * world, 0.0);
-  mine[2 * rank] = trace().forwardSeconds();
-  mine[2 * rank + 1] = trace().busySeconds();
+  constexpr int kFigures = 4;
+  std::vector<double> mine(kFigures * world, 0.0), all(kFigures * world, 0.0);
+  const bool stages = p->pipeline_stages > 1;
+  const double perRun = 1e3 / double(runs);
+  double *m = &mine[kFigures * rank];
+  m[0] = stages ? trace().forwardSeconds() * perRun : -1;
+  m[1] = stages ? trace().busySeconds() * perRun : -1;
+  m[2] = comm ? comm->total * perRun : -1;
+  m[3] = comm ? comm->exposed * perRun : -1;
   PARC_RT_RETURN_IF_ERROR(parc_rt_all_reduce(parc_rt_context_world(ctx), mine.data(),
-                                             all.data(), 2 * world, PARC_RT_F64,
+                                             all.data(), kFigures * world, PARC_RT_F64,
                                              PARC_RT_REDUCE_SUM));
-  if (rank != 0)
-    return PARC_RT_OK;
+  out.clear();
+  for (int r = 0; r < world; ++r) {
+    const double *a = &all[kFigures * r];
+    out.push_back({rankLabel(r, p), a[0], a[1], a[2], a[3]});
+  }
+  return PARC_RT_OK;
+}
+
+/// The token ids are the first integer input of rank 2 or more: tokens per
+/// forward are its batch x seq, the batch of every replica included.
+void countTokens(const parc_rt_program_t *p, long replicaCount, RunReport &r) {
+  for (int64_t i = 0; i < p->num_inputs; ++i) {
+    const parc_rt_tensor_desc_t &d = p->inputs[i];
+    if (d.rank < 2 || (d.dtype != PARC_RT_I64 && d.dtype != PARC_RT_I32))
+      continue;
+    r.tokenInput = d.name;
+    r.tokenShape = {d.dims[0] * replicaCount, d.dims[1]};
+    r.tokens = r.tokenShape[0] * r.tokenShape[1];
+    return;
+  }
+}
+
+/// Rank 0 prints the pipeline bubble: the mean share of the forward the
+/// ranks spent waiting for their neighbours, next to GPipe's (P-1)/(M+P-1).
+void reportBubble(const parc_rt_program_t *p, const std::vector<RankFigures> &ranks) {
   const double stages = double(p->pipeline_stages), m = double(p->micro_batches);
   const int64_t v = p->virtual_stages > 1 ? p->virtual_stages : 1;
+  const int world = int(ranks.size());
   double idle = 0;
-  for (int r = 0; r < world; ++r) {
-    const double span = all[2 * r], busy = all[2 * r + 1];
-    const double fraction = span > 0 ? std::max(0.0, 1.0 - busy / span) : 0.0;
-    idle += fraction;
-    std::printf("parc: %s: forward %.4f ms, own work %.4f ms, idle %.1f%%\n",
-                rankLabel(r, p).c_str(), 1e3 * span / runs, 1e3 * busy / runs,
-                100.0 * fraction);
-  }
+  for (const RankFigures &f : ranks)
+    idle += f.forwardMs > 0 ? std::max(0.0, 1.0 - f.ownWorkMs / f.forwardMs) : 0.0;
   if (v == 1)
     std::printf("parc: pipeline bubble: measured %.3f (mean idle share of the "
                 "forward over %d ranks), analytic (P-1)/(M+P-1) = %.3f "
@@ -352,6 +412,28 @@ parc_rt_status_t reportBubble(parc_rt_context_t *ctx, const parc_rt_program_t *p
                 idle / world, world, (stages - 1) / (double(v) * m + stages - 1),
                 (long long)p->pipeline_stages, (long long)v,
                 (long long)p->micro_batches);
+}
+
+/// The run's summary: rank 0 prints it and, with PARC_RT_STATS=PATH,
+/// writes it to PATH as JSON.
+parc_rt_status_t report(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                        const Options &o, std::vector<double> times,
+                        const CommTime *comm) {
+  RunReport r;
+  r.runs = o.repeat;
+  r.warmup = o.warmup;
+  r.timesMs = std::move(times);
+  PARC_RT_RETURN_IF_ERROR(gatherFigures(ctx, p, o.repeat, comm, r.ranks));
+  if (parc_rt_context_rank(ctx) != 0)
+    return PARC_RT_OK;
+  countTokens(p, replicas().count, r);
+  printReport(r);
+  if (p->pipeline_stages > 1)
+    reportBubble(p, r.ranks);
+  const char *path = std::getenv("PARC_RT_STATS");
+  if (path && *path && !writeReport(r, path))
+    return fail(PARC_RT_IO_ERROR, "cannot write the run's figures to '%s' "
+                "(PARC_RT_STATS): %s", path, std::strerror(errno));
   return PARC_RT_OK;
 }
 
@@ -421,6 +503,9 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   if (p->num_weights) {
     parc_rt_check(ctx, parc_rt_weights_open(weightsPath.c_str(), &weights),
                   "<weights>");
+    parc_rt_check(
+        ctx, checkShard(weights, rep.meshRank(rank), p->name, o.verifyWeights),
+        "<weights>");
     std::vector<const void *> host(p->num_weights);
     size_t total = 0;
     for (int64_t i = 0; i < p->num_weights; ++i) {
@@ -520,6 +605,8 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   parc_rt_comm_t *world = parc_rt_context_world(ctx);
   std::vector<double> times;
   CommTime comm;
+  double ignored;
+  const bool commTimed = parc_rt_comm_time(ctx, &ignored, &ignored) == PARC_RT_OK;
   if (const char *env = std::getenv("PARC_RT_PROFILE"))
     profile().enabled = *env && std::strcmp(env, "0") != 0;
   for (long run = 0; run < o.warmup + o.repeat; ++run) {
@@ -544,22 +631,10 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     if (run >= o.warmup)
       times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
   }
-  if (rank == 0 && o.repeat > 1) {
-    std::sort(times.begin(), times.end());
-    std::printf("parc: latency ms: min=%.4f median=%.4f (runs=%ld warmup=%ld "
-                "ranks=%d)\n",
-                times.front(), times[times.size() / 2], o.repeat, o.warmup,
-                parc_rt_context_size(ctx));
-  }
-  if (rank == 0 && comm.total > 0)
-    std::printf("parc: communication %.4f ms per forward on rank 0, %.1f%% of "
-                "it hidden behind compute\n",
-                1e3 * comm.total / double(o.repeat),
-                100.0 * (comm.total - comm.exposed) / comm.total);
   if (rank == 0)
     profile().print();
-  if (p->pipeline_stages > 1)
-    parc_rt_check(ctx, reportBubble(ctx, p, o.repeat), "<summary>");
+  parc_rt_check(ctx, report(ctx, p, o, std::move(times), commTimed ? &comm : nullptr),
+                "<summary>");
   if (!trace().write(rank, rankLabel(rank, p)))
     parc_rt_check(ctx, fail(PARC_RT_IO_ERROR, "cannot write the trace for rank %d "
                                               "(PARC_RT_TRACE)", rank),
@@ -570,10 +645,12 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   // dim 0).
   const bool gathers = rep.across && !o.outputDir.empty();
   if ((rank == o.outputRank || gathers) && !o.outputDir.empty()) {
+    std::vector<std::string> files;
+    parc_rt_check(ctx, outputFiles(p, o, files), "<outputs>");
     ::mkdir(o.outputDir.c_str(), 0777);
     for (int64_t i = 0; i < p->num_outputs; ++i) {
       const parc_rt_tensor_desc_t &d = p->outputs[i];
-      std::string path = o.outputDir + "/" + fileName(d.name);
+      std::string path = o.outputDir + "/" + files[i];
       const void *data = outputSlots[i];
       std::vector<int64_t> dims(d.dims, d.dims + d.rank);
       size_t bytes = bytesOf(d);

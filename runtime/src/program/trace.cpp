@@ -59,7 +59,7 @@ void Trace::record(const char *node, const char *what) {
   last = t;
 }
 
-static void writeString(FILE *f, const std::string &s) {
+void writeJsonString(FILE *f, const std::string &s) {
   std::fputc('"', f);
   for (char c : s) {
     if (c == '"' || c == '\\')
@@ -85,7 +85,7 @@ bool Trace::write(int rank, const std::string &label) const {
                "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
                "\"args\": {\"name\": ",
                rank);
-  writeString(f, label);
+  writeJsonString(f, label);
   std::fprintf(f,
                "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", "
                "\"pid\": %d, \"args\": {\"sort_index\": %d}}",
@@ -101,7 +101,7 @@ bool Trace::write(int rank, const std::string &label) const {
         ",\n{\"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"cat\": \"%s\", "
         "\"ts\": %.3f, \"dur\": %.3f, \"name\": ",
         rank, e.track, e.track ? "comm" : "compute", e.start, e.duration);
-    writeString(f, e.name);
+    writeJsonString(f, e.name);
     std::fputc('}', f);
   }
   std::fprintf(f, "\n]}\n");

@@ -12,6 +12,7 @@
 #define PARC_RT_PROGRAM_TRACE_H
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,9 @@ private:
 };
 
 Trace &trace();
+
+/// Writes `s` as a JSON string literal.
+void writeJsonString(std::FILE *f, const std::string &s);
 
 } // namespace parc::rt
 

@@ -16,8 +16,11 @@
 // PROPAGATE: dist.shard %[[E]] to <@mesh, []> annotate_for_users : tensor<2x4x4xf32>
 
 // Rank r keeps rows [4r, 4r + 4): its (first row, 0, rows) is row r of the
-// [[0, 0, 4], [4, 0, 4]] constant; ids outside its rows look up row 0 and
-// are zeroed by the mask. The tied LM head reads the same part of the table.
+// [[0, 0, 4], [4, 0, 4]] constant; ids, first wrapped by the whole
+// vocabulary of 8 (a lookup in its identity table, which refuses ids
+// outside [-8, 8) as the unpartitioned gather does), outside its rows look
+// up row 0 and are zeroed by the mask. The tied LM head reads the same part
+// of the table.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[T:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<8x4xf32> -> tensor<4x4xf32>
 // CHECK: %[[B:.*]] = arith.constant dense<{{\[\[}}0, 0, 4], [4, 0, 4]]> : tensor<2x3xi64>
@@ -25,7 +28,9 @@
 // CHECK: %[[FIRST:.*]] = nn.slice %[[MINE]] {starts = array<i64: 0, 0>, {{.*}} -> tensor<1x1xi64>
 // CHECK: %[[ZERO:.*]] = nn.slice %[[MINE]] {starts = array<i64: 0, 1>,
 // CHECK: %[[ROWS:.*]] = nn.slice %[[MINE]] {starts = array<i64: 0, 2>,
-// CHECK: %[[LOCAL:.*]] = nn.sub %arg0, %[[FIRST]]
+// CHECK: %[[IDENTITY:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : tensor<8xi64>
+// CHECK: %[[WRAPPED:.*]] = nn.gather %[[IDENTITY]], %arg0 {axis = 0 : i64} : (tensor<8xi64>, tensor<2x4xi64>) -> tensor<2x4xi64>
+// CHECK: %[[LOCAL:.*]] = nn.sub %[[WRAPPED]], %[[FIRST]]
 // CHECK: %[[BELOW:.*]] = nn.less %[[LOCAL]], %[[ZERO]]
 // CHECK: %[[UNDER:.*]] = nn.less %[[LOCAL]], %[[ROWS]]
 // CHECK: %[[NB:.*]] = nn.not %[[BELOW]]

@@ -6,19 +6,39 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <string>
+
 namespace parc {
+
+/// Whose shard a file is, as its `__metadata__` records it: the rank
+/// program checks rank and program on load, and the checksums with
+/// --verify-weights.
+struct ShardIdentity {
+  int64_t rank = 0;
+  std::string program;
+};
+
+/// What writeWeights wrote.
+struct WrittenShard {
+  int64_t bytes = 0;
+  /// "crc32c:<8 hex digits>" of the data section (as in the header).
+  std::string checksum;
+};
 
 /// Writes every distinct `rt.weight` of `program` to a .safetensors file at
 /// `path`: constants from their `value`, external weights by reading their
 /// bytes from `modelDir`. A weight with a `shard` attribute stores its
 /// global value and keeps the part of the rank whose coordinate on the
-/// shard's mesh axis `coordinate(axis)` returns. Returns the bytes written,
-/// or failure with a diagnostic on the weight op that could not be
-/// materialised.
-mlir::FailureOr<int64_t>
+/// shard's mesh axis `coordinate(axis)` returns. The header's
+/// `__metadata__` holds `id` and the CRC-32C of the data section and of
+/// each tensor (runtime/src/io/formats.h). Returns the bytes written and
+/// the checksum, or failure with a diagnostic on the weight op that could
+/// not be materialised.
+mlir::FailureOr<WrittenShard>
 writeWeights(mlir::func::FuncOp program, llvm::StringRef modelDir,
              llvm::StringRef path,
-             llvm::function_ref<int64_t(llvm::StringRef)> coordinate);
+             llvm::function_ref<int64_t(llvm::StringRef)> coordinate,
+             const ShardIdentity &id);
 
 } // namespace parc
 

@@ -157,7 +157,9 @@ def DistOverlap : Pass<"dist-overlap", "::mlir::ModuleOp"> {
     order inside the collective. A piece keeps at least `min-rows` rows.
 
     The cut is chosen with the cost model of lib/Plan on the cluster
-    `cluster` (a preset name or a cluster JSON file): the product's roofline
+    `cluster` (a cluster JSON file, as `parc compile` resolves `--cluster`
+    once, or a preset name found in share/parc/clusters beside the running
+    tool): the product's roofline
     time and the ring time of its collective, per piece, each piece paying
     a kernel launch and every step's link latency, plus the copies that
     split and concatenate (`parc::plan::collectiveMatmulTime`); the
