@@ -6,6 +6,9 @@
 // turns such subgraphs into constants; nn-canonicalize runs the same folders
 // later. Values are evaluated in double / int64: for f32 and narrower types a
 // single +, -, *, / in double rounded once is the correctly rounded result.
+// Integer folds never overflow: a result that does not fit the result type
+// (INT64_MIN / -1, a wrapping product, an out-of-range float cast) is not
+// folded but left to the runtime, so the compiler itself has no UB.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <optional>
@@ -99,6 +103,30 @@ std::optional<Values> read(Attribute attr, int64_t limit = kMaxFoldElements) {
   return v;
 }
 
+/// Whether `v` is a value of integer type `et` (i1 holds any truth value).
+bool fitsIn(int64_t v, Type et) {
+  auto it = dyn_cast<IntegerType>(et);
+  if (!it || it.getWidth() == 1 || it.getWidth() >= 64)
+    return it && (it.getWidth() != 64 || !it.isUnsigned() || v >= 0);
+  unsigned w = it.getWidth();
+  if (it.isUnsigned())
+    return v >= 0 && v < (int64_t(1) << w);
+  return v >= -(int64_t(1) << (w - 1)) && v < (int64_t(1) << (w - 1));
+}
+
+/// `x` truncated to an integer of type `et`, or nullopt when it is NaN,
+/// infinite or out of range (a C++ cast would be UB).
+std::optional<int64_t> floatToInt(double x, Type et) {
+  double t = std::trunc(x);
+  // 2^63 is exact as a double; anything at or past it does not convert.
+  if (!std::isfinite(t) || t < -0x1p63 || t >= 0x1p63)
+    return std::nullopt;
+  int64_t v = (int64_t)t;
+  if (!fitsIn(v, et))
+    return std::nullopt;
+  return v;
+}
+
 /// Builds a DenseElementsAttr of `type` from doubles or int64s.
 Attribute makeConstant(RankedTensorType type, ArrayRef<double> f, ArrayRef<int64_t> i) {
   Type et = type.getElementType();
@@ -122,8 +150,10 @@ Attribute makeConstant(RankedTensorType type, ArrayRef<double> f, ArrayRef<int64
       out.push_back(APInt(1, f.empty() ? i[k] != 0 : f[k] != 0.0));
       continue;
     }
-    int64_t x = f.empty() ? i[k] : (int64_t)std::trunc(f[k]);
-    out.push_back(APInt(it.getWidth(), (uint64_t)x, /*isSigned=*/true,
+    std::optional<int64_t> x = f.empty() ? i[k] : floatToInt(f[k], it);
+    if (!x)
+      return {};
+    out.push_back(APInt(it.getWidth(), (uint64_t)*x, /*isSigned=*/true,
                         /*implicitTrunc=*/true));
   }
   return DenseElementsAttr::get(type, out);
@@ -183,7 +213,7 @@ Attribute foldBinary(Operation *op, ArrayRef<Attribute> operands, FloatFn ff,
         f.push_back(v);
     } else {
       std::optional<int64_t> v = fi(l->i[li[k]], r->i[ri[k]]);
-      if (!v)
+      if (!v || (!predicate && !fitsIn(*v, out.getElementType())))
         return {};
       i.push_back(*v);
     }
@@ -222,7 +252,12 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
     return r;
   return foldBinary(
       *this, adaptor.getOperands(), [](double a, double b) { return a + b; },
-      [](int64_t a, int64_t b) -> std::optional<int64_t> { return a + b; });
+      [](int64_t a, int64_t b) -> std::optional<int64_t> {
+        int64_t r;
+        if (llvm::AddOverflow(a, b, r))
+          return std::nullopt;
+        return r;
+      });
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
@@ -230,7 +265,12 @@ OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
     return r;
   return foldBinary(
       *this, adaptor.getOperands(), [](double a, double b) { return a - b; },
-      [](int64_t a, int64_t b) -> std::optional<int64_t> { return a - b; });
+      [](int64_t a, int64_t b) -> std::optional<int64_t> {
+        int64_t r;
+        if (llvm::SubOverflow(a, b, r))
+          return std::nullopt;
+        return r;
+      });
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
@@ -238,7 +278,12 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
     return r;
   return foldBinary(
       *this, adaptor.getOperands(), [](double a, double b) { return a * b; },
-      [](int64_t a, int64_t b) -> std::optional<int64_t> { return a * b; });
+      [](int64_t a, int64_t b) -> std::optional<int64_t> {
+        int64_t r;
+        if (llvm::MulOverflow(a, b, r))
+          return std::nullopt;
+        return r;
+      });
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
@@ -248,7 +293,7 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   return foldBinary(
       *this, adaptor.getOperands(), [](double a, double b) { return a / b; },
       [](int64_t a, int64_t b) -> std::optional<int64_t> {
-        if (b == 0)
+        if (b == 0 || (a == INT64_MIN && b == -1))
           return std::nullopt;
         return a / b;
       });
@@ -261,9 +306,14 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
       [](int64_t a, int64_t b) -> std::optional<int64_t> {
         if (b < 0)
           return std::nullopt;
+        // Square and multiply: at most 2 * 63 products, each checked.
         int64_t r = 1;
-        for (int64_t k = 0; k < b && k < 64; ++k)
-          r *= a;
+        for (int64_t base = a; b; b >>= 1) {
+          if ((b & 1) && llvm::MulOverflow(r, base, r))
+            return std::nullopt;
+          if (b > 1 && llvm::MulOverflow(base, base, base))
+            return std::nullopt;
+        }
         return r;
       });
 }
@@ -290,8 +340,11 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
     return {};
   for (double &x : v->f)
     x = -x;
-  for (int64_t &x : v->i)
+  for (int64_t &x : v->i) {
+    if (x == INT64_MIN || !fitsIn(-x, getType().getElementType()))
+      return {};
     x = -x;
+  }
   return makeConstant(getType(), v->f, v->i);
 }
 
@@ -327,12 +380,19 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   std::vector<double> f;
   std::vector<int64_t> i;
   for (int64_t k = 0, n = getType().getNumElements(); k < n; ++k) {
-    if (toFloat)
+    Type et = getType().getElementType();
+    if (toFloat) {
       f.push_back(v->asDouble(k));
-    else if (getType().getElementType().isInteger(1))
+    } else if (et.isInteger(1)) {
       i.push_back(v->asDouble(k) != 0.0);
-    else
-      i.push_back(v->asInt(k));
+    } else if (v->isFloat()) {
+      std::optional<int64_t> x = floatToInt(v->f[k], et);
+      if (!x)
+        return {};
+      i.push_back(*x);
+    } else {
+      i.push_back(v->i[k]); // integer narrowing wraps, as ONNX Cast does
+    }
   }
   return makeConstant(getType(), f, i);
 }

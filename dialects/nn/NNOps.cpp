@@ -8,6 +8,8 @@
 
 #include "nn/NNOps.h"
 
+#include "llvm/Support/Path.h"
+
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
@@ -689,7 +691,24 @@ LogicalResult MoeCombineOp::verify() {
 // Weights
 //===----------------------------------------------------------------------===//
 
+std::string parc::nn::externalLocationProblem(StringRef location) {
+  if (location.empty())
+    return "it has no location";
+  if (location.contains('\0'))
+    return "its location holds a NUL byte";
+  if (llvm::sys::path::is_absolute(location))
+    return "its location is an absolute path";
+  for (StringRef part : llvm::make_range(llvm::sys::path::begin(location),
+                                         llvm::sys::path::end(location)))
+    if (part == "..")
+      return "its location has a '..' component";
+  return "";
+}
+
 LogicalResult ExternalWeightOp::verify() {
+  // The weight writer reads `location` relative to the model's folder.
+  if (std::string why = externalLocationProblem(getLocation()); !why.empty())
+    return emitOpError() << "may not read '" << getLocation() << "': " << why;
   auto t = getType();
   // I64Attr getters are unsigned: compare the signed values.
   if (getOffsetAttr().getInt() < 0 || getLengthAttr().getInt() < 0)

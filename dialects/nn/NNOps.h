@@ -24,6 +24,11 @@ broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 
+/// Why an ONNX external-data `location` may not be read (empty, a NUL byte,
+/// an absolute path, a `..` component), or "" when it names a path inside
+/// the model's folder. Symlinks are the importer's to resolve.
+std::string externalLocationProblem(llvm::StringRef location);
+
 } // namespace parc::nn
 
 #endif // PARC_DIALECTS_NN_NNOPS_H

@@ -82,6 +82,11 @@ cl::list<std::string> inputShapes(
     cl::value_desc("name=shape"), cl::sub(compileCmd), cl::cat(ioCategory));
 cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd),
                     cl::cat(ioCategory));
+cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
+                                  cl::desc(parc::kMaxConstantBytesHelp),
+                                  cl::init(parc::kDefaultMaxConstantBytes),
+                                  cl::value_desc("bytes"), cl::sub(compileCmd),
+                                  cl::cat(ioCategory));
 cl::opt<int64_t> tp("tp",
                     cl::desc("Tensor-parallel degree (ranks per model replica; "
                              "also --tensor-parallel-size, -tp)"),
@@ -210,6 +215,7 @@ LogicalResult checkFlagRanges() {
       intRange("pp-virtual", ppVirtual, 1, 1024),
       intRange("micro-batches", microBatches, 1, 1 << 20),
       intRange("overlap-chunks", overlapChunks, 0, 1024),
+      intRange("max-constant-bytes", maxConstantBytes, 0, INT64_MAX),
       intRange("devices", autoDevices, 0, kMaxRanks),
       parc::cli::realRange("capacity-factor", capacityFactor, 0, 1024)};
   for (int64_t layers : ppLayout)
@@ -404,6 +410,7 @@ LogicalResult Compilation::run() {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
     return fail(llvm::toString(std::move(err)));
+  options.maxConstantBytes = maxConstantBytes;
   llvm::Expected<std::string> cluster = parc::plan::findCluster(
       autoCluster.empty() ? "cpu" : autoCluster.getValue(),
       {parc::plan::presetDir()});

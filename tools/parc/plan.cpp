@@ -43,6 +43,11 @@ cl::SubCommand planCmd("plan", "Rank the parallel configurations of a model on a
 cl::opt<std::string> modelPath(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required, cl::sub(planCmd),
                                cl::cat(parc::driver::planCategory));
+cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
+                                  cl::desc(parc::kMaxConstantBytesHelp),
+                                  cl::init(parc::kDefaultMaxConstantBytes),
+                                  cl::value_desc("bytes"), cl::sub(planCmd),
+                                  cl::cat(parc::driver::planCategory));
 cl::opt<int64_t> devices("devices", cl::desc("Devices to plan for"),
                          cl::Required, cl::sub(planCmd),
                          cl::cat(parc::driver::planCategory));
@@ -223,6 +228,9 @@ int parc::driver::plan() {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
     return fail(llvm::toString(std::move(err)));
+  if (maxConstantBytes < 0)
+    return fail("--max-constant-bytes must be 0 or more");
+  options.maxConstantBytes = maxConstantBytes;
   // The names exporters give these dims (torch.onnx dynamic_axes, HF).
   for (const char *name : {"batch", "batch_size"})
     options.dimParams[name] = batch;

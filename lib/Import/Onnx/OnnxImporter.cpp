@@ -24,13 +24,17 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include "onnx/checker.h"
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
@@ -96,12 +100,40 @@ FailureOr<Type> elementType(MLIRContext *ctx, int32_t onnxType) {
   }
 }
 
+/// The size in bytes of a tensor of `shape` and `et`, or failure (with the
+/// reason in `why`) when a dim is negative or the size overflows 64 bits.
+/// Every shape the importer admits passes here, so that later code (the
+/// memory planner, the weight writer, the manifest) can multiply dims freely.
+FailureOr<int64_t> tensorBytes(ArrayRef<int64_t> shape, Type et,
+                               std::string &why) {
+  int64_t bytes = std::max<int64_t>(et.getIntOrFloatBitWidth() / 8, 1);
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (d < 0) {
+      why = "dim " + std::to_string(i) + " is " + std::to_string(d) +
+            " (dims must be 0 or more)";
+      return failure();
+    }
+  }
+  for (int64_t d : shape) {
+    if (llvm::MulOverflow(bytes, d, bytes)) {
+      why = "its size overflows 64 bits (dims [";
+      for (auto [i, x] : llvm::enumerate(shape))
+        why += (i ? ", " : "") + std::to_string(x);
+      why += "])";
+      return failure();
+    }
+  }
+  return bytes;
+}
+
 std::string typeName(int32_t onnxType) {
   if (onnx::TensorProto::DataType_IsValid(onnxType))
     return onnx::TensorProto::DataType_Name(
         static_cast<onnx::TensorProto::DataType>(onnxType));
   return "type " + std::to_string(onnxType);
 }
+
+void registerContribSchemas();
 
 class GraphImporter {
 public:
@@ -126,17 +158,27 @@ private:
   // --- model-level steps ---------------------------------------------------
   LogicalResult checkOpsets();
   LogicalResult bindInputShapes(const parc::OnnxImportOptions &options);
+  LogicalResult checkDataflow();
   LogicalResult sortNodes();
+  LogicalResult checkAttributeTypes();
+  LogicalResult checkModel();
   LogicalResult inferShapes();
   LogicalResult checkSupported();
-  LogicalResult collectTypes();
+  /// The type of a value ONNX typed with static dims; emits an error and
+  /// fails on an unsupported element type or a bad shape.
   FailureOr<RankedTensorType> tensorType(const onnx::TypeProto &type,
                                          StringRef what);
+  /// `shape` of `et` as a tensor type, after tensorBytes admits it; `what`
+  /// starts the error (`initializer 'W'`, `node 'n' (Op): output 'y'`).
+  FailureOr<RankedTensorType> checkedType(ArrayRef<int64_t> shape, Type et,
+                                          const Twine &what, Location loc);
 
   // --- values ---------------------------------------------------------------
   FailureOr<Value> lookup(const std::string &name, const onnx::NodeProto &node);
   FailureOr<Value> importInitializer(const onnx::TensorProto &tensor,
                                      Location loc);
+  FailureOr<Value> importExternal(const onnx::TensorProto &tensor,
+                                  RankedTensorType type, Location loc);
   FailureOr<Attribute> tensorAttr(const onnx::TensorProto &tensor,
                                   RankedTensorType type, bool inlineOnly);
 
@@ -148,6 +190,7 @@ private:
   std::string path;
   onnx::ModelProto &model;
   int64_t opset = 0;
+  int64_t maxConstantBytes = parc::kDefaultMaxConstantBytes;
   llvm::StringMap<Value> values;
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringMap<RankedTensorType> types;
@@ -239,6 +282,115 @@ LogicalResult GraphImporter::bindInputShapes(
     for (const auto &u : unbound)
       diag << "\n  " << u;
     return failure();
+  }
+  // Dims the model fixes are checked before ONNX inference multiplies them.
+  for (const auto &input : model.graph().input())
+    if (!initializers.count(input.name()) &&
+        failed(tensorType(input.type(), "graph input '" + input.name() + "'")))
+      return failure();
+  return success();
+}
+
+/// SSA: one producer per value (the last of two writers would silently
+/// win), and one for every value a node reads.
+LogicalResult GraphImporter::checkDataflow() {
+  llvm::StringMap<const onnx::NodeProto *> producer;
+  llvm::StringSet<> inputs;
+  for (const auto &input : model.graph().input())
+    inputs.insert(input.name());
+  for (const auto &node : model.graph().node())
+    for (const auto &out : node.output()) {
+      if (out.empty())
+        continue;
+      if (inputs.contains(out) || initializers.count(out))
+        return error() << describe(node) << " writes '" << out
+                       << "', which is a graph input or initializer; every "
+                          "value must have one producer";
+      auto [it, inserted] = producer.try_emplace(out, &node);
+      if (!inserted)
+        return error() << "value '" << out << "' is written by "
+                       << describe(*it->second) << " and by "
+                       << describe(node)
+                       << "; every value must have one producer";
+    }
+  for (const auto &node : model.graph().node())
+    for (const auto &in : node.input())
+      if (!in.empty() && !inputs.contains(in) && !initializers.count(in) &&
+          !producer.count(in))
+        return emitError(nodeLoc(node))
+               << describe(node) << ": input '" << in
+               << "' is neither a graph input, an initializer nor the output "
+                  "of another node";
+  return success();
+}
+
+/// Attributes of the type their schema declares; the checker would refuse
+/// the others too, but this message names the node and the accepted type.
+LogicalResult GraphImporter::checkAttributeTypes() {
+  llvm::StringMap<int> versions;
+  for (const auto &imp : model.opset_import())
+    versions[imp.domain() == "ai.onnx" ? "" : imp.domain()] = imp.version();
+  bool ok = true;
+  for (const auto &node : model.graph().node()) {
+    std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+        node.op_type(), versions.lookup(domain), domain);
+    if (!schema)
+      continue;
+    for (const auto &a : node.attribute()) {
+      auto it = schema->attributes().find(a.name());
+      if (it == schema->attributes().end() || it->second.type == a.type())
+        continue;
+      emitError(nodeLoc(node))
+          << describe(node) << ": attribute '" << a.name() << "' is "
+          << onnx::AttributeProto::AttributeType_Name(a.type()) << ", but "
+          << node.op_type() << " takes "
+          << onnx::AttributeProto::AttributeType_Name(it->second.type);
+      ok = false;
+    }
+  }
+  return success(ok);
+}
+
+/// onnx::checker on the sorted graph: what ONNX itself calls invalid is
+/// refused before parc reads it.
+LogicalResult GraphImporter::checkModel() {
+  // The checker stats each external-data location relative to the working
+  // directory (it has no model folder), which fails models whose data lies
+  // beside them and would probe paths parc refuses to read. Locations are
+  // parc's to check (importExternal); the checker sees "." meanwhile.
+  std::vector<std::pair<std::string *, std::string>> locations;
+  for (auto &init : *model.mutable_graph()->mutable_initializer())
+    for (auto &kv : *init.mutable_external_data())
+      if (kv.key() == "location")
+        locations.emplace_back(kv.mutable_value(), std::exchange(*kv.mutable_value(), "."));
+  // ONNX 1.12's checker also wants a shape on every graph output and
+  // value_info (later versions do not): parc recomputes those, so a missing
+  // one is given an empty shape for the check only.
+  std::vector<onnx::TypeProto_Tensor *> shapeless;
+  auto *graph = model.mutable_graph();
+  for (auto *infos : {graph->mutable_output(), graph->mutable_value_info()})
+    for (auto &vi : *infos)
+      if (vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape()) {
+        shapeless.push_back(vi.mutable_type()->mutable_tensor_type());
+        shapeless.back()->mutable_shape();
+      }
+  llvm::scope_exit restore([&] {
+    for (auto &[value, saved] : locations)
+      *value = std::move(saved);
+    for (auto *t : shapeless)
+      t->clear_shape();
+  });
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    // One line: "<what> (<context>)" instead of ONNX's two paragraphs.
+    std::string message = e.what();
+    static constexpr StringRef kContext = "\n\n==> Context: ";
+    if (size_t at = message.find(kContext.str()); at != std::string::npos)
+      message = message.substr(0, at) + " (" +
+                message.substr(at + kContext.size()) + ")";
+    return error() << "the ONNX checker rejects the model: " << message;
   }
   return success();
 }
@@ -363,6 +515,13 @@ LogicalResult GraphImporter::inferShapes() {
   return success();
 }
 
+/// Whether ONNX gave every dim of `type` a value.
+bool hasStaticShape(const onnx::TypeProto &type) {
+  return type.has_tensor_type() && type.tensor_type().has_shape() &&
+         llvm::all_of(type.tensor_type().shape().dim(),
+                      [](const auto &d) { return d.has_dim_value(); });
+}
+
 FailureOr<RankedTensorType>
 GraphImporter::tensorType(const onnx::TypeProto &type, StringRef what) {
   if (!type.has_tensor_type())
@@ -372,15 +531,22 @@ GraphImporter::tensorType(const onnx::TypeProto &type, StringRef what) {
     return error() << what << " has unsupported data type "
                    << typeName(type.tensor_type().elem_type()),
            failure();
-  if (!type.tensor_type().has_shape())
-    return failure();
+  if (!hasStaticShape(type))
+    return error() << what << " has no static shape", failure();
   SmallVector<int64_t> shape;
-  for (const auto &d : type.tensor_type().shape().dim()) {
-    if (!d.has_dim_value())
-      return failure();
+  for (const auto &d : type.tensor_type().shape().dim())
     shape.push_back(d.dim_value());
-  }
-  return RankedTensorType::get(shape, *et);
+  return checkedType(shape, *et, what, fileLoc());
+}
+
+FailureOr<RankedTensorType> GraphImporter::checkedType(ArrayRef<int64_t> shape,
+                                                       Type et,
+                                                       const Twine &what,
+                                                       Location loc) {
+  std::string why;
+  if (failed(tensorBytes(shape, et, why)))
+    return emitError(loc) << what << " has a bad shape: " << why, failure();
+  return RankedTensorType::get(shape, et);
 }
 
 //===----------------------------------------------------------------------===//
@@ -467,6 +633,81 @@ FailureOr<Attribute> GraphImporter::tensorAttr(const onnx::TensorProto &t,
   return Attribute(DenseResourceElementsAttr::get(type, key, std::move(blob)));
 }
 
+/// Whether `file` resolves (through every symlink) to a path inside `dir`.
+bool staysInside(StringRef dir, StringRef file) {
+  SmallString<256> realDir, realFile;
+  if (llvm::sys::fs::real_path(dir.empty() ? "." : dir, realDir) ||
+      llvm::sys::fs::real_path(file, realFile))
+    return false;
+  llvm::sys::path::append(realDir, "");
+  return StringRef(realFile).starts_with(realDir);
+}
+
+/// References the bytes of an initializer stored as ONNX external data,
+/// after checking that they lie inside the model's folder and its file.
+FailureOr<Value> GraphImporter::importExternal(const onnx::TensorProto &t,
+                                               RankedTensorType type,
+                                               Location loc) {
+  auto refuse = [&]() {
+    return error() << "initializer '" << t.name() << "' has external data ";
+  };
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &kv : t.external_data()) {
+    if (kv.key() == "location") {
+      location = kv.value();
+      continue;
+    }
+    if (kv.key() != "offset" && kv.key() != "length")
+      continue;
+    int64_t v;
+    if (StringRef(kv.value()).getAsInteger(10, v) || v < 0)
+      return refuse() << "with " << kv.key() << " '" << kv.value()
+                      << "' (expected a decimal byte count, 0 or more)",
+             failure();
+    (kv.key() == "offset" ? offset : length) = v;
+  }
+  // ONNX makes a location relative to the model's folder: a downloaded model
+  // must not read (and ship as weights) a file outside it.
+  if (std::string why = nn::externalLocationProblem(location); !why.empty())
+    return refuse() << "that may not be read: " << why << " ('" << location
+                    << "'); it must name a file inside the model's folder",
+           failure();
+  std::string why;
+  int64_t bytes = *tensorBytes(type.getShape(), type.getElementType(), why);
+  if (length >= 0 && length != bytes)
+    return refuse() << "of length " << length << ", but " << type << " needs "
+                    << bytes << " bytes",
+           failure();
+  length = bytes;
+  StringRef dir = llvm::sys::path::parent_path(path);
+  SmallString<256> file(dir);
+  llvm::sys::path::append(file, location);
+  uint64_t size = 0;
+  if (llvm::sys::fs::file_size(file, size)) {
+    if (!warnedMissingData)
+      emitWarning(fileLoc())
+          << "external data file '" << file
+          << "' is missing: the model imports for planning and inspection, "
+             "but cannot be compiled to run";
+    warnedMissingData = true;
+  } else if (!staysInside(dir, file)) {
+    return refuse() << "in '" << location
+                    << "', which leads out of the model's folder through a "
+                       "symlink; it must name a file inside the folder",
+           failure();
+  } else if (uint64_t end = (uint64_t)offset + (uint64_t)length; end > size) {
+    // Both are below 2^63, so their sum does not wrap.
+    return error() << "initializer '" << t.name() << "' reads bytes ["
+                   << offset << ", " << end << ") of '" << file
+                   << "', which has " << size << " bytes",
+           failure();
+  }
+  return nn::ExternalWeightOp::create(builder, loc, type, t.name(), location,
+                                      offset, length)
+      .getResult();
+}
+
 FailureOr<Value> GraphImporter::importInitializer(const onnx::TensorProto &t,
                                                   Location loc) {
   auto et = elementType(ctx, t.data_type());
@@ -474,47 +715,16 @@ FailureOr<Value> GraphImporter::importInitializer(const onnx::TensorProto &t,
     return error() << "initializer '" << t.name() << "' has unsupported data type "
                    << typeName(t.data_type()),
            failure();
-  auto type = RankedTensorType::get(
-      SmallVector<int64_t>(t.dims().begin(), t.dims().end()), *et);
-  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const auto &kv : t.external_data()) {
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset")
-        offset = std::stoll(kv.value());
-      else if (kv.key() == "length")
-        length = std::stoll(kv.value());
-    }
-    int64_t bytes = type.getNumElements() *
-                    std::max<int64_t>(et->getIntOrFloatBitWidth() / 8, 1);
-    if (length < 0)
-      length = bytes;
-    SmallString<256> file(llvm::sys::path::parent_path(path));
-    llvm::sys::path::append(file, location);
-    uint64_t size = 0;
-    if (llvm::sys::fs::file_size(file, size)) {
-      if (!warnedMissingData)
-        emitWarning(fileLoc())
-            << "external data file '" << file
-            << "' is missing: the model imports for planning and inspection, "
-               "but cannot be compiled to run";
-      warnedMissingData = true;
-    } else if ((uint64_t)(offset + length) > size) {
-      return error() << "initializer '" << t.name() << "' reads bytes ["
-                     << offset << ", " << offset + length << ") of '" << file
-                     << "', which has " << size << " bytes",
-             failure();
-    }
-    return nn::ExternalWeightOp::create(builder, loc, type, t.name(), location,
-                                        offset, length)
-        .getResult();
-  }
-  auto attr = tensorAttr(t, type, /*inlineOnly=*/false);
+  auto type = checkedType(SmallVector<int64_t>(t.dims().begin(), t.dims().end()),
+                          *et, "initializer '" + t.name() + "'", fileLoc());
+  if (failed(type))
+    return failure();
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return importExternal(t, *type, loc);
+  auto attr = tensorAttr(t, *type, /*inlineOnly=*/false);
   if (failed(attr))
     return failure();
-  return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(*attr))
+  return arith::ConstantOp::create(builder, loc, *type, cast<TypedAttr>(*attr))
       .getResult();
 }
 
@@ -553,33 +763,58 @@ public:
   NodeImporter(GraphImporter &g, const onnx::NodeProto &node)
       : g(g), node(node), b(g.builder), loc(g.nodeLoc(node)) {}
 
-  LogicalResult import();
+  LogicalResult import() {
+    LogicalResult result = importOp();
+    return success(succeeded(result) && badAttrs.empty());
+  }
 
 private:
-  // Attributes.
-  const onnx::AttributeProto *attr(StringRef name) {
-    for (const auto &a : node.attribute())
-      if (a.name() == name)
+  LogicalResult importOp();
+  /// Constants computed from a smaller description (ConstantOfShape, Range,
+  /// OneHot) stay under --max-constant-bytes.
+  LogicalResult checkConstantBytes(RankedTensorType type);
+  LogicalResult refuseConstant(StringRef what);
+
+  // Attributes, read only through `attr`, which checks the stored type: a
+  // string `axis` must not read as 0. A mismatch is reported once per
+  // attribute and fails the node after its handler ran on the default.
+  using AttrType = onnx::AttributeProto::AttributeType;
+  const onnx::AttributeProto *attr(StringRef name, AttrType type) {
+    for (const auto &a : node.attribute()) {
+      if (a.name() != name)
+        continue;
+      if (a.type() == type)
         return &a;
+      if (badAttrs.insert(name).second)
+        g.nodeError(node) << "attribute '" << name << "' is "
+                          << onnx::AttributeProto::AttributeType_Name(a.type())
+                          << ", but parc reads it as "
+                          << onnx::AttributeProto::AttributeType_Name(type);
+      return nullptr;
+    }
     return nullptr;
   }
   int64_t intAttr(StringRef name, int64_t dflt) {
-    auto *a = attr(name);
+    auto *a = attr(name, onnx::AttributeProto::INT);
     return a ? a->i() : dflt;
   }
   float floatAttr(StringRef name, float dflt) {
-    auto *a = attr(name);
+    auto *a = attr(name, onnx::AttributeProto::FLOAT);
     return a ? a->f() : dflt;
   }
   std::string strAttr(StringRef name, StringRef dflt) {
-    auto *a = attr(name);
+    auto *a = attr(name, onnx::AttributeProto::STRING);
     return a ? a->s() : dflt.str();
   }
   std::optional<SmallVector<int64_t>> intsAttr(StringRef name) {
-    auto *a = attr(name);
+    auto *a = attr(name, onnx::AttributeProto::INTS);
     if (!a)
       return std::nullopt;
     return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+  }
+  const onnx::TensorProto *tensorValue(StringRef name) {
+    auto *a = attr(name, onnx::AttributeProto::TENSOR);
+    return a ? &a->t() : nullptr;
   }
 
   // Operands.
@@ -641,20 +876,22 @@ private:
   /// left it dynamic (parc's own rule for structural ops).
   FailureOr<RankedTensorType> outType(int i,
                                       std::optional<RankedTensorType> fallback = {}) {
+    std::string what = describe(node) + ": output '" + node.output(i) + "'";
     auto it = g.inferred.find(node.output(i));
-    if (it != g.inferred.end()) {
-      auto t = g.tensorType(it->second, "output '" + node.output(i) + "'");
-      if (succeeded(t)) {
-        if (fallback && *fallback != *t)
-          return g.nodeError(node) << "ONNX infers " << *t << " for output '"
-                                   << node.output(i) << "' but the op computes "
-                                   << *fallback,
-                 failure();
-        return t;
-      }
+    if (it != g.inferred.end() && hasStaticShape(it->second)) {
+      auto t = g.tensorType(it->second, what);
+      if (failed(t))
+        return failure();
+      if (fallback && *fallback != *t)
+        return g.nodeError(node) << "ONNX infers " << *t << " for output '"
+                                 << node.output(i) << "' but the op computes "
+                                 << *fallback,
+               failure();
+      return t;
     }
     if (fallback)
-      return *fallback;
+      return g.checkedType(fallback->getShape(), fallback->getElementType(),
+                           what, loc);
     return g.nodeError(node) << "could not infer a static shape for output '"
                              << node.output(i) << "'",
            failure();
@@ -689,6 +926,8 @@ private:
   template <typename Op> LogicalResult variadic();
   template <typename Op> LogicalResult reduce();
   LogicalResult constant();
+  LogicalResult constantOfShape();
+  LogicalResult range();
   LogicalResult softmax();
   LogicalResult reshapeLike();
   LogicalResult slice();
@@ -703,7 +942,25 @@ private:
   const onnx::NodeProto &node;
   OpBuilder &b;
   Location loc;
+  llvm::StringSet<> badAttrs;
 };
+
+LogicalResult NodeImporter::checkConstantBytes(RankedTensorType type) {
+  std::string why;
+  auto bytes = tensorBytes(type.getShape(), type.getElementType(), why);
+  if (failed(bytes))
+    return g.nodeError(node) << "output has a bad shape: " << why;
+  if (*bytes <= g.maxConstantBytes)
+    return success();
+  return refuseConstant(llvm::formatv("{0} of {1} bytes", type, *bytes).str());
+}
+
+LogicalResult NodeImporter::refuseConstant(StringRef what) {
+  return g.nodeError(node) << "would make a constant " << what
+                           << ", more than the limit of " << g.maxConstantBytes
+                           << " bytes; raise it with --max-constant-bytes if "
+                              "the model means it";
+}
 
 LogicalResult NodeImporter::onlyOutputs(int n) {
   for (int i = n; i < node.output_size(); ++i)
@@ -815,47 +1072,146 @@ template <typename Op> LogicalResult NodeImporter::reduce() {
 }
 
 LogicalResult NodeImporter::constant() {
+  using AP = onnx::AttributeProto;
+  const onnx::TensorProto *tensor = tensorValue("value");
+  const AP *f = attr("value_float", AP::FLOAT);
+  const AP *fs = attr("value_floats", AP::FLOATS);
+  const AP *i = attr("value_int", AP::INT);
+  const AP *is = attr("value_ints", AP::INTS);
   std::optional<RankedTensorType> computed;
-  if (auto *a = attr("value")) {
-    auto et = elementType(g.ctx, a->t().data_type());
+  if (tensor) {
+    auto et = elementType(g.ctx, tensor->data_type());
     if (failed(et))
       return g.nodeError(node) << "unsupported data type "
-                               << typeName(a->t().data_type());
-    computed = shaped(SmallVector<int64_t>(a->t().dims().begin(),
-                                           a->t().dims().end()), *et);
-  } else if (attr("value_float")) {
+                               << typeName(tensor->data_type());
+    computed = shaped(SmallVector<int64_t>(tensor->dims().begin(),
+                                           tensor->dims().end()), *et);
+  } else if (f) {
     computed = shaped({}, b.getF32Type());
-  } else if (auto *a = attr("value_floats")) {
-    computed = shaped({a->floats_size()}, b.getF32Type());
-  } else if (attr("value_int")) {
+  } else if (fs) {
+    computed = shaped({fs->floats_size()}, b.getF32Type());
+  } else if (i) {
     computed = shaped({}, b.getI64Type());
-  } else if (auto *a = attr("value_ints")) {
-    computed = shaped({a->ints_size()}, b.getI64Type());
+  } else if (is) {
+    computed = shaped({is->ints_size()}, b.getI64Type());
   }
+  if (!computed)
+    return g.nodeError(node) << "only tensor, float(s) and int(s) values are "
+                                "supported";
   auto t = outType(0, computed);
   if (failed(t))
     return failure();
   Attribute value;
-  if (auto *a = attr("value")) {
-    auto v = g.tensorAttr(a->t(), *t, /*inlineOnly=*/false);
+  if (tensor) {
+    auto v = g.tensorAttr(*tensor, *t, /*inlineOnly=*/false);
     if (failed(v))
       return failure();
     value = *v;
-  } else if (auto *a = attr("value_float")) {
-    value = DenseElementsAttr::get(*t, a->f());
-  } else if (auto *a = attr("value_floats")) {
+  } else if (f) {
+    value = DenseElementsAttr::get(*t, f->f());
+  } else if (fs) {
     value = DenseElementsAttr::get(
-        *t, ArrayRef<float>(a->floats().data(), a->floats_size()));
-  } else if (auto *a = attr("value_int")) {
-    value = DenseElementsAttr::get(*t, (int64_t)a->i());
-  } else if (auto *a = attr("value_ints")) {
-    value = DenseElementsAttr::get(
-        *t, ArrayRef<int64_t>(a->ints().data(), a->ints_size()));
+        *t, ArrayRef<float>(fs->floats().data(), fs->floats_size()));
+  } else if (i) {
+    value = DenseElementsAttr::get(*t, (int64_t)i->i());
   } else {
-    return g.nodeError(node) << "only tensor, float(s) and int(s) values are "
-                                "supported";
+    value = DenseElementsAttr::get(
+        *t, ArrayRef<int64_t>(is->ints().data(), is->ints_size()));
   }
   return set(0, arith::ConstantOp::create(b, loc, *t, cast<TypedAttr>(value)));
+}
+
+LogicalResult NodeImporter::constantOfShape() {
+  auto dims = constInts(0, "shape");
+  if (failed(dims))
+    return failure();
+  const onnx::TensorProto *value = tensorValue("value");
+  Type et = b.getF32Type();
+  if (value) {
+    auto vt = elementType(g.ctx, value->data_type());
+    if (failed(vt))
+      return g.nodeError(node) << "unsupported data type "
+                               << typeName(value->data_type());
+    et = *vt;
+  }
+  auto t = outType(0, shaped(*dims, et));
+  if (failed(t) || failed(checkConstantBytes(*t)))
+    return failure();
+  Attribute splat;
+  if (value) {
+    auto v = g.tensorAttr(
+        *value,
+        shaped(SmallVector<int64_t>(value->dims_size(), 1), t->getElementType()),
+        /*inlineOnly=*/true);
+    if (failed(v))
+      return failure();
+    splat = DenseElementsAttr::get(
+        *t, cast<DenseElementsAttr>(*v).getSplatValue<Attribute>());
+  } else {
+    splat = DenseElementsAttr::get(*t, 0.0f);
+  }
+  return set(0, arith::ConstantOp::create(b, loc, *t, cast<TypedAttr>(splat)));
+}
+
+/// Range(start, limit, delta) has max(ceil((limit - start) / delta), 0)
+/// elements; the count is bounded before any is made, and integer elements
+/// are computed without overflow.
+LogicalResult NodeImporter::range() {
+  SmallVector<DenseElementsAttr> args;
+  const char *names[] = {"start", "limit", "delta"};
+  for (auto [i, what] : llvm::enumerate(names)) {
+    auto a = constAttr(i, what);
+    if (failed(a))
+      return failure();
+    if (a->getNumElements() != 1)
+      return g.nodeError(node) << what << " must be a scalar, got "
+                               << a->getType();
+    args.push_back(*a);
+  }
+  auto asDouble = [](DenseElementsAttr a) {
+    return isa<FloatType>(a.getElementType())
+               ? a.getSplatValue<APFloat>().convertToDouble()
+               : (double)a.getSplatValue<APInt>().getSExtValue();
+  };
+  double start = asDouble(args[0]), delta = asDouble(args[2]);
+  double steps = std::ceil((asDouble(args[1]) - start) / delta);
+  if (delta == 0 || !std::isfinite(steps))
+    return g.nodeError(node) << "start, limit and delta (" << start << ", "
+                             << asDouble(args[1]) << ", " << delta
+                             << ") give no finite element count; delta must "
+                                "be non-zero and all finite";
+  Type et = args[0].getElementType();
+  // Bounded as doubles first: a count past 2^63 does not convert.
+  int64_t width = std::max<unsigned>(et.getIntOrFloatBitWidth() / 8, 1);
+  if (steps * width > (double)g.maxConstantBytes)
+    return refuseConstant(
+        llvm::formatv("of {0:e} elements of {1} bytes", steps, width).str());
+  auto t = outType(0, shaped({std::max<int64_t>((int64_t)steps, 0)}, et));
+  if (failed(t) || failed(checkConstantBytes(*t)))
+    return failure();
+  int64_t n = t->getNumElements();
+  if (auto ft = dyn_cast<FloatType>(et)) {
+    SmallVector<APFloat> vals;
+    for (int64_t i = 0; i < n; ++i) {
+      APFloat v(start + i * delta);
+      bool lost;
+      v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      vals.push_back(v);
+    }
+    return set(0, arith::ConstantOp::create(b, loc, *t,
+                                            DenseElementsAttr::get(*t, vals)));
+  }
+  int64_t first = args[0].getSplatValue<APInt>().getSExtValue();
+  int64_t step = args[2].getSplatValue<APInt>().getSExtValue();
+  SmallVector<APInt> vals;
+  for (int64_t i = 0, v = first; i < n; ++i) {
+    vals.push_back(APInt(t->getElementTypeBitWidth(), v, /*isSigned=*/true,
+                         /*implicitTrunc=*/true));
+    if (i + 1 < n && llvm::AddOverflow(v, step, v))
+      return g.nodeError(node) << "element " << i + 1 << " overflows int64";
+  }
+  return set(0, arith::ConstantOp::create(b, loc, *t,
+                                          DenseElementsAttr::get(*t, vals)));
 }
 
 LogicalResult NodeImporter::softmax() {
@@ -1320,10 +1676,17 @@ LogicalResult NodeImporter::oneHot() {
   if (!matchPattern(*vals, m_Constant(&values)) || values.getNumElements() != 2)
     return g.nodeError(node) << "values must be a constant [off, on] pair",
            failure();
+  if (depthV->size() != 1)
+    return g.nodeError(node) << "depth must hold one value, not "
+                             << depthV->size(),
+           failure();
   int64_t depth = depthV->front();
   if (depth < 1)
     return g.nodeError(node) << "depth " << depth << " must be positive",
            failure();
+  // The two index ramps compared with the indices are constants.
+  if (failed(checkConstantBytes(shaped({depth}, b.getI64Type()))))
+    return failure();
   auto it = typeOf(*idx);
   int64_t rank = it.getRank() + 1;
   int64_t axis = normAxis(intAttr("axis", -1), rank);
@@ -1367,7 +1730,7 @@ LogicalResult NodeImporter::oneHot() {
   return set(0, nn::WhereOp::create(b, loc, *t, hit, pick(1), pick(0)));
 }
 
-LogicalResult NodeImporter::import() {
+LogicalResult NodeImporter::importOp() {
   StringRef op = node.op_type();
   // Elementwise.
   if (node.domain() == "com.microsoft")
@@ -1668,78 +2031,8 @@ LogicalResult NodeImporter::import() {
                       b, loc, *t,
                       DenseElementsAttr::get(*t, typeOf(*x).getNumElements())));
   }
-  if (op == "ConstantOfShape") {
-    auto dims = constInts(0, "shape");
-    if (failed(dims))
-      return failure();
-    Type et = b.getF32Type();
-    if (auto *a = attr("value")) {
-      auto vt = elementType(g.ctx, a->t().data_type());
-      if (failed(vt))
-        return g.nodeError(node) << "unsupported data type "
-                                 << typeName(a->t().data_type());
-      et = *vt;
-    }
-    auto t = outType(0, shaped(*dims, et));
-    if (failed(t))
-      return failure();
-    Attribute splat;
-    if (auto *a = attr("value")) {
-      auto scalarType = RankedTensorType::get({}, t->getElementType());
-      auto v = g.tensorAttr(a->t(), RankedTensorType::get(
-                                        SmallVector<int64_t>(a->t().dims_size(), 1),
-                                        t->getElementType()),
-                            /*inlineOnly=*/true);
-      if (failed(v))
-        return failure();
-      (void)scalarType;
-      splat = DenseElementsAttr::get(
-          *t, cast<DenseElementsAttr>(*v).getSplatValue<Attribute>());
-    } else {
-      splat = DenseElementsAttr::get(*t, 0.0f);
-    }
-    return set(0, arith::ConstantOp::create(b, loc, *t, cast<TypedAttr>(splat)));
-  }
-  if (op == "Range") {
-    auto s = constAttr(0, "start"), l = constAttr(1, "limit"),
-         d = constAttr(2, "delta");
-    if (failed(s) || failed(l) || failed(d))
-      return failure();
-    auto asDouble = [](DenseElementsAttr a) {
-      return isa<FloatType>(a.getElementType())
-                 ? a.getSplatValue<APFloat>().convertToDouble()
-                 : (double)a.getSplatValue<APInt>().getSExtValue();
-    };
-    double delta0 = asDouble(*d);
-    if (delta0 == 0)
-      return g.nodeError(node) << "delta is zero";
-    int64_t count = std::max<int64_t>(
-        (int64_t)std::ceil((asDouble(*l) - asDouble(*s)) / delta0), 0);
-    auto t = outType(0, shaped({count}, s->getElementType()));
-    if (failed(t))
-      return failure();
-    if (isa<FloatType>(t->getElementType())) {
-      double start = s->getSplatValue<APFloat>().convertToDouble();
-      double delta = d->getSplatValue<APFloat>().convertToDouble();
-      SmallVector<APFloat> vals;
-      for (int64_t i = 0; i < t->getNumElements(); ++i) {
-        APFloat v(start + i * delta);
-        bool lost;
-        v.convert(cast<FloatType>(t->getElementType()).getFloatSemantics(),
-                  APFloat::rmNearestTiesToEven, &lost);
-        vals.push_back(v);
-      }
-      return set(0, arith::ConstantOp::create(b, loc, *t,
-                                              DenseElementsAttr::get(*t, vals)));
-    }
-    int64_t start = s->getSplatValue<APInt>().getSExtValue();
-    int64_t delta = d->getSplatValue<APInt>().getSExtValue();
-    SmallVector<APInt> vals;
-    for (int64_t i = 0; i < t->getNumElements(); ++i)
-      vals.push_back(APInt(t->getElementTypeBitWidth(), start + i * delta, true));
-    return set(0, arith::ConstantOp::create(b, loc, *t,
-                                            DenseElementsAttr::get(*t, vals)));
-  }
+  if (op == "ConstantOfShape") return constantOfShape();
+  if (op == "Range") return range();
   llvm_unreachable("checkSupported admitted an op without a handler");
 }
 
@@ -1786,9 +2079,12 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
   for (auto [i, node] : llvm::enumerate(*model.mutable_graph()->mutable_node()))
     if (node.name().empty())
       node.set_name(node.op_type() + "_" + std::to_string(i));
+  maxConstantBytes = options.maxConstantBytes;
+  registerContribSchemas();
   if (failed(checkOpsets()) || failed(checkSupported()) ||
-      failed(bindInputShapes(options)) || failed(sortNodes()) ||
-      failed(inferShapes()))
+      failed(bindInputShapes(options)) || failed(checkDataflow()) ||
+      failed(sortNodes()) || failed(checkAttributeTypes()) ||
+      failed(checkModel()) || failed(inferShapes()))
     return nullptr;
 
   const auto &graph = model.graph();
@@ -1798,12 +2094,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
     if (initializers.count(input.name()))
       continue;
     auto t = tensorType(input.type(), "graph input '" + input.name() + "'");
-    if (failed(t)) {
-      // tensorType has already reported an unsupported element type.
-      if (succeeded(elementType(ctx, input.type().tensor_type().elem_type())))
-        error() << "graph input '" << input.name() << "' has no static shape";
+    if (failed(t))
       return nullptr;
-    }
     argTypes.push_back(*t);
     argNames.push_back(input.name());
   }
@@ -1942,6 +2234,10 @@ void parc::registerOnnxImportTranslation() {
       "input-shape",
       llvm::cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable)"),
       llvm::cl::value_desc("name=shape"));
+  static llvm::cl::opt<int64_t> maxConstantBytes(
+      "max-constant-bytes", llvm::cl::desc(parc::kMaxConstantBytesHelp),
+      llvm::cl::init(parc::kDefaultMaxConstantBytes),
+      llvm::cl::value_desc("bytes"));
   TranslateToMLIRRegistration registration(
       "import-onnx", "Import an ONNX model (binary or text) into the nn dialect",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *context) -> OwningOpRef<Operation *> {
@@ -1950,6 +2246,13 @@ void parc::registerOnnxImportTranslation() {
           emitError(UnknownLoc::get(context)) << llvm::toString(std::move(err));
           return nullptr;
         }
+        if (maxConstantBytes < 0) {
+          emitError(UnknownLoc::get(context))
+              << "--max-constant-bytes must be 0 or more, not "
+              << maxConstantBytes.getValue();
+          return nullptr;
+        }
+        options.maxConstantBytes = maxConstantBytes;
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
         auto module = importOnnx(*buffer, buffer->getBufferIdentifier(), context,

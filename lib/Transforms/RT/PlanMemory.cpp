@@ -12,6 +12,8 @@
 #include "rt/RTDialect.h"
 
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #define DEBUG_TYPE "rt-plan-memory"
 
@@ -30,19 +32,70 @@ struct Interval {
   int64_t bytes, first, last, offset = -1;
 };
 
-int64_t byteSize(MemRefType type) {
-  int64_t bits = type.getElementTypeBitWidth();
-  return type.getNumElements() * std::max<int64_t>(bits / 8, 1);
+/// Bytes of a buffer, or nullopt when they overflow 64 bits.
+std::optional<int64_t> byteSize(MemRefType type) {
+  int64_t bytes = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+  for (int64_t d : type.getShape())
+    if (d < 0 || llvm::MulOverflow(bytes, d, bytes))
+      return std::nullopt;
+  return bytes;
+}
+
+std::string humanBytes(int64_t bytes) {
+  constexpr int64_t kGiB = int64_t(1) << 30;
+  if (bytes < kGiB)
+    return llvm::formatv("{0} bytes", bytes).str();
+  return llvm::formatv("{0} bytes ({1:F1} GiB)", bytes, bytes / double(kGiB))
+      .str();
 }
 
 struct RTPlanMemoryPass
     : parc::rt::impl::RTPlanMemoryBase<RTPlanMemoryPass> {
   using Base::Base;
 
+  LogicalResult tooLarge(func::FuncOp func, StringRef what,
+                         std::optional<int64_t> bytes) {
+    auto diag = func.emitError() << "rank program '" << func.getSymName()
+                                 << "' " << what << " ";
+    if (bytes)
+      diag << humanBytes(*bytes);
+    else
+      diag << "more than 2^63 bytes";
+    diag << ", more than the " << humanBytes(maxBytes)
+         << " one device may hold; the model's shapes are too large for it "
+            "(bind smaller input dims, or split it over more ranks)";
+    return failure();
+  }
+
+  /// Refuses a program whose buffers or weights no device could hold.
+  LogicalResult checkSizes(func::FuncOp func) {
+    int64_t weights = 0;
+    WalkResult walk = func.walk([&](Operation *op) {
+      if (!isa<AllocOp, WeightOp>(op))
+        return WalkResult::advance();
+      auto type = cast<MemRefType>(op->getResult(0).getType());
+      std::optional<int64_t> bytes = byteSize(type);
+      bool weight = isa<WeightOp>(op);
+      if (!bytes || *bytes > maxBytes)
+        return (void)tooLarge(func, weight ? "holds a weight of"
+                                           : "needs a buffer of",
+                              bytes),
+               WalkResult::interrupt();
+      // Each term is at most maxBytes < 2^62: the sum stays far from wrapping.
+      if (weight && (weights += *bytes) > maxBytes)
+        return (void)tooLarge(func, "holds weights of", weights),
+               WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
+    if (failed(checkSizes(func)))
+      return signalPassFailure();
     // Op indices in program order; views extend the range of their root.
     llvm::DenseMap<Operation *, int64_t> index;
     int64_t n = 0;
@@ -51,7 +104,7 @@ struct RTPlanMemoryPass
     llvm::DenseMap<Value, size_t> slot;
     func.walk([&](AllocOp alloc) {
       slot[alloc.getResult()] = intervals.size();
-      intervals.push_back({alloc, byteSize(alloc.getType()), index[alloc],
+      intervals.push_back({alloc, *byteSize(alloc.getType()), index[alloc],
                            index[alloc], -1});
     });
     std::function<void(Value, size_t)> extend = [&](Value v, size_t s) {
@@ -94,6 +147,9 @@ struct RTPlanMemoryPass
       arena = std::max(arena, offset + iv->bytes);
       unplanned += llvm::alignTo(iv->bytes, alignment);
     }
+    if (arena > maxBytes)
+      return (void)tooLarge(func, "needs an arena of", arena),
+             signalPassFailure();
     OpBuilder b(func);
     for (Interval &iv : intervals)
       iv.alloc.setOffsetAttr(b.getI64IntegerAttr(iv.offset));

@@ -13,12 +13,24 @@ class MemoryBuffer;
 
 namespace parc {
 
+/// The default bound on a constant the importer computes from a smaller
+/// description (ConstantOfShape, Range, OneHot): 256 MiB.
+constexpr int64_t kDefaultMaxConstantBytes = int64_t(256) << 20;
+/// The help text of every tool's `--max-constant-bytes`.
+constexpr const char *kMaxConstantBytesHelp =
+    "Largest constant (bytes) a node may make the importer compute: "
+    "ConstantOfShape, Range, OneHot (default 256 MiB)";
+
 struct OnnxImportOptions {
   /// Binds every dim of a graph input: name → full static shape.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
   /// Binds symbolic input dims by their ONNX `dim_param` name (`batch` → 8),
   /// for inputs that `inputShapes` does not bind (the planner's --batch/--seq).
   llvm::StringMap<int64_t> dimParams;
+  /// Largest constant, in bytes, a node may make the importer materialise
+  /// (`--max-constant-bytes`): a few bytes of model must not become
+  /// gigabytes of compile memory.
+  int64_t maxConstantBytes = kDefaultMaxConstantBytes;
 };
 
 /// Parses `--input-shape` values of the form `name=2x16` into `options`.

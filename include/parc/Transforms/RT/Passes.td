@@ -15,10 +15,17 @@ def RTPlanMemory : Pass<"rt-plan-memory", "::mlir::func::FuncOp"> {
     live range occupies. Output: every alloc has an `offset`; the function
     gets `rt.arena_size` (the peak, bytes) and `rt.unplanned_size` (the sum
     of all buffers, for comparison).
+
+    A program whose arena, or whose weights, exceed `max-bytes` (1 TiB by
+    default: more memory than any one device has) is refused with its size:
+    such sizes come from hostile or mistyped shapes, not from real models,
+    and would overflow the planner's arithmetic or the runtime's allocator.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", "64",
-           "byte alignment of every buffer">
+           "byte alignment of every buffer">,
+    Option<"maxBytes", "max-bytes", "int64_t", "int64_t(1) << 40",
+           "largest arena, and largest total of weights, one rank may hold">
   ];
 }
 
