@@ -121,6 +121,11 @@ private:
     diag << describe(node) << ": ";
     return diag;
   }
+  LogicalResult undefinedInput(const onnx::NodeProto &node, StringRef name) {
+    return nodeError(node) << "input '" << name
+                           << "' is neither a graph input, an initializer nor "
+                              "the output of another node";
+  }
 
   // --- model-level steps ---------------------------------------------------
   LogicalResult checkOpsets();
@@ -251,11 +256,19 @@ LogicalResult GraphImporter::sortNodes() {
     for (const auto &out : graph->node(i).output())
       if (!out.empty())
         producer[out] = i;
+  llvm::StringSet<> graphInputs;
+  for (const auto &input : graph->input())
+    graphInputs.insert(input.name());
   std::vector<std::vector<int>> users(n);
   std::vector<int> pending(n, 0);
   for (int i = 0; i < n; ++i)
     for (const auto &in : graph->node(i).input()) {
       auto it = producer.find(in);
+      // Checked before shape inference: libonnx's Shape (and others)
+      // dereference an undefined input's type.
+      if (!in.empty() && it == producer.end() && !graphInputs.contains(in) &&
+          !initializers.count(in))
+        return undefinedInput(graph->node(i), in);
       if (in.empty() || it == producer.end())
         continue;
       users[it->second].push_back(i);
@@ -332,6 +345,32 @@ void registerContribSchemas() {
   (void)once;
 }
 
+/// libonnx 1.12's LayerNormalization inference indexes the Mean/InvStdDev
+/// dims by `axis` unchecked, and an axis below -rank crashes it; this guard
+/// checks the range first, so such a model gets an inference error instead.
+void guardLayerNormInference() {
+  static bool once = [] {
+    auto *schema = const_cast<onnx::OpSchema *>(
+        onnx::OpSchemaRegistry::Schema("LayerNormalization", kMaxOpset, ""));
+    if (!schema)
+      return true;
+    auto infer = schema->GetTypeAndShapeInferenceFunction();
+    schema->TypeAndShapeInferenceFunction([infer](onnx::InferenceContext &ctx) {
+      const auto *axis = ctx.getAttribute("axis");
+      if (axis && onnx::hasNInputShapes(ctx, 1)) {
+        int64_t rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+        if (axis->i() < -rank || axis->i() >= rank)
+          fail_shape_inference("axis ", axis->i(), " is out of range for rank ",
+                               rank, " (accepted: ", -rank, " to ", rank - 1,
+                               ")");
+      }
+      infer(ctx);
+    });
+    return true;
+  }();
+  (void)once;
+}
+
 LogicalResult GraphImporter::inferShapes() {
   // Declared intermediate and output shapes are sometimes stale (exporters'
   // symbolic names, edited models); with the inputs bound, inference
@@ -342,6 +381,7 @@ LogicalResult GraphImporter::inferShapes() {
     if (out.type().has_tensor_type())
       out.mutable_type()->mutable_tensor_type()->clear_shape();
   registerContribSchemas();
+  guardLayerNormInference();
   try {
     onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*error_mode=*/1,
                                      /*data_prop=*/true);
@@ -533,10 +573,7 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name,
     }
     return v;
   }
-  return nodeError(node) << "input '" << name
-                         << "' is neither a graph input, an initializer nor "
-                            "the output of another node",
-         failure();
+  return undefinedInput(node, name);
 }
 
 //===----------------------------------------------------------------------===//
