@@ -37,8 +37,12 @@ while ((SECONDS - start < seconds)); do
     e=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
   fi
   execs=$((execs + ${e:-0}))
-  status=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1 || true)
-  [ -n "$status" ] && last=$status
+  # Coverage: the best any process reached (each restarts from the corpus).
+  status=$(grep -E '^#[0-9]+.*cov: ' "$log" | sort -t: -k2 -n | tail -1 || true)
+  if [ -n "$status" ]; then
+    c=$(sed -E 's/.* cov: ([0-9]+).*/\1/' <<<"$status")
+    ((c >= ${best:-0})) && best=$c last=$status
+  fi
   # A bug hit while loading the corpus would recur at once: stop there.
   if ((SECONDS - t0 < 2)) && ! grep -q 'INITED' "$log"; then break; fi
 done

@@ -23,6 +23,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -345,27 +346,50 @@ void registerContribSchemas() {
   (void)once;
 }
 
-/// libonnx 1.12's LayerNormalization inference indexes the Mean/InvStdDev
-/// dims by `axis` unchecked, and an axis below -rank crashes it; this guard
-/// checks the range first, so such a model gets an inference error instead.
-void guardLayerNormInference() {
-  static bool once = [] {
+/// libonnx 1.12's inference trusts attributes that a model controls: an axis
+/// below -rank makes LayerNormalization's index out of bounds, a zero stride
+/// makes Conv's and MaxPool's divide by zero. Each check runs before that
+/// op's inference (every schema of opsets kMinOpset to kMaxOpset) and turns
+/// such a model into an inference error.
+void guardInference(const char *op,
+                    std::function<void(onnx::InferenceContext &)> check) {
+  llvm::SmallPtrSet<const onnx::OpSchema *, 4> seen;
+  for (int v = kMinOpset; v <= kMaxOpset; ++v) {
     auto *schema = const_cast<onnx::OpSchema *>(
-        onnx::OpSchemaRegistry::Schema("LayerNormalization", kMaxOpset, ""));
-    if (!schema)
-      return true;
+        onnx::OpSchemaRegistry::Schema(op, v, ""));
+    if (!schema || !seen.insert(schema).second)
+      continue;
     auto infer = schema->GetTypeAndShapeInferenceFunction();
-    schema->TypeAndShapeInferenceFunction([infer](onnx::InferenceContext &ctx) {
-      const auto *axis = ctx.getAttribute("axis");
-      if (axis && onnx::hasNInputShapes(ctx, 1)) {
-        int64_t rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
-        if (axis->i() < -rank || axis->i() >= rank)
-          fail_shape_inference("axis ", axis->i(), " is out of range for rank ",
-                               rank, " (accepted: ", -rank, " to ", rank - 1,
-                               ")");
-      }
-      infer(ctx);
-    });
+    schema->TypeAndShapeInferenceFunction(
+        [infer, check](onnx::InferenceContext &ctx) {
+          check(ctx);
+          infer(ctx);
+        });
+  }
+}
+
+void checkAxisInRank(onnx::InferenceContext &ctx) {
+  const auto *axis = ctx.getAttribute("axis");
+  if (!axis || !onnx::hasNInputShapes(ctx, 1))
+    return;
+  int64_t rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  if (axis->i() < -rank || axis->i() >= rank)
+    fail_shape_inference("axis ", axis->i(), " is out of range for rank ",
+                         rank, " (accepted: ", -rank, " to ", rank - 1, ")");
+}
+
+void checkStridesPositive(onnx::InferenceContext &ctx) {
+  if (const auto *strides = ctx.getAttribute("strides"))
+    for (int64_t s : strides->ints())
+      if (s <= 0)
+        fail_shape_inference("strides must be positive, not ", s);
+}
+
+void guardOnnxInference() {
+  static bool once = [] {
+    guardInference("LayerNormalization", checkAxisInRank);
+    guardInference("Conv", checkStridesPositive);
+    guardInference("MaxPool", checkStridesPositive);
     return true;
   }();
   (void)once;
@@ -381,7 +405,7 @@ LogicalResult GraphImporter::inferShapes() {
     if (out.type().has_tensor_type())
       out.mutable_type()->mutable_tensor_type()->clear_shape();
   registerContribSchemas();
-  guardLayerNormInference();
+  guardOnnxInference();
   try {
     onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*error_mode=*/1,
                                      /*data_prop=*/true);
