@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what parc needs to build and test, idempotently: Debian packages
-# (LLVM/MLIR 22, ONNX, protobuf, OpenBLAS, oneDNN, OpenMPI, GoogleTest, Ninja, CMake,
+# (LLVM/MLIR 22, clang-22 with its sanitizer and libFuzzer runtimes for
+# build-fuzz/, ONNX, protobuf, OpenBLAS, oneDNN, OpenMPI, GoogleTest, Ninja, CMake,
 # python3-onnx for the example generator) and onnxruntime-node from npm (the
 # reference for differential tests). Installs nothing that is already there.
 set -euo pipefail
@@ -8,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ git
-  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libopenblas-dev libopenblas-openmp-dev libdnnl-dev ocl-icd-opencl-dev openmpi-bin libopenmpi-dev googletest libgtest-dev
   python3-onnx python3-numpy nodejs npm

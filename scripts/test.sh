@@ -11,6 +11,8 @@
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   data-parallel — --dp replicas (with tp, pp, ep) vs onnxruntime and single-rank
 #   conformance  — ONNX backend node tests with their own expected outputs
+#   fuzz         — the importer's libFuzzer target for 2 minutes (build-fuzz/,
+#                  ASan + UBSan): passes when no crash, leak or timeout is found
 # Ends with the line `N passed, N failed` and exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -97,6 +99,7 @@ counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/b
   --only gpt2_l6 llama_l5 bert_l4 neox_l4 >/dev/null
 counted pipeline /usr/bin/python3 test/e2e/pipeline.py --tools build/bin \
   --generated build/models --deep build/models-deep --work build/e2e/pipeline
+counted fuzz bench/fuzz.sh 120
 
 if [ "$skipped" -gt 0 ]; then
   grep -E '^UNSUPPORTED:' "$log/lit.txt" || true

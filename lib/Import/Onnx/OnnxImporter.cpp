@@ -25,6 +25,7 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -153,6 +154,11 @@ private:
     auto diag = emitError(nodeLoc(node));
     diag << describe(node) << ": ";
     return diag;
+  }
+  LogicalResult undefinedInput(const onnx::NodeProto &node, StringRef name) {
+    return nodeError(node) << "input '" << name
+                           << "' is neither a graph input, an initializer nor "
+                              "the output of another node";
   }
 
   // --- model-level steps ---------------------------------------------------
@@ -317,10 +323,9 @@ LogicalResult GraphImporter::checkDataflow() {
     for (const auto &in : node.input())
       if (!in.empty() && !inputs.contains(in) && !initializers.count(in) &&
           !producer.count(in))
-        return emitError(nodeLoc(node))
-               << describe(node) << ": input '" << in
-               << "' is neither a graph input, an initializer nor the output "
-                  "of another node";
+        // Refused before shape inference: libonnx's Shape (and others)
+        // dereference an undefined input's type.
+        return undefinedInput(node, in);
   return success();
 }
 
@@ -488,6 +493,55 @@ void registerContribSchemas() {
   (void)once;
 }
 
+/// libonnx 1.12's inference trusts attributes that a model controls: an axis
+/// below -rank makes LayerNormalization's index out of bounds, a zero stride
+/// makes Conv's and MaxPool's divide by zero. Each check runs before that
+/// op's inference (every schema of opsets kMinOpset to kMaxOpset) and turns
+/// such a model into an inference error.
+void guardInference(const char *op,
+                    std::function<void(onnx::InferenceContext &)> check) {
+  llvm::SmallPtrSet<const onnx::OpSchema *, 4> seen;
+  for (int v = kMinOpset; v <= kMaxOpset; ++v) {
+    auto *schema = const_cast<onnx::OpSchema *>(
+        onnx::OpSchemaRegistry::Schema(op, v, ""));
+    if (!schema || !seen.insert(schema).second)
+      continue;
+    auto infer = schema->GetTypeAndShapeInferenceFunction();
+    schema->TypeAndShapeInferenceFunction(
+        [infer, check](onnx::InferenceContext &ctx) {
+          check(ctx);
+          infer(ctx);
+        });
+  }
+}
+
+void checkAxisInRank(onnx::InferenceContext &ctx) {
+  const auto *axis = ctx.getAttribute("axis");
+  if (!axis || !onnx::hasNInputShapes(ctx, 1))
+    return;
+  int64_t rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  if (axis->i() < -rank || axis->i() >= rank)
+    fail_shape_inference("axis ", axis->i(), " is out of range for rank ",
+                         rank, " (accepted: ", -rank, " to ", rank - 1, ")");
+}
+
+void checkStridesPositive(onnx::InferenceContext &ctx) {
+  if (const auto *strides = ctx.getAttribute("strides"))
+    for (int64_t s : strides->ints())
+      if (s <= 0)
+        fail_shape_inference("strides must be positive, not ", s);
+}
+
+void guardOnnxInference() {
+  static bool once = [] {
+    guardInference("LayerNormalization", checkAxisInRank);
+    guardInference("Conv", checkStridesPositive);
+    guardInference("MaxPool", checkStridesPositive);
+    return true;
+  }();
+  (void)once;
+}
+
 LogicalResult GraphImporter::inferShapes() {
   // Declared intermediate and output shapes are sometimes stale (exporters'
   // symbolic names, edited models); with the inputs bound, inference
@@ -498,6 +552,7 @@ LogicalResult GraphImporter::inferShapes() {
     if (out.type().has_tensor_type())
       out.mutable_type()->mutable_tensor_type()->clear_shape();
   registerContribSchemas();
+  guardOnnxInference();
   try {
     onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*error_mode=*/1,
                                      /*data_prop=*/true);
@@ -747,10 +802,7 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name,
     }
     return v;
   }
-  return nodeError(node) << "input '" << name
-                         << "' is neither a graph input, an initializer nor "
-                            "the output of another node",
-         failure();
+  return undefinedInput(node, name);
 }
 
 //===----------------------------------------------------------------------===//
