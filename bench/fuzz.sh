@@ -11,6 +11,10 @@
 # PARC_FUZZER=PATH runs a prebuilt fuzzer binary instead of building one.
 # Reproduce one with: build-fuzz/bin/parc-import-fuzzer FILE
 # (PARC_FUZZ_VERBOSE=1 prints the importer's diagnostics).
+# PARC_FUZZ_SEED=S and PARC_FUZZ_RUNS=N make a run repeatable: the same seed
+# and corpus give the same inputs, and N caps each process's executions (CI
+# uses both, so that it replays what was fuzzed before landing instead of
+# exploring anew on every run).
 # Ends with `1 passed, 0 failed` when nothing was found, else `0 passed, 1 failed`.
 # Usage: bench/fuzz.sh [SECONDS]
 set -euo pipefail
@@ -25,13 +29,14 @@ rm -rf "$work/artifacts" "$work/logs" && mkdir -p "$work/artifacts" "$work/logs"
 # Seeds are at most 42 KB (bert_toy_optimized.onnx, weights external): longer
 # inputs reach nothing new and slow every execution.
 flags=(-rss_limit_mb=2048 -timeout=10 -max_len=65536 -print_final_stats=1
-       -artifact_prefix="$work/artifacts/")
+       -artifact_prefix="$work/artifacts/"
+       -seed="${PARC_FUZZ_SEED:-0}" -runs="${PARC_FUZZ_RUNS:--1}")
 start=$SECONDS execs=0 n=0
 while ((SECONDS - start < seconds)); do
   n=$((n + 1)) t0=$SECONDS
   log="$work/logs/run$n.txt"
   "$fuzzer" "${flags[@]}" -max_total_time=$((seconds - (SECONDS - start))) \
-    "$work/corpus" test/Fuzz/corpus >"$log" 2>&1 || true
+    "$work/corpus" test/Fuzz/corpus >"$log" 2>&1 && done=1 || done=0
   e=$(grep -oE '^stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || true)
   if [ -z "$e" ]; then # killed before its stats: count its last status line
     e=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
@@ -43,6 +48,8 @@ while ((SECONDS - start < seconds)); do
     c=$(sed -E 's/.* cov: ([0-9]+).*/\1/' <<<"$status")
     ((c >= ${best:-0})) && best=$c last=$status
   fi
+  # A clean exit: the time or PARC_FUZZ_RUNS is spent.
+  ((done)) && break
   # A bug hit while loading the corpus would recur at once: stop there.
   if ((SECONDS - t0 < 2)) && ! grep -q 'INITED' "$log"; then break; fi
 done
