@@ -1315,8 +1315,12 @@ LogicalResult NodeImporter::reshapeLike() {
         if (inferAt >= 0)
           return g.nodeError(node) << "shape has more than one -1";
         inferAt = i;
-      } else {
-        known *= d;
+      } else if (d < 0 || llvm::MulOverflow(known, d, known)) {
+        return g.nodeError(node)
+               << "shape dim " << i << " is " << d
+               << (d < 0 ? "" : ", and the shape's element count overflows")
+               << " (expected sizes of 0 or more whose product fits int64, "
+                  "one -1 to infer, or 0 to copy an input dim)";
       }
       out.push_back(d);
     }
