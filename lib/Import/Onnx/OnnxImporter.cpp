@@ -120,7 +120,7 @@ FailureOr<int64_t> tensorBytes(ArrayRef<int64_t> shape, Type et,
       why = "its size overflows 64 bits (dims [";
       for (auto [i, x] : llvm::enumerate(shape))
         why += (i ? ", " : "") + std::to_string(x);
-      why += "])";
+      why += "]; its size in bytes must fit int64)";
       return failure();
     }
   }
@@ -755,7 +755,8 @@ FailureOr<Value> GraphImporter::importExternal(const onnx::TensorProto &t,
     // Both are below 2^63, so their sum does not wrap.
     return error() << "initializer '" << t.name() << "' reads bytes ["
                    << offset << ", " << end << ") of '" << file
-                   << "', which has " << size << " bytes",
+                   << "', which has " << size
+                   << " bytes (offset + length must lie within the file)",
            failure();
   }
   return nn::ExternalWeightOp::create(builder, loc, type, t.name(), location,
@@ -937,7 +938,9 @@ private:
       if (fallback && *fallback != *t)
         return g.nodeError(node) << "ONNX infers " << *t << " for output '"
                                  << node.output(i) << "' but the op computes "
-                                 << *fallback,
+                                 << *fallback
+                                 << " (the model's shapes must be the ones "
+                                    "the op computes from its inputs)",
                failure();
       return t;
     }
