@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -55,6 +56,10 @@ namespace {
 
 /// Default-domain opsets whose semantics the importer implements.
 constexpr int64_t kMinOpset = 11, kMaxOpset = 17;
+/// Appended to every broadcasting refusal: what ONNX accepts.
+constexpr const char *kBroadcastRule =
+    " (ONNX broadcasting aligns shapes from the last dim; each pair of dims "
+    "must be equal or one of them 1)";
 
 /// Small integer and bool tensors stay inline (readable shape constants);
 /// everything else becomes a dense_resource blob.
@@ -948,7 +953,9 @@ private:
       return g.checkedType(fallback->getShape(), fallback->getElementType(),
                            what, loc);
     return g.nodeError(node) << "could not infer a static shape for output '"
-                             << node.output(i) << "'",
+                             << node.output(i)
+                             << "'; bind the graph inputs' dynamic dims with "
+                                "--input-shape NAME=D0,D1,...",
            failure();
   }
 
@@ -962,7 +969,9 @@ private:
   LogicalResult checkAxis(int64_t axis, int64_t rank) {
     if (axis < 0 || axis >= rank)
       return g.nodeError(node) << "axis " << axis - (axis >= rank ? 0 : rank)
-                               << " is out of range for rank " << rank;
+                               << " is out of range for rank " << rank
+                               << " (accepted: " << -rank << " to "
+                               << rank - 1 << ")";
     return success();
   }
 
@@ -1055,7 +1064,7 @@ template <typename Op> LogicalResult NodeImporter::binaryOf(Value l, Value r) {
                                          typeOf(r).getShape());
   if (failed(shape))
     return g.nodeError(node) << "operand shapes " << typeOf(l) << " and "
-                             << typeOf(r) << " are incompatible";
+                             << typeOf(r) << " are incompatible" << kBroadcastRule;
   bool predicate = llvm::is_one_of<Op, nn::EqualOp, nn::LessOp, nn::GreaterOp,
                                    nn::AndOp, nn::OrOp>::value;
   auto t = outType(0, shaped(*shape, predicate ? b.getI1Type()
@@ -1078,7 +1087,8 @@ template <typename Op> LogicalResult NodeImporter::variadic() {
     auto shape = nn::broadcastShapes(typeOf(v).getShape(),
                                      typeOf(*next).getShape());
     if (failed(shape))
-      return g.nodeError(node) << "inputs do not broadcast", failure();
+      return g.nodeError(node) << "inputs do not broadcast" << kBroadcastRule,
+             failure();
     v = b.createOrFold<Op>(
         loc, RankedTensorType::get(*shape, typeOf(v).getElementType()), v, *next);
   }
@@ -1263,7 +1273,8 @@ LogicalResult NodeImporter::range() {
     vals.push_back(APInt(t->getElementTypeBitWidth(), v, /*isSigned=*/true,
                          /*implicitTrunc=*/true));
     if (i + 1 < n && llvm::AddOverflow(v, step, v))
-      return g.nodeError(node) << "element " << i + 1 << " overflows int64";
+      return g.nodeError(node) << "element " << i + 1
+                               << " overflows int64 (every element must fit)";
   }
   return set(0, arith::ConstantOp::create(b, loc, *t,
                                           DenseElementsAttr::get(*t, vals)));
@@ -1373,7 +1384,8 @@ LogicalResult NodeImporter::reshapeLike() {
   if (failed(t))
     return failure();
   if (t->getNumElements() != typeOf(*x).getNumElements())
-    return g.nodeError(node) << "cannot reshape " << typeOf(*x) << " to " << *t;
+    return g.nodeError(node) << "cannot reshape " << typeOf(*x) << " to " << *t
+                             << " (the element counts must be equal)";
   return set(0, b.createOrFold<nn::ReshapeOp>(loc, *t, *x));
 }
 
@@ -1405,7 +1417,8 @@ LogicalResult NodeImporter::slice() {
   }
   if (axes.size() != starts->size() || ends->size() != starts->size() ||
       steps.size() != starts->size())
-    return g.nodeError(node) << "starts, ends, axes and steps differ in length";
+    return g.nodeError(node) << "starts, ends, axes and steps differ in length "
+                                "(each needs one entry per sliced axis)";
   SmallVector<int64_t> outStart(rank, 0), outStep(rank, 1), outShape(shape);
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = normAxis(axes[i], rank);
@@ -1413,7 +1426,8 @@ LogicalResult NodeImporter::slice() {
       return failure();
     int64_t dim = shape[a], step = steps[i];
     if (step == 0)
-      return g.nodeError(node) << "step of axis " << a << " is zero";
+      return g.nodeError(node) << "step of axis " << a
+                               << " is zero (steps must be non-zero)";
     // ONNX clamps: starts to [0, dim] ([0, dim-1] backwards), ends likewise.
     auto clampIdx = [&](int64_t v, bool forward) {
       if (v < 0)
@@ -1427,7 +1441,10 @@ LogicalResult NodeImporter::slice() {
       return positionsPastTable((*ends)[i], dim, a);
     int64_t s = clampIdx((*starts)[i], step > 0);
     int64_t e = clampIdx((*ends)[i], step > 0);
-    int64_t count = step > 0 ? (e - s + step - 1) / step : (s - e - step - 1) / -step;
+    // |step| as unsigned: -INT64_MIN does not fit int64.
+    uint64_t stride = step > 0 ? uint64_t(step) : -uint64_t(step);
+    int64_t span = step > 0 ? e - s : s - e; // both clamped to [-1, dim]
+    int64_t count = span > 0 ? int64_t((uint64_t(span) - 1) / stride + 1) : 0;
     outStart[a] = std::max<int64_t>(count > 0 ? s : 0, 0);
     outStep[a] = step;
     outShape[a] = std::max<int64_t>(count, 0);
@@ -1452,8 +1469,8 @@ LogicalResult NodeImporter::checkGatherIndices(Value idx, int64_t rows,
     lo = std::min(lo, v.getSExtValue());
     hi = std::max(hi, v.getSExtValue());
   }
-  // Computed indices are positions: 0 .. length-1.
-  if (hi >= rows && isComputed(1))
+  // Computed indices are positions: 0 .. length-1 (a length below 2^31).
+  if (hi >= rows && hi < std::numeric_limits<int32_t>::max() && isComputed(1))
     return positionsPastTable(hi + 1, rows, axis);
   if (hi >= rows || lo < -rows)
     return g.nodeError(node)
@@ -1486,7 +1503,9 @@ LogicalResult NodeImporter::split() {
       sizes.push_back(dim / n + (i < dim % n ? 1 : 0));
   }
   if ((int)sizes.size() != node.output_size())
-    return g.nodeError(node) << "split sizes do not match the output count";
+    return g.nodeError(node) << sizes.size() << " split sizes for "
+                             << node.output_size()
+                             << " outputs (give one size per output)";
   SmallVector<Type> types;
   for (int i = 0; i < node.output_size(); ++i) {
     SmallVector<int64_t> shape(typeOf(*x).getShape());
@@ -1837,7 +1856,7 @@ LogicalResult NodeImporter::importOp() {
     if (succeeded(lr))
       all = nn::broadcastShapes(typeOf(*c).getShape(), *lr);
     if (failed(all))
-      return g.nodeError(node) << "operands do not broadcast";
+      return g.nodeError(node) << "operands do not broadcast" << kBroadcastRule;
     auto t = outType(0, shaped(*all, typeOf(*l).getElementType()));
     if (failed(t))
       return failure();
@@ -1938,12 +1957,13 @@ LogicalResult NodeImporter::importOp() {
     int64_t rank = typeOf(*x).getRank();
     SmallVector<int64_t> perm = intsAttr("perm").value_or(
         llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
+    if (!isPermutationVector(perm) || (int64_t)perm.size() != rank)
+      return g.nodeError(node) << "perm is not a permutation (it must hold "
+                                  "each of 0 to "
+                               << rank - 1 << " once)";
     SmallVector<int64_t> shape;
-    for (int64_t p : perm) {
-      if (p < 0 || p >= rank)
-        return g.nodeError(node) << "perm is not a permutation";
+    for (int64_t p : perm)
       shape.push_back(typeOf(*x).getDimSize(p));
-    }
     auto t = outType(0, shaped(shape, typeOf(*x).getElementType()));
     if (failed(t))
       return failure();
@@ -1957,7 +1977,8 @@ LogicalResult NodeImporter::importOp() {
       return failure();
     auto shape = nn::broadcastShapes(typeOf(*x).getShape(), *target);
     if (failed(shape))
-      return g.nodeError(node) << "input does not broadcast to the shape";
+      return g.nodeError(node) << "input does not broadcast to the shape"
+                               << kBroadcastRule;
     auto t = outType(0, shaped(*shape, typeOf(*x).getElementType()));
     if (failed(t))
       return failure();
