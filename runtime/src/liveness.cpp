@@ -46,6 +46,8 @@ enum Kind : unsigned char {
 constexpr size_t kMessageSize = 16;
 /// A connection that has not joined within this is not one of the ranks.
 constexpr double kJoinSeconds = 10;
+/// A gap between this thread's own wake-ups that means it was not running.
+constexpr double kStallSeconds = 1;
 
 struct Message {
   unsigned char kind = 0, flag = 0;
@@ -202,24 +204,25 @@ bool advance(Attempt &x, int self, uint64_t token) {
   return false;
 }
 
-/// A socket to rank 0 that accepted rank `self`, or -1 after `seconds`.
-int dial(int self, const LivenessEndpoint &at, double seconds) {
+/// A connection to rank 0 that accepted rank `self` (with any bytes read
+/// past the accept), or fd -1 after `seconds`.
+Attempt dial(int self, const LivenessEndpoint &at, double seconds) {
   std::vector<Attempt> tries;
   for (const auto &host : at.hosts)
     if (host[0])
       if (int fd = startConnect(host, at.port); fd >= 0)
         tries.push_back({fd});
-  int winner = -1;
-  for (const double end = now() + seconds; winner < 0 && now() < end;) {
+  Attempt winner;
+  for (const double end = now() + seconds; winner.fd < 0 && now() < end;) {
     std::vector<pollfd> fds;
     for (const Attempt &x : tries)
       fds.push_back({x.fd, short(x.joined ? POLLIN : POLLOUT), 0});
     if (fds.empty())
       break;
     poll(fds.data(), fds.size(), 50);
-    for (size_t i = 0; i < tries.size() && winner < 0; ++i)
+    for (size_t i = 0; i < tries.size() && winner.fd < 0; ++i)
       if (fds[i].revents && advance(tries[i], self, at.token))
-        std::swap(winner, tries[i].fd);
+        std::swap(winner, tries[i]);
     tries.erase(std::remove_if(tries.begin(), tries.end(),
                                [](const Attempt &x) { return x.fd < 0; }),
                 tries.end());
@@ -305,7 +308,7 @@ parc_rt_status_t Liveness::State::start() {
 }
 
 void Liveness::State::run() {
-  for (double nextBeat = 0;;) {
+  for (double nextBeat = 0, woke = now();;) {
     std::vector<pollfd> fds = {{wake[0], POLLIN, 0}, {listener, POLLIN, 0}};
     for (const Peer &p : peers)
       fds.push_back({p.fd, POLLIN, 0});
@@ -320,6 +323,12 @@ void Liveness::State::run() {
     if (fds[0].revents)
       break; // stop()
     const double t = now();
+    // This thread itself did not run (the whole job was stopped, or this
+    // node stalled): it cannot tell who fell silent, so it starts afresh.
+    if (t - woke > interval + kStallSeconds)
+      for (Peer &p : peers)
+        p.last = t;
+    woke = t;
     for (size_t i = 2; i < fds.size(); ++i)
       if (fds[i].revents)
         read(peers[i - 2], t);
@@ -473,8 +482,10 @@ parc_rt_status_t Liveness::join(int self, const LivenessEndpoint &at,
   auto s = std::make_unique<State>();
   s->self = self;
   s->seconds = at.seconds;
+  Attempt joined = dial(self, at, connectSeconds);
   State::Peer zero;
-  zero.fd = dial(self, at, connectSeconds);
+  zero.fd = joined.fd;
+  zero.in = std::move(joined.in);
   if (zero.fd < 0)
     return fail(PARC_RT_COMM_ERROR,
                 "init: liveness: world rank %d cannot reach rank 0's "
@@ -497,7 +508,7 @@ void Liveness::stop(bool goodbye) {
     const char byte = 0;
     if (write(s.wake[1], &byte, 1) != 1) {
       s.thread.detach(); // cannot be woken: it and its state end with us
-      state_.release();
+      (void)state_.release();
       return;
     }
     s.thread.join();

@@ -85,8 +85,10 @@ void tell(const Peer &p, const LivenessEndpoint &at) {
   ASSERT_EQ(write(p.pipe, &at, sizeof(at)), ssize_t(sizeof(at)));
 }
 
-/// Forks rank 0 of `size`, which serves and sends its endpoint back; idle.
-void forkRankZero(Peer &p, int size, double seconds, LivenessEndpoint &at) {
+/// Forks rank 0 of `size`, which serves and sends its endpoint back, then
+/// idles, or (`exitOnLoss`) checks and exits with 4 once a rank is lost.
+void forkRankZero(Peer &p, int size, double seconds, LivenessEndpoint &at,
+                  bool exitOnLoss = false) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   p.pid = fork();
@@ -98,7 +100,12 @@ void forkRankZero(Peer &p, int size, double seconds, LivenessEndpoint &at) {
         write(fds[1], &mine, sizeof(mine)) != ssize_t(sizeof(mine)))
       _exit(2);
     for (;;)
-      pause();
+      if (!exitOnLoss)
+        pause();
+      else if (l.check("barrier", size) != PARC_RT_OK)
+        _exit(4);
+      else
+        usleep(20000);
   }
   close(fds[1]);
   p.pipe = fds[0];
@@ -213,6 +220,31 @@ TEST(Liveness, RankZeroTellsTheOthersWhoIsLost) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("while world rank 2 waited"), std::string::npos);
+}
+
+TEST(Liveness, AJobStoppedAndContinuedAsAWholeGoesOn) {
+  Peer zero, one;
+  LivenessEndpoint at;
+  forkRankZero(zero, 2, 1.0, at, /*exitOnLoss=*/true);
+  forkRank(one, 1, Then::Spin);
+  tell(one, at);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(zero.pid, SIGSTOP);
+  kill(one.pid, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  kill(zero.pid, SIGCONT);
+  kill(one.pid, SIGCONT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(waitpid(zero.pid, nullptr, WNOHANG), 0) << "rank 0 reported a loss";
+  EXPECT_EQ(waitpid(one.pid, nullptr, WNOHANG), 0);
+  // And it still watches: rank 1 stopped alone is reported.
+  kill(one.pid, SIGSTOP);
+  int status = 0;
+  const auto start = Clock::now();
+  while (waitpid(zero.pid, &status, WNOHANG) == 0 && since(start) < 6)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 4);
+  zero.pid = -1; // reaped
 }
 
 TEST(Liveness, OffOrStoppedReportsNothing) {
