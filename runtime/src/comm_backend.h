@@ -22,7 +22,7 @@ struct ContextBase {
   int rank = 0, size = 1; // in the world
   bool ownsMpi = false;   // parc_rt_init initialised MPI
   double timeoutSeconds = 300.0;
-  /// Peers on this node watched during waits (liveness.h).
+  /// The heartbeat that tells a lost peer from a slow one (liveness.h).
   Liveness liveness;
   parc_rt_comm_t *world = nullptr;
   std::vector<parc_rt_comm_t *> comms; // world and splits, for finalize

@@ -1,6 +1,7 @@
 //===- moe_report.cpp - the per-run MoE routing report --------------------===//
 
 #include "moe_report.h"
+#include "io/json_string.h"
 #include "status.h"
 
 #include "parc/runtime.h"
@@ -40,14 +41,9 @@ parc_rt_status_t parc_rt_moe_report_write(const char *path) {
   std::fprintf(f, "{\"layers\": [");
   bool firstLayer = true;
   for (auto &[name, s] : stats) {
-    std::string escaped;
-    for (char c : name) {
-      if (c == '"' || c == '\\')
-        escaped += '\\';
-      escaped += c;
-    }
-    std::fprintf(f, "%s\n  {\"layer\": \"%s\", \"tokens_per_expert\": ",
-                 firstLayer ? "" : ",", escaped.c_str());
+    std::fprintf(f, "%s\n  {\"layer\": ", firstLayer ? "" : ",");
+    writeJsonString(f, name);
+    std::fprintf(f, ", \"tokens_per_expert\": ");
     list(s.perExpert);
     std::fprintf(f, ", \"tokens_per_rank\": ");
     list(s.perRank);

@@ -4,9 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <unistd.h>
-#include <vector>
+#include <string>
 
 namespace parc::rt {
 
@@ -42,29 +40,49 @@ parc_rt_status_t startMpi(int *argc, char ***argv, bool &ownsMpi,
   return PARC_RT_OK;
 }
 
+namespace {
+
+/// The check cannot run: say so once, from the rank that knows why.
+void livenessOff(int rank, const std::string &why) {
+  std::fprintf(stderr,
+               "parc: rank %d: warning: %s; the liveness check is off for "
+               "this job, so a stopped or dead peer is reported only after "
+               "the collective timeout (PARC_RT_TIMEOUT_S)\n",
+               rank, why.c_str());
+}
+
+} // namespace
+
 parc_rt_status_t startLiveness(MPI_Comm world, Liveness &out) {
-  struct Record {
-    int pid;
-    char node[188];
-  };
-  Record mine{int(getpid()), {}};
-  const std::string node = Liveness::nodeIdentity();
-  std::strncpy(mine.node, node.c_str(), sizeof(mine.node) - 1);
   int rank = 0, size = 1;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
-  std::vector<Record> all(static_cast<size_t>(size));
-  int rc = MPI_Allgather(&mine, int(sizeof(Record)), MPI_BYTE, all.data(),
-                         int(sizeof(Record)), MPI_BYTE, world);
+  if (size == 1)
+    return PARC_RT_OK;
+  // Rank 0's limit holds for every rank, so all agree on whether to watch.
+  LivenessEndpoint at;
+  std::string why;
+  if (rank == 0 && (at.seconds = livenessFromEnv()) > 0 &&
+      out.serve(size, at.seconds, at) != PARC_RT_OK) {
+    why = parc_rt_last_error();
+    at.seconds = 0;
+  }
+  int rc = MPI_Bcast(&at, int(sizeof(at)), MPI_BYTE, 0, world);
   if (rc != MPI_SUCCESS)
     return mpiFail(PARC_RT_COMM_ERROR, rc, "init: liveness");
-  std::vector<int> pids;
-  std::vector<std::string> nodes;
-  for (const Record &r : all) {
-    pids.push_back(r.pid);
-    nodes.emplace_back(r.node, strnlen(r.node, sizeof(r.node)));
+  int joined = at.seconds > 0;
+  if (joined && rank != 0 && out.join(rank, at) != PARC_RT_OK) {
+    why = parc_rt_last_error();
+    joined = 0;
   }
-  out.configure(rank, pids, nodes, livenessFromEnv());
+  // Every rank reached rank 0, or no one is watched.
+  rc = MPI_Allreduce(MPI_IN_PLACE, &joined, 1, MPI_INT, MPI_MIN, world);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, "init: liveness");
+  if (!joined)
+    out.stop(/*goodbye=*/false);
+  if (!why.empty())
+    livenessOff(rank, why);
   return PARC_RT_OK;
 }
 

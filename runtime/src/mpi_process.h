@@ -31,9 +31,10 @@ parc_rt_status_t mpiFail(parc_rt_status_t status, int code, const char *what);
 parc_rt_status_t startMpi(int *argc, char ***argv, bool &ownsMpi,
                           MPI_Comm &world);
 
-/// Exchanges process ids and node identities over `world` (once, at
-/// start-up) and sets `out` up to watch this rank's peers on its node for
-/// PARC_RT_LIVENESS_S seconds.
+/// Starts the heartbeat (liveness.h) once, at start-up: rank 0 serves, the
+/// others join it at the address rank 0 broadcasts over `world`, with rank
+/// 0's PARC_RT_LIVENESS_S. If any rank cannot, it warns and no rank
+/// watches; the job still runs.
 parc_rt_status_t startLiveness(MPI_Comm world, Liveness &out);
 
 /// MPI_Finalize when startMpi initialised MPI.

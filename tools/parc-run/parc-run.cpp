@@ -64,8 +64,9 @@ cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
                           cl::init(300), cl::cat(launchCategory));
 cl::opt<unsigned> livenessTimeout(
     "liveness-timeout",
-    cl::desc("Seconds a peer rank on this node may stay stopped or dead while "
-             "others wait for it before the job ends, naming it (0: off)"),
+    cl::desc("Seconds a rank on any node may send no heartbeat (stopped, "
+             "hung) while others wait for it before the job ends, naming "
+             "it (0: off)"),
     cl::init(30), cl::cat(launchCategory));
 cl::opt<bool> verifyWeights("verify-weights",
                             cl::desc("Check every weight shard's data against "

@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <thread>
+#include <unistd.h>
 
 using namespace parc::test;
 
@@ -566,6 +568,47 @@ TEST(Abort, OneRankBringsEveryoneDown) {
   }
   parc_rt_barrier(world());
   ADD_FAILURE() << "rank " << rank() << " survived another rank's abort";
+}
+
+//===----------------------------------------------------------------------===//
+// Liveness: run alone with PARC_RT_LIVENESS_S=2, in this order. A rank busy
+// in compute for longer than the limit is waited for; then rank 2 stops
+// itself (SIGSTOP) and the others must report it, within the limit and a
+// few seconds, and end the job. ctest matches the report; a rank that gets
+// anything else prints "liveness check failed".
+//===----------------------------------------------------------------------===//
+
+TEST(Liveness, ABusyRankIsWaitedFor) {
+  const auto start = std::chrono::steady_clock::now();
+  if (rank() == 1)
+    while (seconds(start) < 5) { // compute, not in a collective
+    }
+  int32_t one = 1, sum = 0;
+  ASSERT_RT_OK(parc_rt_all_reduce(world(), &one, &sum, 1, PARC_RT_I32,
+                                  PARC_RT_REDUCE_SUM));
+  EXPECT_EQ(sum, size());
+  EXPECT_GE(seconds(start), 4.9);
+}
+
+TEST(Liveness, AStoppedRankEndsTheJob) {
+  ASSERT_GE(size(), 3);
+  ASSERT_RT_OK(parc_rt_barrier(world()));
+  if (rank() == 2) {
+    raise(SIGSTOP);
+    for (;;) // continued by the job's teardown, which then kills it
+      pause();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  parc_rt_status_t s = parc_rt_barrier(world());
+  const std::string message = s == PARC_RT_OK ? "" : parc_rt_last_error();
+  if (s == PARC_RT_TIMEOUT && seconds(start) < 2 + 5 &&
+      message.find("barrier") == 0 &&
+      message.find(" world rank 2 has sent no heartbeat for ") !=
+          std::string::npos)
+    parc_rt_abort(ctx, s);
+  std::fprintf(stderr, "rank %d: liveness check failed after %.1f s: %s\n",
+               rank(), seconds(start), message.c_str());
+  parc_rt_abort(ctx, PARC_RT_INTERNAL);
 }
 
 /// Other ranks print only failures, so the log reads like one run.

@@ -266,7 +266,7 @@ parc_rt_status_t waitOne(parc_rt_request_t *raw) {
   std::unique_ptr<parc_rt_request_t> r(raw);
   parc_rt_context_t *ctx = r->ctx;
   const double entered = now();
-  // Ends early if a peer on this node is stopped or gone (liveness.h).
+  // Ends early once a peer is known stopped or gone (liveness.h).
   parc_rt_status_t lost = PARC_RT_OK;
   const bool done = parc::rt::pollUntil(entered + ctx->timeoutSeconds, [&] {
     if (poll(r.get()))

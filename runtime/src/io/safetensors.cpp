@@ -18,6 +18,7 @@
 #include "file.h"
 #include "formats.h"
 #include "header_cursor.h"
+#include "json_string.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -345,24 +346,6 @@ private:
   }
 };
 
-/// Appends s as a JSON string literal.
-void appendJsonString(std::string &out, const std::string &s) {
-  out += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += char(c);
-    } else if (c < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-      out += buffer;
-    } else {
-      out += char(c);
-    }
-  }
-  out += '"';
-}
-
 } // namespace
 
 struct parc_rt_weights_t {
@@ -622,6 +605,11 @@ parc_rt_safetensors_write(const char *path, int64_t n, const char *const *names,
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "%s: tensor name '%s' is duplicated or reserved", op,
                   names[i]);
+    if (!isValidUtf8(names[i]))
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "%s: tensor name '%s' is not valid UTF-8, which a "
+                  "safetensors header (JSON) cannot carry",
+                  op, names[i]);
     if (!nameFromDtype(dtypes[i]))
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "%s: tensor '%s' has invalid dtype %d", op, names[i],

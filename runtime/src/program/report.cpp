@@ -2,7 +2,7 @@
 
 #include "report.h"
 
-#include "trace.h"
+#include "../io/json_string.h"
 
 #include <algorithm>
 #include <cmath>

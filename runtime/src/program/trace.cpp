@@ -2,6 +2,8 @@
 
 #include "trace.h"
 
+#include "../io/json_string.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -57,19 +59,6 @@ void Trace::record(const char *node, const char *what) {
     events.push_back({what ? std::string(what) + " " + node : std::string(node),
                       what ? 1 : 0, last, t - last});
   last = t;
-}
-
-void writeJsonString(FILE *f, const std::string &s) {
-  std::fputc('"', f);
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      std::fprintf(f, "\\%c", c);
-    else if ((unsigned char)c < 0x20)
-      std::fprintf(f, "\\u%04x", c);
-    else
-      std::fputc(c, f);
-  }
-  std::fputc('"', f);
 }
 
 bool Trace::write(int rank, const std::string &label) const {

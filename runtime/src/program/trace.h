@@ -53,9 +53,6 @@ private:
 
 Trace &trace();
 
-/// Writes `s` as a JSON string literal.
-void writeJsonString(std::FILE *f, const std::string &s);
-
 } // namespace parc::rt
 
 #endif // PARC_RT_PROGRAM_TRACE_H

@@ -1,11 +1,12 @@
-"""SIGSTOP one rank of a running job and time how long the job takes to end.
+"""Signal one rank of a running job and time how long the job takes to end.
 
-stop_rank.py PARC_RUN COMPILED IDS RANK: starts `parc-run COMPILED` on a
-long run (--repeat 1000000), finds world rank RANK among its descendants
-(OMPI_COMM_WORLD_RANK in its environment), stops it once it has run for
-2 s, and waits at most 90 s for parc-run to end. Prints whether the job
-ended within 45 s of the stop, parc-run's exit status class and its output.
-Every process it started is continued and killed (by pid) before it exits.
+stop_rank.py PARC_RUN COMPILED IDS RANK SIGNAL [ARG ...]: starts
+`parc-run COMPILED --input ids=IDS --repeat 1000000 ARG ...` (a long run),
+finds world rank RANK among its descendants (OMPI_COMM_WORLD_RANK in its
+environment), sends it SIGNAL (STOP or KILL) once it has run for 2 s, and
+waits at most 90 s for parc-run to end. Prints whether the job ended within
+15 s of the signal, parc-run's exit status class and its output. Every
+process it started is continued and killed (by pid) before it exits.
 """
 import os
 import signal
@@ -45,8 +46,9 @@ def world_rank(pid):
     return None
 
 
-def main(parc_run, compiled, ids, rank):
-    job = subprocess.Popen([parc_run, compiled, "--input", f"ids={ids}", "--repeat", "1000000"],
+def main(parc_run, compiled, ids, rank, sig, *args):
+    job = subprocess.Popen([parc_run, compiled, "--input", f"ids={ids}",
+                            "--repeat", "1000000", *args],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     target, deadline = None, time.time() + 60
     while target is None and time.time() < deadline and job.poll() is None:
@@ -58,13 +60,13 @@ def main(parc_run, compiled, ids, rank):
         print("rank not found:", job.communicate()[0])
         return 1
     time.sleep(2)
-    os.kill(target, signal.SIGSTOP)
-    stopped = time.time()
+    os.kill(target, getattr(signal, "SIG" + sig))
+    signalled = time.time()
     try:
         output = job.communicate(timeout=90)[0]
     except subprocess.TimeoutExpired:
         output = "(still running after 90 s)"
-    elapsed = time.time() - stopped
+    elapsed = time.time() - signalled
     for p in [target] + tree + [job.pid]:
         for s in (signal.SIGCONT, signal.SIGKILL):
             try:
@@ -72,7 +74,7 @@ def main(parc_run, compiled, ids, rank):
             except OSError:
                 pass
     job.wait()
-    print(f"ended within 45 s: {'yes' if elapsed <= 45 else 'no'} ({elapsed:.0f} s)")
+    print(f"ended within 15 s: {'yes' if elapsed <= 15 else 'no'} ({elapsed:.0f} s)")
     print("exit:", "non-zero" if job.returncode else "zero")
     print(output)
     return 0

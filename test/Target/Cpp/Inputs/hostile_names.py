@@ -10,8 +10,14 @@ non-UTF-8 bytes and the exploit itself (a backslash, a CR, then code).
                    and that its string table decodes to every name
   run DIR PARC_RUN runs the program: numpy's output, no PWNED file, and a
                    bad index reported naming the Gather node byte-exact
+  trace DIR PARC_RUN
+                   runs it with --trace and --json: the rank's own trace
+                   file and parc-run's are strict JSON in valid UTF-8, and
+                   name each node as its bytes decode with U+FFFD for each
+                   byte that is not UTF-8
 """
 import glob
+import json
 import os
 import re
 import subprocess
@@ -41,7 +47,9 @@ NAMES = {
     "table": STATIC_EXPLOIT,
     "y": b"y \\\r\n\"*/ ??/" + "\u202e\ufeff".encode(),
     "matmul": EXPLOIT,
-    "gather": b"gather %s%n\r\n\"\\??/*/\xff\xfe",
+    # Control bytes, an overlong '/', a lone continuation byte and a cut
+    # 3-byte sequence too: the trace names every node (trace subcommand).
+    "gather": b"gather %s%n\r\n\"\\??/*/\xff\xfe\x01\x1b\x7f\xc0\xaf\x80 \xe2\x82",
     "add": b"add */ #include <cstdlib> // \\\n",
 }
 NUL_NAME = b"nul\x00node"
@@ -167,6 +175,46 @@ def run(out, parc_run):
     print("PWNED files:", pwned)
 
 
+def strict_json(path):
+    # bytes.decode raises on invalid UTF-8; json.loads(strict=True) on raw
+    # control characters inside strings.
+    return json.loads(open(path, "rb").read().decode("utf-8"), strict=True)
+
+
+def lenient(raw):
+    # Each byte that is not UTF-8 decodes to its own lone surrogate under
+    # surrogateescape: replace each with U+FFFD, as the runtime promises.
+    text = raw.decode("utf-8", "surrogateescape")
+    return "".join("\ufffd" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text)
+
+
+def trace(out, parc_run):
+    res = os.path.join(out, "traced")
+    os.makedirs(res, exist_ok=True)
+    args = [os.path.abspath(parc_run), os.path.join(out, "out"),
+            b"--input=" + NAMES["x"] + b"=" + os.path.join(out, "x.npy").encode(),
+            b"--input=" + NAMES["idx"] + b"=" + os.path.join(out, "idx.npy").encode(),
+            "--output-dir", res, "--json", os.path.join(res, "run.json")]
+    # The launch command with its PARC_RT_TRACE, run as is, leaves the
+    # rank's own file (parc-run would merge and remove it).
+    command = subprocess.run(args + ["--trace", os.path.join(res, "direct.json"),
+                                     "--dry-run"], capture_output=True, check=True)
+    subprocess.run(["sh", "-c", command.stdout], capture_output=True, check=True)
+    r = subprocess.run(args + ["--trace", os.path.join(res, "merged.json")],
+                       capture_output=True)
+    print("parc-run --trace exit status:", r.returncode,
+          r.stderr.decode("utf-8", "replace").strip().splitlines()[-1:])
+    for name in ("direct.json.rank0.json", "merged.json", "run.json"):
+        doc = strict_json(os.path.join(res, name))
+        print(name, "is strict JSON in UTF-8")
+        if name == "run.json":
+            continue
+        names = {e.get("name") for e in doc["traceEvents"]}
+        for key in ("matmul", "gather", "add"):
+            assert lenient(NAMES[key]) in names, (key, names)
+        print(name, "names matmul, gather and add as expected")
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "gen":
@@ -175,5 +223,8 @@ if __name__ == "__main__":
         source(sys.argv[2])
     elif cmd == "run":
         run(sys.argv[2], sys.argv[3])
+    elif cmd == "trace":
+        trace(sys.argv[2], sys.argv[3])
     else:
-        sys.exit("usage: hostile_names.py gen DIR | source OUT | run DIR PARC_RUN")
+        sys.exit("usage: hostile_names.py gen DIR | source OUT | run DIR PARC_RUN | "
+                 "trace DIR PARC_RUN")
