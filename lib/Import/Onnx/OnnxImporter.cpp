@@ -120,8 +120,12 @@ FailureOr<int64_t> tensorBytes(ArrayRef<int64_t> shape, Type et,
       return failure();
     }
   }
+  // Zero dims are counted as 1, so that no product of a subset of the dims
+  // (a Flatten's rows, a Reshape's known dims) overflows either.
+  bool empty = false;
   for (int64_t d : shape) {
-    if (llvm::MulOverflow(bytes, d, bytes)) {
+    empty |= d == 0;
+    if (llvm::MulOverflow(bytes, std::max<int64_t>(d, 1), bytes)) {
       why = "its size overflows 64 bits (dims [";
       for (auto [i, x] : llvm::enumerate(shape))
         why += (i ? ", " : "") + std::to_string(x);
@@ -129,7 +133,7 @@ FailureOr<int64_t> tensorBytes(ArrayRef<int64_t> shape, Type et,
       return failure();
     }
   }
-  return bytes;
+  return empty ? 0 : bytes;
 }
 
 std::string typeName(int32_t onnxType) {
@@ -1351,6 +1355,10 @@ LogicalResult NodeImporter::reshapeLike() {
     SmallVector<int64_t> out;
     if (node.op_type() == "Flatten") {
       int64_t axis = normAxis(intAttr("axis", 1), rank), rows = 1;
+      if (axis < 0 || axis > rank) // Flatten's axis may also be the rank
+        return g.nodeError(node)
+               << "axis " << intAttr("axis", 1) << " is out of range for rank "
+               << rank << " (accepted: " << -rank << " to " << rank << ")";
       for (int64_t d = 0; d < axis; ++d)
         rows *= inShape[d];
       out = {rows, rows ? typeOf(*x).getNumElements() / rows : 0};
