@@ -45,6 +45,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <queue>
 
 #define DEBUG_TYPE "import-onnx"
@@ -1166,6 +1167,8 @@ private:
   LogicalResult maxPool();
   LogicalResult contribMoE();
   LogicalResult oneHot();
+  LogicalResult einsum();
+  LogicalResult mod();
   FailureOr<Value> expertWeights(int i, bool outIn);
 
   GraphImporter &g;
@@ -1689,9 +1692,10 @@ LogicalResult NodeImporter::split() {
       return failure();
     types.push_back(*t);
   }
-  auto op = nn::SplitOp::create(b, loc, types, *x, axis);
+  SmallVector<Value> pieces;
+  b.createOrFold<nn::SplitOp>(pieces, loc, types, *x, axis);
   for (int i = 0; i < node.output_size(); ++i)
-    (void)set(i, op.getResult(i));
+    (void)set(i, pieces[i]);
   return success();
 }
 
@@ -1982,6 +1986,201 @@ LogicalResult NodeImporter::oneHot() {
   return set(0, nn::WhereOp::create(b, loc, *t, hit, pick(1), pick(0)));
 }
 
+/// A two-operand Einsum equation with its output spelled out: each index
+/// is a batch index (both operands and the output), contracted (both
+/// operands only), free (one operand and the output) or summed (one
+/// operand only). Returns failure for what does not lower to nn.matmul
+/// (one operand or three, '...', an index repeated in one operand).
+struct EinsumSpec {
+  std::string lhs, rhs, out;
+};
+
+static FailureOr<EinsumSpec> parseEinsum(StringRef equation) {
+  std::string eq;
+  for (char c : equation)
+    if (!llvm::isSpace(c))
+      eq += c;
+  StringRef text(eq);
+  if (text.contains("..."))
+    return failure();
+  auto [inputs, out] = text.split("->");
+  auto [lhs, rhs] = inputs.split(',');
+  if (rhs.empty() || rhs.contains(','))
+    return failure();
+  EinsumSpec spec{lhs.str(), rhs.str(), out.str()};
+  auto distinctLetters = [](StringRef s) {
+    return llvm::all_of(s, llvm::isAlpha) &&
+           std::set<char>(s.begin(), s.end()).size() == s.size();
+  };
+  if (!distinctLetters(lhs) || !distinctLetters(rhs))
+    return failure();
+  if (!text.contains("->")) {
+    // numpy's implicit output: the indices used once, in alphabetical order.
+    for (char c = 'A'; c <= 'z'; ++c)
+      if (llvm::count(inputs, c) == 1)
+        spec.out += c;
+  }
+  if (!distinctLetters(spec.out) ||
+      llvm::any_of(spec.out, [&](char c) {
+        return !lhs.contains(c) && !rhs.contains(c);
+      }))
+    return failure();
+  return spec;
+}
+
+/// Einsum as nn ops: indices summed in one operand are reduced first; then
+/// lhs is transposed to [batch, free, contracted] and rhs to [batch,
+/// contracted, free], both flattened to one M, K and N around an nn.matmul
+/// (without batch indices lhs keeps its free dims, the form of a linear
+/// layer), and the product is reshaped and transposed to the output.
+LogicalResult NodeImporter::einsum() {
+  std::string equation = strAttr("equation", "");
+  auto spec = parseEinsum(equation);
+  if (node.input_size() != 2 || failed(spec))
+    return g.nodeError(node)
+           << "equation '" << equation
+           << "' is not supported (two operands, no '...', no index repeated "
+              "in one operand)";
+  auto l = in(0), r = in(1);
+  if (failed(l) || failed(r))
+    return failure();
+  std::string lhs = spec->lhs, rhs = spec->rhs, out = spec->out;
+  // Sum away what one operand alone holds.
+  auto sumAway = [&](Value v, std::string &idx,
+                     StringRef other) -> FailureOr<Value> {
+    SmallVector<int64_t> axes, shape;
+    std::string kept;
+    for (auto [d, c] : llvm::enumerate(idx)) {
+      if (!other.contains(c) && !StringRef(out).contains(c)) {
+        axes.push_back(d);
+        continue;
+      }
+      kept += c;
+      shape.push_back(typeOf(v).getDimSize(d));
+    }
+    idx = kept;
+    if (axes.empty())
+      return v;
+    return b.createOrFold<nn::ReduceSumOp>(
+        loc, shaped(shape, typeOf(v).getElementType()), v,
+        b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
+  };
+  auto lv = sumAway(*l, lhs, rhs), rv = sumAway(*r, rhs, lhs);
+  if (failed(lv) || failed(rv))
+    return failure();
+  std::string batch, lfree, rfree, contract;
+  for (char c : lhs)
+    (rhs.find(c) == std::string::npos ? lfree
+     : out.find(c) == std::string::npos ? contract
+                                        : batch) += c;
+  for (char c : rhs)
+    if (lhs.find(c) == std::string::npos)
+      rfree += c;
+  llvm::StringMap<int64_t> size;
+  for (auto [idx, v] : {std::pair(lhs, *lv), std::pair(rhs, *rv)})
+    for (auto [d, c] : llvm::enumerate(idx)) {
+      int64_t n = typeOf(v).getDimSize(d);
+      auto [it, fresh] = size.try_emplace(StringRef(&c, 1), n);
+      if (!fresh && it->second != n)
+        return g.nodeError(node) << "index '" << c << "' is " << it->second
+                                 << " in one operand and " << n << " in the other";
+    }
+  Type et = typeOf(*lv).getElementType();
+  auto dims = [&](StringRef idx) {
+    SmallVector<int64_t> s;
+    for (char c : idx)
+      s.push_back(size.lookup(StringRef(&c, 1)));
+    return s;
+  };
+  auto prod = [&](StringRef idx) {
+    int64_t p = 1;
+    for (int64_t d : dims(idx))
+      p *= d;
+    return p;
+  };
+  // Transpose `v` (indices `idx`) to `order`, then reshape it to `shape`.
+  auto arrange = [&](Value v, StringRef idx, StringRef order,
+                     ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> perm;
+    for (char c : order)
+      perm.push_back(idx.find(c));
+    v = b.createOrFold<nn::TransposeOp>(loc, shaped(dims(order), et), v,
+                                        b.getDenseI64ArrayAttr(perm));
+    return b.createOrFold<nn::ReshapeOp>(loc, shaped(shape, et), v);
+  };
+  SmallVector<int64_t> lshape = dims(batch), rshape = dims(batch);
+  if (batch.empty())
+    lshape = dims(lfree);
+  else
+    lshape.push_back(prod(lfree));
+  lshape.push_back(prod(contract));
+  rshape.append({prod(contract), prod(rfree)});
+  Value a = arrange(*lv, lhs, batch + lfree + contract, lshape);
+  Value c = arrange(*rv, rhs, batch + contract + rfree, rshape);
+  auto mm = nn::matmulShape(lshape, rshape);
+  if (failed(mm))
+    return g.nodeError(node) << "operands do not multiply";
+  Value p = b.createOrFold<nn::MatMulOp>(loc, shaped(*mm, et), a, c);
+  std::string produced = batch + lfree + rfree;
+  p = b.createOrFold<nn::ReshapeOp>(loc, shaped(dims(produced), et), p);
+  auto t = outType(0, shaped(dims(out), et));
+  if (failed(t))
+    return failure();
+  SmallVector<int64_t> perm;
+  for (char ch : out)
+    perm.push_back(produced.find(ch));
+  return set(0, b.createOrFold<nn::TransposeOp>(loc, *t, p,
+                                                 b.getDenseI64ArrayAttr(perm)));
+}
+
+/// Integer Mod (fmod = 0: the result takes the divisor's sign, as Python's
+/// %) as a - b·trunc(a / b), moved by b where it is non-zero and its sign
+/// differs from b's. It is built from ops that fold, so the shape
+/// arithmetic exporters write evaluates at import; parc has no Mod kernel
+/// for runtime values.
+LogicalResult NodeImporter::mod() {
+  auto l = in(0), r = in(1);
+  if (failed(l) || failed(r))
+    return failure();
+  Type et = typeOf(*l).getElementType();
+  if (intAttr("fmod", 0) || !isa<IntegerType>(et) || et.isInteger(1))
+    return g.nodeError(node) << "only integer Mod with fmod = 0 is supported";
+  auto shape = nn::broadcastShapes(typeOf(*l).getShape(), typeOf(*r).getShape());
+  if (failed(shape))
+    return g.nodeError(node) << "operand shapes " << typeOf(*l) << " and "
+                             << typeOf(*r) << " are incompatible";
+  auto t = outType(0, shaped(*shape, et));
+  if (failed(t))
+    return failure();
+  auto scalar = shaped({}, et);
+  Value zero = arith::ConstantOp::create(
+      b, loc, scalar,
+      DenseElementsAttr::get(scalar, APInt(et.getIntOrFloatBitWidth(), 0)));
+  auto bits = [&](Value v) {
+    return shaped(typeOf(v).getShape(), b.getI1Type());
+  };
+  auto negative = [&](Value v) {
+    return b.createOrFold<nn::LessOp>(loc, bits(v), v, zero);
+  };
+  Value q = b.createOrFold<nn::DivOp>(loc, *t, *l, *r);
+  Value rem = b.createOrFold<nn::SubOp>(
+      loc, *t, *l, b.createOrFold<nn::MulOp>(loc, *t, q, *r));
+  Value nonzero = b.createOrFold<nn::NotOp>(
+      loc, bits(rem), b.createOrFold<nn::EqualOp>(loc, bits(rem), rem, zero));
+  Value signsDiffer = b.createOrFold<nn::NotOp>(
+      loc, bits(rem),
+      b.createOrFold<nn::EqualOp>(loc, bits(rem), negative(rem), negative(*r)));
+  Value fix =
+      b.createOrFold<nn::AndOp>(loc, bits(rem), nonzero, signsDiffer);
+  Value v = b.createOrFold<nn::WhereOp>(
+      loc, *t, fix, b.createOrFold<nn::AddOp>(loc, *t, rem, *r), rem);
+  if (!matchPattern(v, m_Constant()))
+    return g.nodeError(node) << "Mod of runtime values is not supported (parc "
+                                "evaluates Mod when both operands are "
+                                "compile-time constants)";
+  return set(0, v);
+}
+
 LogicalResult NodeImporter::importOp() {
   StringRef op = node.op_type();
   // Elementwise.
@@ -2014,6 +2213,7 @@ LogicalResult NodeImporter::importOp() {
   if (op == "Sub") return binary<nn::SubOp>();
   if (op == "Mul") return binary<nn::MulOp>();
   if (op == "Div") return binary<nn::DivOp>();
+  if (op == "Mod") return mod();
   if (op == "Pow") {
     // The runtime computes in the base's type: an exponent of another type
     // (ONNX allows any numeric pair) is cast to it first.
@@ -2080,6 +2280,7 @@ LogicalResult NodeImporter::importOp() {
   }
   // Linear algebra.
   if (op == "MatMul") return binary<nn::MatMulOp>();
+  if (op == "Einsum") return einsum();
   if (op == "Gemm") {
     auto a = in(0), bb = in(1);
     if (failed(a) || failed(bb))
@@ -2304,21 +2505,16 @@ LogicalResult NodeImporter::importOp() {
 /// The ops NodeImporter::import handles, by ONNX op type.
 const llvm::StringSet<> &supportedOps() {
   static const llvm::StringSet<> ops = {
-      "Neg",        "Exp",       "Log",       "Sqrt",
-      "Reciprocal", "Tanh",      "Erf",       "Sigmoid",
-      "Gelu",       "Relu",      "Not",       "Add",
-      "Sub",        "Mul",       "Div",       "Pow",
-      "Equal",      "Less",      "Greater",   "And",
-      "Or",         "Min",       "Max",       "Sum",
-      "Where",      "Cast",      "Identity",  "Dropout",
-      "MatMul",     "Gemm",      "Softmax",   "LayerNormalization",
-      "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
-      "ReduceProd", "Reshape",   "Flatten",   "Squeeze",
-      "Unsqueeze",  "Transpose", "Expand",    "Concat",
-      "Split",      "Slice",     "Gather",    "ScatterElements",
-      "Trilu",      "TopK",      "Conv",      "MaxPool",
-      "Constant",   "Shape",     "Size",      "ConstantOfShape",
-      "Range",      "OneHot"};
+      "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Erf", "Sigmoid",
+      "Relu", "Not", "Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
+      "Greater", "And", "Or", "Min", "Max", "Sum", "Where", "Cast",
+      "Identity", "Dropout", "MatMul", "Gemm", "Softmax",
+      "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
+      "ReduceMin", "ReduceProd", "Reshape", "Flatten", "Squeeze",
+      "Unsqueeze", "Transpose", "Expand", "Concat", "Split", "Slice",
+      "Gather", "ScatterElements", "Trilu", "TopK", "Conv", "MaxPool",
+      "Constant", "Shape", "Size", "ConstantOfShape", "Range", "OneHot",
+      "Gelu", "Mod", "Einsum"};
   return ops;
 }
 
@@ -2351,6 +2547,9 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
     if (node.name().empty())
       node.set_name(node.op_type() + "_" + std::to_string(i));
   maxConstantBytes = options.maxConstantBytes;
+  // Every createOrFold evaluates a node whose inputs are all constants; the
+  // constants it makes are bounded as the importer's own are.
+  nn::FoldBudget budget(maxConstantBytes);
   registerContribSchemas();
   if (failed(checkOpsets()) || failed(checkSupported()) ||
       failed(checkElementTypes()) || failed(bindInputShapes(options)) ||
