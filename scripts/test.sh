@@ -10,7 +10,8 @@
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   data-parallel — --dp replicas (with tp, pp, ep) vs onnxruntime and single-rank
-#   exporter-forms — opset 18-21 and TF-style models vs onnxruntime and numpy
+#   exporter-forms — opset 18-21 and TF-style models (and the real TF BERT
+#                    when ../shared/models has it) vs onnxruntime and numpy
 #   conformance  — ONNX backend node tests with their own expected outputs
 #   fuzz         — the importer's libFuzzer target for 2 minutes (build-fuzz/,
 #                  ASan + UBSan): passes when no crash, leak or timeout is found

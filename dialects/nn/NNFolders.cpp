@@ -690,9 +690,9 @@ Attribute foldReduce(Operation *op, Attribute input, ArrayRef<int64_t> axes,
   SmallVector<int64_t> keptStrides = strides(kept);
   int64_t n = out.getNumElements();
   bool isFloat = v->isFloat();
-  if (group == 0 && (kind == Reduction::mean ||
-                     (!isFloat && (kind == Reduction::max ||
-                                   kind == Reduction::min))))
+  if (group == 0 &&
+      (kind == Reduction::mean ||
+       (!isFloat && (kind == Reduction::max || kind == Reduction::min))))
     return {};
   double fInit = kind == Reduction::prod  ? 1.0
                  : kind == Reduction::max ? -INFINITY
@@ -708,8 +708,8 @@ Attribute foldReduce(Operation *op, Attribute input, ArrayRef<int64_t> axes,
       o += (kept[d] == 1 ? 0 : idx[d]) * keptStrides[d];
     if (isFloat) {
       double x = v->f[k], &acc = f[o];
-      acc = kind == Reduction::max   ? std::max(acc, x)
-            : kind == Reduction::min ? std::min(acc, x)
+      acc = kind == Reduction::max    ? std::max(acc, x)
+            : kind == Reduction::min  ? std::min(acc, x)
             : kind == Reduction::prod ? acc * x
                                       : acc + x;
       continue;

@@ -186,7 +186,97 @@ def dynamo(opset):
     return model, spec, reference
 
 
+# --- keras2onnx / tf2onnx, opset 12 (Einsum) --------------------------------
+
+TF_VOCAB, TF_FFN = 50, 64
+
+
+def tf_layer_norm(g, x, name):
+    """LayerNorm from moments, as TF writes it: Rsqrt as Reciprocal(Sqrt),
+    out = x * (gamma * rstd) + (beta - mean * gamma * rstd)."""
+    mean = g.op("ReduceMean", [x], axes=[2], keepdims=1)
+    diff = g.op("Sub", [x, mean])
+    var = g.op("ReduceMean", [g.op("Mul", [diff, diff])], axes=[2], keepdims=1)
+    rstd = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [var, g.const(1e-12, np.float32)])])])
+    scale = g.op("Mul", [rstd, g.weight(name + ".gamma", [HIDDEN], 0.1, 1.0)])
+    shift = g.op("Sub", [g.weight(name + ".beta", [HIDDEN], 0.1), g.op("Mul", [mean, scale])])
+    return g.op("Add", [g.op("Mul", [x, scale]), shift])
+
+
+def tensordot(g, x, w, b):
+    """x[B, S, K] . w[K, N] as tf.tensordot exports it: the reshapes'
+    shapes computed from Shape through ReduceProd, int32 on the way."""
+    shape = g.op("Cast", [g.op("Shape", [x])], to=TensorProto.INT32)
+    free = g.op("Gather", [shape, g.const([0, 1], np.int32)], axis=0)
+    rows = g.op("Unsqueeze", [g.op("ReduceProd", [free], axes=[0], keepdims=0)], axes=[0])
+    inner = g.op("Unsqueeze", [g.op("ReduceProd", [g.op("Gather", [shape, g.const([2], np.int32)], axis=0)],
+                                    axes=[0], keepdims=0)], axes=[0])
+    flat = g.op("Reshape", [x, g.op("Cast", [g.op("Concat", [rows, inner], axis=0)], to=TensorProto.INT64)])
+    y = g.op("MatMul", [flat, w])
+    out = g.op("Concat", [free, g.const([g.weights[w].shape[1]], np.int32)], axis=0)
+    return g.op("Add", [g.op("Reshape", [y, g.op("Cast", [out], to=TensorProto.INT64)]), b])
+
+
+def tf_bert():
+    g = Graph(seed=1900)
+    ids, mask = "input_ids", "attention_mask"
+    words = g.op("Gather", [g.weight("embeddings.word", [TF_VOCAB, HIDDEN], 0.5), ids], axis=0)
+    positions = g.op("Gather", [g.weight("embeddings.position", [16, HIDDEN], 0.5),
+                                g.const(list(range(SEQ)), np.int32)], axis=0)
+    x = tf_layer_norm(g, g.op("Add", [words, positions]), "embeddings.ln")
+    dense = {}
+    for n in ("query", "key", "value"):
+        y = tensordot(g, x, g.weight(f"attn.{n}.kernel", [HIDDEN, HIDDEN]),
+                      g.weight(f"attn.{n}.bias", [HIDDEN], 0.1))
+        # [B, S, heads, hidden / heads]: the head size by integer Div of a
+        # computed dim, the batch fixed in the graph.
+        hidden = g.op("Gather", [g.op("Shape", [y]), g.const([2])], axis=0)
+        head = g.op("Div", [hidden, g.const([HEADS])])
+        dense[n] = g.op("Reshape", [y, g.op("Concat", [g.const([BATCH, SEQ, HEADS]), head], axis=0)])
+    scores = g.op("Einsum", [dense["key"], dense["query"]], equation="aecd,abcd->acbe")
+    scores = g.op("Mul", [scores, g.const(1 / math.sqrt(HEAD_DIM), np.float32)])
+    maskf = g.op("Cast", [g.op("Unsqueeze", [mask], axes=[1, 2])], to=TensorProto.FLOAT)
+    bias = g.op("Mul", [g.op("Sub", [g.const(1.0, np.float32), maskf]), g.const(-10000.0, np.float32)])
+    probs = g.op("Softmax", [g.op("Add", [scores, bias])], axis=3)
+    ctx = g.op("Einsum", [probs, dense["value"]], equation="acbe,aecd->abcd")
+    wo = g.weight("attn.output.kernel", [HIDDEN, HIDDEN])
+    wo3 = g.op("Reshape", [wo, g.const([HEADS, HEAD_DIM, HIDDEN])])
+    attn = g.op("Add", [g.op("Einsum", [ctx, wo3], equation="abcd,cde->abe"),
+                        g.weight("attn.output.bias", [HIDDEN], 0.1)])
+    h = tf_layer_norm(g, g.op("Add", [attn, x]), "attn.ln")
+    up = tensordot(g, h, g.weight("ffn.in.kernel", [HIDDEN, TF_FFN]), g.weight("ffn.in.bias", [TF_FFN], 0.1))
+    erf_ = g.op("Erf", [g.op("Mul", [up, g.const(1 / math.sqrt(2), np.float32)])])
+    act = g.op("Mul", [g.op("Mul", [up, g.const(0.5, np.float32)]),
+                       g.op("Add", [erf_, g.const(1.0, np.float32)])])
+    down = tensordot(g, act, g.weight("ffn.out.kernel", [TF_FFN, HIDDEN]), g.weight("ffn.out.bias", [HIDDEN], 0.1))
+    out = tf_layer_norm(g, g.op("Add", [down, h]), "ffn.ln")
+    logits = g.op("Einsum", [out, g.weight("qa.kernel", [HIDDEN, 2])], equation="abc,cd->abd")
+    start, end = g.op("Split", [logits], n_out=2, axis=2, split=[1, 1])
+    start, end = (g.op("Squeeze", [t], axes=[2]) for t in (start, end))
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, [BATCH, SEQ]) for n in (ids, mask)]
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in (start, end)]
+    model = g.model(inputs, outputs, 12, 7)
+    spec = {"inputs": {ids: {"shape": [BATCH, SEQ], "dtype": "int32", "ints": TF_VOCAB},
+                       mask: {"shape": [BATCH, SEQ], "dtype": "int32", "ints": 2}},
+            "outputs": [start, end], "opset": 12}
+
+    def reference(feeds):
+        w = g.weights
+        ln = lambda t, n: layer_norm(t, w[n + ".gamma"], w[n + ".beta"], 1e-12)
+        xv = ln(w["embeddings.word"][feeds[ids]] + w["embeddings.position"][:SEQ], "embeddings.ln")
+        q, k, v = (xv @ w[f"attn.{n}.kernel"] + w[f"attn.{n}.bias"] for n in ("query", "key", "value"))
+        maskv = (1.0 - feeds[mask].astype(np.float64))[:, None, None, :] * -10000.0
+        hv = ln(attention(q, k, v, maskv) @ w["attn.output.kernel"] + w["attn.output.bias"] + xv, "attn.ln")
+        upv = hv @ w["ffn.in.kernel"] + w["ffn.in.bias"]
+        outv = ln(gelu(upv) @ w["ffn.out.kernel"] + w["ffn.out.bias"] + hv, "ffn.ln")
+        lg = outv @ w["qa.kernel"]
+        return [lg[..., 0], lg[..., 1]]
+
+    return model, spec, reference
+
+
 MODELS = {f"dynamo{v}": (lambda v=v: dynamo(v)) for v in (18, 19, 20, 21)}
+MODELS["tf_bert"] = tf_bert
 
 
 def build(name):

@@ -45,8 +45,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <set>
 #include <queue>
+#include <set>
 
 #define DEBUG_TYPE "import-onnx"
 
@@ -1168,6 +1168,8 @@ private:
   LogicalResult contribMoE();
   LogicalResult oneHot();
   LogicalResult einsum();
+  FailureOr<Value> sumIndices(Value v, std::string &idx, StringRef other,
+                              StringRef out);
   LogicalResult mod();
   FailureOr<Value> expertWeights(int i, bool outIn);
 
@@ -2020,12 +2022,33 @@ static FailureOr<EinsumSpec> parseEinsum(StringRef equation) {
       if (llvm::count(inputs, c) == 1)
         spec.out += c;
   }
-  if (!distinctLetters(spec.out) ||
-      llvm::any_of(spec.out, [&](char c) {
+  if (!distinctLetters(spec.out) || llvm::any_of(spec.out, [&](char c) {
         return !lhs.contains(c) && !rhs.contains(c);
       }))
     return failure();
   return spec;
+}
+
+/// `v` (indices `idx`) summed over the indices neither `other` nor `out`
+/// holds; `idx` becomes the indices kept.
+FailureOr<Value> NodeImporter::sumIndices(Value v, std::string &idx,
+                                          StringRef other, StringRef out) {
+  SmallVector<int64_t> axes, shape;
+  std::string kept;
+  for (auto [d, c] : llvm::enumerate(idx)) {
+    if (!other.contains(c) && !out.contains(c)) {
+      axes.push_back(d);
+      continue;
+    }
+    kept += c;
+    shape.push_back(typeOf(v).getDimSize(d));
+  }
+  idx = kept;
+  if (axes.empty())
+    return v;
+  return b.createOrFold<nn::ReduceSumOp>(
+      loc, shaped(shape, typeOf(v).getElementType()), v,
+      b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
 }
 
 /// Einsum as nn ops: indices summed in one operand are reduced first; then
@@ -2045,32 +2068,12 @@ LogicalResult NodeImporter::einsum() {
   if (failed(l) || failed(r))
     return failure();
   std::string lhs = spec->lhs, rhs = spec->rhs, out = spec->out;
-  // Sum away what one operand alone holds.
-  auto sumAway = [&](Value v, std::string &idx,
-                     StringRef other) -> FailureOr<Value> {
-    SmallVector<int64_t> axes, shape;
-    std::string kept;
-    for (auto [d, c] : llvm::enumerate(idx)) {
-      if (!other.contains(c) && !StringRef(out).contains(c)) {
-        axes.push_back(d);
-        continue;
-      }
-      kept += c;
-      shape.push_back(typeOf(v).getDimSize(d));
-    }
-    idx = kept;
-    if (axes.empty())
-      return v;
-    return b.createOrFold<nn::ReduceSumOp>(
-        loc, shaped(shape, typeOf(v).getElementType()), v,
-        b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
-  };
-  auto lv = sumAway(*l, lhs, rhs), rv = sumAway(*r, rhs, lhs);
+  auto lv = sumIndices(*l, lhs, rhs, out), rv = sumIndices(*r, rhs, lhs, out);
   if (failed(lv) || failed(rv))
     return failure();
   std::string batch, lfree, rfree, contract;
   for (char c : lhs)
-    (rhs.find(c) == std::string::npos ? lfree
+    (rhs.find(c) == std::string::npos   ? lfree
      : out.find(c) == std::string::npos ? contract
                                         : batch) += c;
   for (char c : rhs)
@@ -2082,8 +2085,9 @@ LogicalResult NodeImporter::einsum() {
       int64_t n = typeOf(v).getDimSize(d);
       auto [it, fresh] = size.try_emplace(StringRef(&c, 1), n);
       if (!fresh && it->second != n)
-        return g.nodeError(node) << "index '" << c << "' is " << it->second
-                                 << " in one operand and " << n << " in the other";
+        return g.nodeError(node)
+               << "index '" << c << "' is " << it->second
+               << " in one operand and " << n << " in the other";
     }
   Type et = typeOf(*lv).getElementType();
   auto dims = [&](StringRef idx) {
@@ -2130,7 +2134,7 @@ LogicalResult NodeImporter::einsum() {
   for (char ch : out)
     perm.push_back(produced.find(ch));
   return set(0, b.createOrFold<nn::TransposeOp>(loc, *t, p,
-                                                 b.getDenseI64ArrayAttr(perm)));
+                                                b.getDenseI64ArrayAttr(perm)));
 }
 
 /// Integer Mod (fmod = 0: the result takes the divisor's sign, as Python's
@@ -2145,7 +2149,8 @@ LogicalResult NodeImporter::mod() {
   Type et = typeOf(*l).getElementType();
   if (intAttr("fmod", 0) || !isa<IntegerType>(et) || et.isInteger(1))
     return g.nodeError(node) << "only integer Mod with fmod = 0 is supported";
-  auto shape = nn::broadcastShapes(typeOf(*l).getShape(), typeOf(*r).getShape());
+  auto shape =
+      nn::broadcastShapes(typeOf(*l).getShape(), typeOf(*r).getShape());
   if (failed(shape))
     return g.nodeError(node) << "operand shapes " << typeOf(*l) << " and "
                              << typeOf(*r) << " are incompatible";
@@ -2170,8 +2175,7 @@ LogicalResult NodeImporter::mod() {
   Value signsDiffer = b.createOrFold<nn::NotOp>(
       loc, bits(rem),
       b.createOrFold<nn::EqualOp>(loc, bits(rem), negative(rem), negative(*r)));
-  Value fix =
-      b.createOrFold<nn::AndOp>(loc, bits(rem), nonzero, signsDiffer);
+  Value fix = b.createOrFold<nn::AndOp>(loc, bits(rem), nonzero, signsDiffer);
   Value v = b.createOrFold<nn::WhereOp>(
       loc, *t, fix, b.createOrFold<nn::AddOp>(loc, *t, rem, *r), rem);
   if (!matchPattern(v, m_Constant()))
@@ -2213,7 +2217,8 @@ LogicalResult NodeImporter::importOp() {
   if (op == "Sub") return binary<nn::SubOp>();
   if (op == "Mul") return binary<nn::MulOp>();
   if (op == "Div") return binary<nn::DivOp>();
-  if (op == "Mod") return mod();
+  if (op == "Mod")
+    return mod();
   if (op == "Pow") {
     // The runtime computes in the base's type: an exponent of another type
     // (ONNX allows any numeric pair) is cast to it first.
@@ -2280,7 +2285,8 @@ LogicalResult NodeImporter::importOp() {
   }
   // Linear algebra.
   if (op == "MatMul") return binary<nn::MatMulOp>();
-  if (op == "Einsum") return einsum();
+  if (op == "Einsum")
+    return einsum();
   if (op == "Gemm") {
     auto a = in(0), bb = in(1);
     if (failed(a) || failed(bb))
