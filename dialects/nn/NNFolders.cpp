@@ -31,6 +31,17 @@ namespace {
 /// arithmetic and masks, not for rewriting weights.
 constexpr int64_t kMaxFoldElements = 1 << 16;
 
+/// The bytes a fold may make while a FoldBudget lives (the importer's
+/// --max-constant-bytes); thread-local, as MLIR may fold on several threads.
+thread_local int64_t budgetBytes = INT64_MAX;
+
+/// Whether a constant of `type` is more than a fold may make.
+bool tooBig(RankedTensorType type) {
+  int64_t n = type.getNumElements();
+  int64_t width = std::max<int64_t>(type.getElementTypeBitWidth() / 8, 1);
+  return n > kMaxFoldElements || n > budgetBytes / width;
+}
+
 /// A constant's elements as doubles (floats) or int64 (integers and i1).
 struct Values {
   RankedTensorType type;
@@ -129,6 +140,8 @@ std::optional<int64_t> floatToInt(double x, Type et) {
 
 /// Builds a DenseElementsAttr of `type` from doubles or int64s.
 Attribute makeConstant(RankedTensorType type, ArrayRef<double> f, ArrayRef<int64_t> i) {
+  if (tooBig(type))
+    return {};
   Type et = type.getElementType();
   int64_t n = type.getNumElements();
   if (auto ft = dyn_cast<FloatType>(et)) {
@@ -195,7 +208,7 @@ Attribute foldBinary(Operation *op, ArrayRef<Attribute> operands, FloatFn ff,
                      IntFn fi) {
   auto out = cast<RankedTensorType>(op->getResult(0).getType());
   auto l = read(operands[0]), r = read(operands[1]);
-  if (!l || !r || out.getNumElements() > kMaxFoldElements)
+  if (!l || !r || tooBig(out))
     return {};
   auto li = broadcastIndex(l->type.getShape(), out.getShape());
   auto ri = broadcastIndex(r->type.getShape(), out.getShape());
@@ -352,7 +365,7 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   auto c = read(adaptor.getCondition()), l = read(adaptor.getLhs()),
        r = read(adaptor.getRhs());
   auto out = getType();
-  if (!c || !l || !r || out.getNumElements() > kMaxFoldElements)
+  if (!c || !l || !r || tooBig(out))
     return {};
   auto ci = broadcastIndex(c->type.getShape(), out.getShape());
   auto li = broadcastIndex(l->type.getShape(), out.getShape());
@@ -409,7 +422,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
     getInputMutable().assign(inner.getInput());
     return getResult();
   }
-  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+      dense && (dense.isSplat() || !tooBig(getType())))
     return dense.reshape(getType());
   return {};
 }
@@ -478,7 +492,7 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   if (whole)
     return getInput();
   auto v = read(adaptor.getInput(), /*limit=*/1 << 24);
-  if (!v || getType().getNumElements() > kMaxFoldElements)
+  if (!v || tooBig(getType()))
     return {};
   auto inStrides = strides(v->type.getShape());
   auto outShape = getType().getShape();
@@ -495,7 +509,7 @@ OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
   auto v = read(adaptor.getInput());
-  if (!v || getType().getNumElements() > kMaxFoldElements)
+  if (!v || tooBig(getType()))
     return {};
   auto idx = broadcastIndex(v->type.getShape(), getType().getShape());
   return permuteConstant(*v, getType(), [&](int64_t k) { return idx[k]; });
@@ -509,7 +523,7 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
     return {};
   auto data = read(adaptor.getData(), /*limit=*/1 << 24);
   auto indices = read(adaptor.getIndices());
-  if (!data || !indices || getType().getNumElements() > kMaxFoldElements)
+  if (!data || !indices || tooBig(getType()))
     return {};
   ArrayRef<int64_t> dataShape = data->type.getShape();
   int64_t axis = getAxis(), axisSize = dataShape[axis];
@@ -540,7 +554,7 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
       return {};
     parts.push_back(std::move(*v));
   }
-  if (getType().getNumElements() > kMaxFoldElements)
+  if (tooBig(getType()))
     return {};
   int64_t axis = getAxis();
   ArrayRef<int64_t> shape = getType().getShape();
@@ -562,3 +576,188 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
     }
   return makeConstant(getType(), f, i);
 }
+
+LogicalResult SplitOp::fold(FoldAdaptor adaptor,
+                            SmallVectorImpl<OpFoldResult> &results) {
+  auto v = read(adaptor.getInput(), /*limit=*/1 << 24);
+  if (!v)
+    return failure();
+  int64_t axis = getAxis(), offset = 0;
+  auto inStrides = strides(v->type.getShape());
+  SmallVector<Attribute> pieces;
+  for (Value out : getOutputs()) {
+    auto type = cast<RankedTensorType>(out.getType());
+    auto outShape = type.getShape();
+    Attribute piece = permuteConstant(*v, type, [&](int64_t k) {
+      auto idx = unflatten(k, outShape);
+      idx[axis] += offset;
+      int64_t src = 0;
+      for (size_t d = 0; d < idx.size(); ++d)
+        src += idx[d] * inStrides[d];
+      return src;
+    });
+    if (!piece)
+      return failure();
+    pieces.push_back(piece);
+    offset += type.getDimSize(axis);
+  }
+  results.append(pieces.begin(), pieces.end());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise functions and reductions
+//===----------------------------------------------------------------------===//
+
+/// Folds `fn` over a float constant, computed in double and rounded once.
+static OpFoldResult foldFloatFn(Operation *op, Attribute input,
+                                llvm::function_ref<double(double)> fn) {
+  auto v = read(input);
+  if (!v || !v->isFloat())
+    return {};
+  for (double &x : v->f)
+    x = fn(x);
+  return makeConstant(cast<RankedTensorType>(op->getResult(0).getType()), v->f,
+                      {});
+}
+
+#define NN_FOLD_FLOAT_FN(OP, EXPR)                                             \
+  OpFoldResult OP::fold(FoldAdaptor adaptor) {                                 \
+    return foldFloatFn(*this, adaptor.getInput(),                              \
+                       [](double x) -> double { return EXPR; });               \
+  }
+NN_FOLD_FLOAT_FN(ExpOp, std::exp(x))
+NN_FOLD_FLOAT_FN(LogOp, std::log(x))
+NN_FOLD_FLOAT_FN(SqrtOp, std::sqrt(x))
+NN_FOLD_FLOAT_FN(ReciprocalOp, 1.0 / x)
+NN_FOLD_FLOAT_FN(TanhOp, std::tanh(x))
+NN_FOLD_FLOAT_FN(ErfOp, std::erf(x))
+NN_FOLD_FLOAT_FN(SigmoidOp, 1.0 / (1.0 + std::exp(-x)))
+NN_FOLD_FLOAT_FN(SiluOp, x / (1.0 + std::exp(-x)))
+#undef NN_FOLD_FLOAT_FN
+
+OpFoldResult GeluOp::fold(FoldAdaptor adaptor) {
+  bool tanhForm = getApproximation() == GeluApproximation::tanh;
+  return foldFloatFn(*this, adaptor.getInput(), [&](double x) {
+    if (tanhForm)
+      return 0.5 * x *
+             (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  });
+}
+
+OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  auto v = read(adaptor.getInput());
+  if (!v)
+    return {};
+  for (double &x : v->f)
+    x = x > 0 ? x : 0.0;
+  for (int64_t &x : v->i)
+    x = std::max<int64_t>(x, 0);
+  return makeConstant(getType(), v->f, v->i);
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  auto v = read(adaptor.getInput());
+  if (!v || v->isFloat())
+    return {};
+  for (int64_t &x : v->i)
+    x = !x;
+  return makeConstant(getType(), {}, v->i);
+}
+
+namespace {
+enum class Reduction { sum, mean, max, min, prod };
+
+/// Folds a reduction of a constant over `axes`. Integers accumulate in
+/// int64 with overflow checks (an overflowing product is not folded);
+/// floats in double. An empty reduction is the identity where ONNX defines
+/// one (0 for sum, 1 for prod, ±inf for float max/min), else not folded.
+Attribute foldReduce(Operation *op, Attribute input, ArrayRef<int64_t> axes,
+                     Reduction kind) {
+  auto v = read(input);
+  auto out = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!v || tooBig(out))
+    return {};
+  ArrayRef<int64_t> shape = v->type.getShape();
+  // The output index of each input element: reduced dims count as size 1.
+  SmallVector<int64_t> kept(shape);
+  int64_t group = 1;
+  for (int64_t a : axes) {
+    kept[a] = 1;
+    group *= shape[a];
+  }
+  SmallVector<int64_t> keptStrides = strides(kept);
+  int64_t n = out.getNumElements();
+  bool isFloat = v->isFloat();
+  if (group == 0 &&
+      (kind == Reduction::mean ||
+       (!isFloat && (kind == Reduction::max || kind == Reduction::min))))
+    return {};
+  double fInit = kind == Reduction::prod  ? 1.0
+                 : kind == Reduction::max ? -INFINITY
+                 : kind == Reduction::min ? INFINITY
+                                          : 0.0;
+  std::vector<double> f(isFloat ? n : 0, fInit);
+  std::vector<int64_t> i(isFloat ? 0 : n, kind == Reduction::prod ? 1 : 0);
+  std::vector<bool> seen(n, false);
+  for (int64_t k = 0, total = v->type.getNumElements(); k < total; ++k) {
+    SmallVector<int64_t> idx = unflatten(k, shape);
+    int64_t o = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      o += (kept[d] == 1 ? 0 : idx[d]) * keptStrides[d];
+    if (isFloat) {
+      double x = v->f[k], &acc = f[o];
+      acc = kind == Reduction::max    ? std::max(acc, x)
+            : kind == Reduction::min  ? std::min(acc, x)
+            : kind == Reduction::prod ? acc * x
+                                      : acc + x;
+      continue;
+    }
+    int64_t x = v->i[k], &acc = i[o];
+    bool first = !seen[o];
+    seen[o] = true;
+    bool overflow = false;
+    if (kind == Reduction::max)
+      acc = first ? x : std::max(acc, x);
+    else if (kind == Reduction::min)
+      acc = first ? x : std::min(acc, x);
+    else if (kind == Reduction::prod)
+      overflow = llvm::MulOverflow(acc, x, acc);
+    else
+      overflow = llvm::AddOverflow(acc, x, acc);
+    if (overflow)
+      return {};
+  }
+  for (double &x : f)
+    if (kind == Reduction::mean)
+      x /= group;
+  if (!isFloat && kind == Reduction::mean)
+    return {}; // ONNX leaves integer means to the kernel's rounding
+  for (int64_t x : i)
+    if (!fitsIn(x, out.getElementType()))
+      return {};
+  return makeConstant(out, f, i);
+}
+} // namespace
+
+#define NN_FOLD_REDUCE(OP, KIND)                                               \
+  OpFoldResult OP::fold(FoldAdaptor adaptor) {                                 \
+    return foldReduce(*this, adaptor.getInput(), getAxes(), Reduction::KIND);  \
+  }
+NN_FOLD_REDUCE(ReduceSumOp, sum)
+NN_FOLD_REDUCE(ReduceMeanOp, mean)
+NN_FOLD_REDUCE(ReduceMaxOp, max)
+NN_FOLD_REDUCE(ReduceMinOp, min)
+NN_FOLD_REDUCE(ReduceProdOp, prod)
+#undef NN_FOLD_REDUCE
+
+//===----------------------------------------------------------------------===//
+// The import budget
+//===----------------------------------------------------------------------===//
+
+FoldBudget::FoldBudget(int64_t maxBytes) : saved(budgetBytes) {
+  budgetBytes = std::min(budgetBytes, maxBytes);
+}
+
+FoldBudget::~FoldBudget() { budgetBytes = saved; }

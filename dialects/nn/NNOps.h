@@ -29,6 +29,20 @@ matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 /// the model's folder. Symlinks are the importer's to resolve.
 std::string externalLocationProblem(llvm::StringRef location);
 
+/// While one lives, nn folders make no constant of more than `maxBytes`
+/// (on top of their own element bound): the importer's
+/// --max-constant-bytes, which also bounds what it computes itself.
+class FoldBudget {
+public:
+  explicit FoldBudget(int64_t maxBytes);
+  ~FoldBudget();
+  FoldBudget(const FoldBudget &) = delete;
+  FoldBudget &operator=(const FoldBudget &) = delete;
+
+private:
+  int64_t saved;
+};
+
 } // namespace parc::nn
 
 #endif // PARC_DIALECTS_NN_NNOPS_H

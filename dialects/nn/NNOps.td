@@ -107,6 +107,7 @@ class NN_UnaryOp<string mnemonic, string formula, list<Trait> traits = []>
   let arguments = (ins NN_Tensor:$input);
   let results = (outs NN_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
 }
 
 // z = lhs op rhs with ONNX (numpy) multidirectional broadcasting.
@@ -138,13 +139,14 @@ class NN_ReduceOp<string mnemonic, string what>
   let assemblyFormat =
     "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def NN_NegOp : NN_UnaryOp<"neg", "-x"> { let hasFolder = 1; }
+def NN_NegOp : NN_UnaryOp<"neg", "-x">;
 def NN_ExpOp : NN_UnaryOp<"exp", "exp(x)">;
 def NN_LogOp : NN_UnaryOp<"log", "log(x)">;
 def NN_SqrtOp : NN_UnaryOp<"sqrt", "sqrt(x)">;
@@ -172,6 +174,7 @@ def NN_GeluOp : NN_Op<"gelu", [Pure, Elementwise, SameOperandsAndResultType]> {
                       "GeluApproximation::none">:$approximation);
   let results = (outs NN_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
 }
 
 def NN_AddOp : NN_BinaryOp<"add", "lhs + rhs", [Commutative]>;
@@ -427,6 +430,7 @@ def NN_SplitOp : NN_Op<"split", [Pure]> {
   let assemblyFormat =
     "$input attr-dict `:` type($input) `->` `(` type($outputs) `)`";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def NN_SliceOp : NN_Op<"slice", [Pure]> {

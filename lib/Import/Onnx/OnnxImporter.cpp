@@ -45,7 +45,9 @@
 
 #include <cstring>
 #include <functional>
+#include <map>
 #include <queue>
+#include <set>
 
 #define DEBUG_TYPE "import-onnx"
 
@@ -54,8 +56,12 @@ namespace nn = parc::nn;
 
 namespace {
 
-/// Default-domain opsets whose semantics the importer implements.
-constexpr int64_t kMinOpset = 11, kMaxOpset = 17;
+/// Default-domain opsets whose semantics the importer implements. libonnx
+/// 1.12 knows opsets up to kOnnxOpset (and IR versions up to 8); what the
+/// later ones changed for the ops parc imports is declared in OpsetRegistry.
+constexpr int64_t kMinOpset = 11, kMaxOpset = 21, kOnnxOpset = 17;
+/// The IR version of opset kMaxOpset's release (onnx 1.16).
+constexpr int64_t kMaxIrVersion = 10;
 /// Appended to every broadcasting refusal: what ONNX accepts.
 constexpr const char *kBroadcastRule =
     " (ONNX broadcasting aligns shapes from the last dim; each pair of dims "
@@ -106,6 +112,16 @@ FailureOr<Type> elementType(MLIRContext *ctx, int32_t onnxType) {
   }
 }
 
+/// `[a, b, c]`, as diagnostics quote a shape operand.
+std::string printShape(ArrayRef<int64_t> dims) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << '[';
+  llvm::interleaveComma(dims, os);
+  os << ']';
+  return out;
+}
+
 /// The size in bytes of a tensor of `shape` and `et`, or failure (with the
 /// reason in `why`) when a dim is negative or the size overflows 64 bits.
 /// Every shape the importer admits passes here, so that later code (the
@@ -140,10 +156,131 @@ std::string typeName(int32_t onnxType) {
   if (onnx::TensorProto::DataType_IsValid(onnxType))
     return onnx::TensorProto::DataType_Name(
         static_cast<onnx::TensorProto::DataType>(onnxType));
+  // Types of IR versions 9 to 11, which libonnx 1.12 does not name.
+  static const char *const newer[] = {
+      "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+      "UINT4",        "INT4",           "FLOAT4E2M1"};
+  if (onnxType >= 17 && onnxType < 17 + (int)std::size(newer))
+    return newer[onnxType - 17];
   return "type " + std::to_string(onnxType);
 }
 
+/// What elementType accepts, for messages that refuse another type.
+constexpr const char *kSupportedTypes =
+    "parc supports FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, INT16, "
+    "INT8, UINT8 and BOOL";
+
 void registerContribSchemas();
+
+/// The default domain's schemas as of the model's opset. libonnx 1.12 stops
+/// at opset kOnnxOpset; of the later versions of the ops parc imports, those
+/// that changed inputs or attributes are declared here (Split-18's
+/// num_outputs, Reduce*-18's axes input, Cast-19's saturate, Gelu-20). The
+/// others only add element types (float8, int4 …), which
+/// checkElementTypes refuses, so their opset-17 schema holds.
+class OpsetRegistry final : public onnx::ISchemaRegistry {
+public:
+  static const OpsetRegistry &get() {
+    static const OpsetRegistry registry;
+    return registry;
+  }
+  const onnx::OpSchema *GetSchema(const std::string &op, int version,
+                                  const std::string &domain) const override {
+    if (domain.empty() && version > kOnnxOpset) {
+      auto it = newer.find(op);
+      if (it != newer.end())
+        for (const auto &[since, schema] : llvm::reverse(it->second))
+          if (since <= version)
+            return &schema;
+      version = kOnnxOpset;
+    }
+    return onnx::OpSchemaRegistry::Schema(op, version, domain);
+  }
+
+private:
+  OpsetRegistry();
+  /// `schema` is finalised: a copy of a registered one, or made so (a
+  /// second Finalize would count its inputs again).
+  void add(onnx::OpSchema schema) {
+    int since = schema.SinceVersion();
+    newer[schema.Name()].emplace(since, std::move(schema));
+  }
+  std::map<std::string, std::map<int, onnx::OpSchema>> newer;
+};
+
+/// Split-18: `num_outputs` pieces of ceil(dim / n), the last one smaller.
+void inferSplit18(const onnx::InferenceFunction &split13,
+                  onnx::InferenceContext &ctx) {
+  const auto *num = ctx.getAttribute("num_outputs");
+  bool sizes = ctx.getNumInputs() > 1 && ctx.getInputType(1);
+  if (!num || sizes)
+    return split13(ctx);
+  int64_t n = num->i();
+  if (n < 1 || (size_t)n != ctx.getNumOutputs())
+    fail_shape_inference("num_outputs ", n, " must equal the ",
+                         ctx.getNumOutputs(), " outputs");
+  for (size_t i = 0; i < ctx.getNumOutputs(); ++i)
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, i);
+  if (!onnx::hasNInputShapes(ctx, 1))
+    return;
+  const auto &shape = ctx.getInputType(0)->tensor_type().shape();
+  int64_t rank = shape.dim_size();
+  const auto *axisAttr = ctx.getAttribute("axis");
+  int64_t axis = axisAttr ? axisAttr->i() : 0;
+  if (axis < -rank || axis >= rank)
+    fail_shape_inference("axis ", axis, " is out of range for rank ", rank);
+  axis = axis < 0 ? axis + rank : axis;
+  if (!shape.dim(axis).has_dim_value())
+    return;
+  int64_t dim = shape.dim(axis).dim_value(), chunk = (dim + n - 1) / n;
+  for (int64_t i = 0; i < n; ++i) {
+    auto *out = ctx.getOutputType(i)->mutable_tensor_type()->mutable_shape();
+    *out = shape;
+    out->mutable_dim(axis)->set_dim_value(
+        std::clamp<int64_t>(dim - i * chunk, 0, chunk));
+  }
+}
+
+OpsetRegistry::OpsetRegistry() {
+  auto at = [](const char *op, int version) {
+    return *onnx::OpSchemaRegistry::Schema(op, version, "");
+  };
+  onnx::OpSchema split = at("Split", 13);
+  onnx::InferenceFunction split13 = split.GetTypeAndShapeInferenceFunction();
+  split.SinceVersion(18)
+      .Attr("num_outputs", "", onnx::AttributeProto::INT, /*required=*/false)
+      .TypeAndShapeInferenceFunction([split13](onnx::InferenceContext &ctx) {
+        inferSplit18(split13, ctx);
+      });
+  add(std::move(split));
+  // From 18 every reduction takes its axes as ReduceSum-13 does: an
+  // optional input, with noop_with_empty_axes.
+  for (const char *op :
+       {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"}) {
+    onnx::OpSchema reduce = at("ReduceSum", 13);
+    reduce.SetName(op).SinceVersion(18);
+    add(std::move(reduce));
+  }
+  onnx::OpSchema cast = at("Cast", 13);
+  cast.SinceVersion(19).Attr("saturate", "", onnx::AttributeProto::INT,
+                             /*required=*/false);
+  add(std::move(cast));
+  onnx::OpSchema gelu;
+  gelu.SetName("Gelu")
+      .SetDomain("")
+      .SinceVersion(20)
+      .Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint("T",
+                      {"tensor(float16)", "tensor(float)", "tensor(double)",
+                       "tensor(bfloat16)"},
+                      "")
+      .Attr("approximate", "", onnx::AttributeProto::STRING,
+            std::string("none"))
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput)
+      .Finalize();
+  add(std::move(gelu));
+}
 
 class GraphImporter {
 public:
@@ -176,6 +313,7 @@ private:
   LogicalResult checkDataflow();
   LogicalResult sortNodes();
   LogicalResult checkAttributeTypes();
+  LogicalResult checkElementTypes();
   LogicalResult checkModel();
   LogicalResult inferShapes();
   LogicalResult checkSupported();
@@ -338,6 +476,33 @@ LogicalResult GraphImporter::checkDataflow() {
   return success();
 }
 
+/// Element types of IR versions 9 and later (float8, int4 …) are refused
+/// before libonnx 1.12, which has no name for them, checks the model.
+LogicalResult GraphImporter::checkElementTypes() {
+  auto refuse = [&](int32_t type) {
+    return !onnx::TensorProto::DataType_IsValid(type);
+  };
+  for (const auto &init : model.graph().initializer())
+    if (refuse(init.data_type()))
+      return error() << "initializer '" << init.name()
+                     << "' has unsupported data type "
+                     << typeName(init.data_type()) << " (" << kSupportedTypes
+                     << ")";
+  for (const auto &node : model.graph().node())
+    for (const auto &a : node.attribute()) {
+      int32_t type = onnx::TensorProto::FLOAT;
+      if (a.type() == onnx::AttributeProto::TENSOR)
+        type = a.t().data_type();
+      else if (a.name() == "to" && a.type() == onnx::AttributeProto::INT)
+        type = a.i();
+      if (refuse(type))
+        return nodeError(node)
+               << "unsupported data type " << typeName(type) << " (attribute '"
+               << a.name() << "'; " << kSupportedTypes << ")";
+    }
+  return success();
+}
+
 /// Attributes of the type their schema declares; the checker would refuse
 /// the others too, but this message names the node and the accepted type.
 LogicalResult GraphImporter::checkAttributeTypes() {
@@ -347,7 +512,7 @@ LogicalResult GraphImporter::checkAttributeTypes() {
   bool ok = true;
   for (const auto &node : model.graph().node()) {
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-    const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+    const onnx::OpSchema *schema = OpsetRegistry::get().GetSchema(
         node.op_type(), versions.lookup(domain), domain);
     if (!schema)
       continue;
@@ -396,7 +561,22 @@ LogicalResult GraphImporter::checkModel() {
       t->clear_shape();
   });
   try {
-    onnx::checker::check_model(model);
+    // check_model without its registry and IR version: libonnx 1.12's stop
+    // at opset 17 and IR 8, while OpsetRegistry knows up to kMaxOpset.
+    if (model.ir_version() < 1 || model.ir_version() > kMaxIrVersion)
+      return error() << "unsupported IR version " << model.ir_version()
+                     << " (parc reads 1 to " << kMaxIrVersion << ")";
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(std::min<int>(model.ir_version(), onnx::IR_VERSION));
+    std::unordered_map<std::string, int> opsets;
+    for (const auto &imp : model.opset_import())
+      opsets[imp.domain()] = imp.version();
+    ctx.set_opset_imports(opsets);
+    ctx.set_schema_registry(&OpsetRegistry::get());
+    onnx::checker::LexicalScopeContext lex;
+    onnx::checker::check_graph(model.graph(), ctx, lex);
+    if (model.ir_version() >= 8)
+      onnx::checker::check_model_local_functions(model, ctx, lex);
   } catch (const std::exception &e) {
     // One line: "<what> (<context>)" instead of ONNX's two paragraphs.
     std::string message = e.what();
@@ -565,8 +745,7 @@ LogicalResult GraphImporter::inferShapes() {
   try {
     onnx::ShapeInferenceOptions opts(/*check_type=*/true, /*error_mode=*/1,
                                      /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       opts);
+    onnx::shape_inference::InferShapes(model, &OpsetRegistry::get(), opts);
   } catch (const std::exception &e) {
     return error() << "ONNX shape inference failed: " << e.what();
   }
@@ -1004,6 +1183,10 @@ private:
   LogicalResult maxPool();
   LogicalResult contribMoE();
   LogicalResult oneHot();
+  LogicalResult einsum();
+  FailureOr<Value> sumIndices(Value v, std::string &idx, StringRef other,
+                              StringRef out);
+  LogicalResult mod();
   FailureOr<Value> expertWeights(int i, bool outIn);
 
   GraphImporter &g;
@@ -1343,6 +1526,19 @@ LogicalResult NodeImporter::reshapeLike() {
       out.push_back(d);
     }
     int64_t total = typeOf(*x).getNumElements();
+    // allowzero = 1 makes a 0 a zero-sized dim, not a copy of the input's.
+    if (allowZero && llvm::is_contained(out, 0)) {
+      if (inferAt >= 0)
+        return g.nodeError(node) << "shape " << printShape(*shape)
+                                 << " has both 0 and -1, which allowzero = 1 "
+                                    "forbids";
+      if (total != 0)
+        return g.nodeError(node)
+               << "shape " << printShape(*shape)
+               << " with allowzero = 1 has a zero-sized dim, but the input "
+               << typeOf(*x) << " has " << total
+               << " elements; allowzero = 0 would copy the input's dim instead";
+    }
     if (inferAt >= 0) {
       if (known == 0 || total % known)
         return g.nodeError(node) << "cannot infer the -1 dim of the shape";
@@ -1505,6 +1701,15 @@ LogicalResult NodeImporter::split() {
     sizes = *s;
   } else if (auto s = intsAttr("split")) {
     sizes = *s;
+  } else if (g.opset >= 18) {
+    // Split-18: num_outputs pieces of ceil(dim / n), the last one smaller.
+    int64_t dim = typeOf(*x).getDimSize(axis);
+    int64_t n = intAttr("num_outputs", node.output_size());
+    if (n != node.output_size())
+      return g.nodeError(node) << "num_outputs " << n << " does not match its "
+                               << node.output_size() << " outputs";
+    for (int64_t i = 0, chunk = (dim + n - 1) / n; i < n; ++i)
+      sizes.push_back(std::clamp<int64_t>(dim - i * chunk, 0, chunk));
   } else {
     int64_t dim = typeOf(*x).getDimSize(axis), n = node.output_size();
     for (int64_t i = 0; i < n; ++i)
@@ -1523,9 +1728,10 @@ LogicalResult NodeImporter::split() {
       return failure();
     types.push_back(*t);
   }
-  auto op = nn::SplitOp::create(b, loc, types, *x, axis);
+  SmallVector<Value> pieces;
+  b.createOrFold<nn::SplitOp>(pieces, loc, types, *x, axis);
   for (int i = 0; i < node.output_size(); ++i)
-    (void)set(i, op.getResult(i));
+    (void)set(i, pieces[i]);
   return success();
 }
 
@@ -1816,6 +2022,203 @@ LogicalResult NodeImporter::oneHot() {
   return set(0, nn::WhereOp::create(b, loc, *t, hit, pick(1), pick(0)));
 }
 
+/// A two-operand Einsum equation with its output spelled out: each index
+/// is a batch index (both operands and the output), contracted (both
+/// operands only), free (one operand and the output) or summed (one
+/// operand only). Returns failure for what does not lower to nn.matmul
+/// (one operand or three, '...', an index repeated in one operand).
+struct EinsumSpec {
+  std::string lhs, rhs, out;
+};
+
+static FailureOr<EinsumSpec> parseEinsum(StringRef equation) {
+  std::string eq;
+  for (char c : equation)
+    if (!llvm::isSpace(c))
+      eq += c;
+  StringRef text(eq);
+  if (text.contains("..."))
+    return failure();
+  auto [inputs, out] = text.split("->");
+  auto [lhs, rhs] = inputs.split(',');
+  if (rhs.empty() || rhs.contains(','))
+    return failure();
+  EinsumSpec spec{lhs.str(), rhs.str(), out.str()};
+  auto distinctLetters = [](StringRef s) {
+    return llvm::all_of(s, llvm::isAlpha) &&
+           std::set<char>(s.begin(), s.end()).size() == s.size();
+  };
+  if (!distinctLetters(lhs) || !distinctLetters(rhs))
+    return failure();
+  if (!text.contains("->")) {
+    // numpy's implicit output: the indices used once, in alphabetical order.
+    for (char c = 'A'; c <= 'z'; ++c)
+      if (llvm::count(inputs, c) == 1)
+        spec.out += c;
+  }
+  if (!distinctLetters(spec.out) || llvm::any_of(spec.out, [&](char c) {
+        return !lhs.contains(c) && !rhs.contains(c);
+      }))
+    return failure();
+  return spec;
+}
+
+/// `v` (indices `idx`) summed over the indices neither `other` nor `out`
+/// holds; `idx` becomes the indices kept.
+FailureOr<Value> NodeImporter::sumIndices(Value v, std::string &idx,
+                                          StringRef other, StringRef out) {
+  SmallVector<int64_t> axes, shape;
+  std::string kept;
+  for (auto [d, c] : llvm::enumerate(idx)) {
+    if (!other.contains(c) && !out.contains(c)) {
+      axes.push_back(d);
+      continue;
+    }
+    kept += c;
+    shape.push_back(typeOf(v).getDimSize(d));
+  }
+  idx = kept;
+  if (axes.empty())
+    return v;
+  return b.createOrFold<nn::ReduceSumOp>(
+      loc, shaped(shape, typeOf(v).getElementType()), v,
+      b.getDenseI64ArrayAttr(axes), b.getBoolAttr(false));
+}
+
+/// Einsum as nn ops: indices summed in one operand are reduced first; then
+/// lhs is transposed to [batch, free, contracted] and rhs to [batch,
+/// contracted, free], both flattened to one M, K and N around an nn.matmul
+/// (without batch indices lhs keeps its free dims, the form of a linear
+/// layer), and the product is reshaped and transposed to the output.
+LogicalResult NodeImporter::einsum() {
+  std::string equation = strAttr("equation", "");
+  auto spec = parseEinsum(equation);
+  if (node.input_size() != 2 || failed(spec))
+    return g.nodeError(node)
+           << "equation '" << equation
+           << "' is not supported (two operands, no '...', no index repeated "
+              "in one operand)";
+  auto l = in(0), r = in(1);
+  if (failed(l) || failed(r))
+    return failure();
+  std::string lhs = spec->lhs, rhs = spec->rhs, out = spec->out;
+  auto lv = sumIndices(*l, lhs, rhs, out), rv = sumIndices(*r, rhs, lhs, out);
+  if (failed(lv) || failed(rv))
+    return failure();
+  std::string batch, lfree, rfree, contract;
+  for (char c : lhs)
+    (rhs.find(c) == std::string::npos   ? lfree
+     : out.find(c) == std::string::npos ? contract
+                                        : batch) += c;
+  for (char c : rhs)
+    if (lhs.find(c) == std::string::npos)
+      rfree += c;
+  llvm::StringMap<int64_t> size;
+  for (auto [idx, v] : {std::pair(lhs, *lv), std::pair(rhs, *rv)})
+    for (auto [d, c] : llvm::enumerate(idx)) {
+      int64_t n = typeOf(v).getDimSize(d);
+      auto [it, fresh] = size.try_emplace(StringRef(&c, 1), n);
+      if (!fresh && it->second != n)
+        return g.nodeError(node)
+               << "index '" << c << "' is " << it->second
+               << " in one operand and " << n << " in the other";
+    }
+  Type et = typeOf(*lv).getElementType();
+  auto dims = [&](StringRef idx) {
+    SmallVector<int64_t> s;
+    for (char c : idx)
+      s.push_back(size.lookup(StringRef(&c, 1)));
+    return s;
+  };
+  auto prod = [&](StringRef idx) {
+    int64_t p = 1;
+    for (int64_t d : dims(idx))
+      p *= d;
+    return p;
+  };
+  // Transpose `v` (indices `idx`) to `order`, then reshape it to `shape`.
+  auto arrange = [&](Value v, StringRef idx, StringRef order,
+                     ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> perm;
+    for (char c : order)
+      perm.push_back(idx.find(c));
+    v = b.createOrFold<nn::TransposeOp>(loc, shaped(dims(order), et), v,
+                                        b.getDenseI64ArrayAttr(perm));
+    return b.createOrFold<nn::ReshapeOp>(loc, shaped(shape, et), v);
+  };
+  SmallVector<int64_t> lshape = dims(batch), rshape = dims(batch);
+  if (batch.empty())
+    lshape = dims(lfree);
+  else
+    lshape.push_back(prod(lfree));
+  lshape.push_back(prod(contract));
+  rshape.append({prod(contract), prod(rfree)});
+  Value a = arrange(*lv, lhs, batch + lfree + contract, lshape);
+  Value c = arrange(*rv, rhs, batch + contract + rfree, rshape);
+  auto mm = nn::matmulShape(lshape, rshape);
+  if (failed(mm))
+    return g.nodeError(node) << "operands do not multiply";
+  Value p = b.createOrFold<nn::MatMulOp>(loc, shaped(*mm, et), a, c);
+  std::string produced = batch + lfree + rfree;
+  p = b.createOrFold<nn::ReshapeOp>(loc, shaped(dims(produced), et), p);
+  auto t = outType(0, shaped(dims(out), et));
+  if (failed(t))
+    return failure();
+  SmallVector<int64_t> perm;
+  for (char ch : out)
+    perm.push_back(produced.find(ch));
+  return set(0, b.createOrFold<nn::TransposeOp>(loc, *t, p,
+                                                b.getDenseI64ArrayAttr(perm)));
+}
+
+/// Integer Mod (fmod = 0: the result takes the divisor's sign, as Python's
+/// %) as a - b·trunc(a / b), moved by b where it is non-zero and its sign
+/// differs from b's. It is built from ops that fold, so the shape
+/// arithmetic exporters write evaluates at import; parc has no Mod kernel
+/// for runtime values.
+LogicalResult NodeImporter::mod() {
+  auto l = in(0), r = in(1);
+  if (failed(l) || failed(r))
+    return failure();
+  Type et = typeOf(*l).getElementType();
+  if (intAttr("fmod", 0) || !isa<IntegerType>(et) || et.isInteger(1))
+    return g.nodeError(node) << "only integer Mod with fmod = 0 is supported";
+  auto shape =
+      nn::broadcastShapes(typeOf(*l).getShape(), typeOf(*r).getShape());
+  if (failed(shape))
+    return g.nodeError(node) << "operand shapes " << typeOf(*l) << " and "
+                             << typeOf(*r) << " are incompatible";
+  auto t = outType(0, shaped(*shape, et));
+  if (failed(t))
+    return failure();
+  auto scalar = shaped({}, et);
+  Value zero = arith::ConstantOp::create(
+      b, loc, scalar,
+      DenseElementsAttr::get(scalar, APInt(et.getIntOrFloatBitWidth(), 0)));
+  auto bits = [&](Value v) {
+    return shaped(typeOf(v).getShape(), b.getI1Type());
+  };
+  auto negative = [&](Value v) {
+    return b.createOrFold<nn::LessOp>(loc, bits(v), v, zero);
+  };
+  Value q = b.createOrFold<nn::DivOp>(loc, *t, *l, *r);
+  Value rem = b.createOrFold<nn::SubOp>(
+      loc, *t, *l, b.createOrFold<nn::MulOp>(loc, *t, q, *r));
+  Value nonzero = b.createOrFold<nn::NotOp>(
+      loc, bits(rem), b.createOrFold<nn::EqualOp>(loc, bits(rem), rem, zero));
+  Value signsDiffer = b.createOrFold<nn::NotOp>(
+      loc, bits(rem),
+      b.createOrFold<nn::EqualOp>(loc, bits(rem), negative(rem), negative(*r)));
+  Value fix = b.createOrFold<nn::AndOp>(loc, bits(rem), nonzero, signsDiffer);
+  Value v = b.createOrFold<nn::WhereOp>(
+      loc, *t, fix, b.createOrFold<nn::AddOp>(loc, *t, rem, *r), rem);
+  if (!matchPattern(v, m_Constant()))
+    return g.nodeError(node) << "Mod of runtime values is not supported (parc "
+                                "evaluates Mod when both operands are "
+                                "compile-time constants)";
+  return set(0, v);
+}
+
 LogicalResult NodeImporter::importOp() {
   StringRef op = node.op_type();
   // Elementwise.
@@ -1828,6 +2231,19 @@ LogicalResult NodeImporter::importOp() {
   if (op == "Reciprocal") return unary<nn::ReciprocalOp>();
   if (op == "Tanh") return unary<nn::TanhOp>();
   if (op == "Erf") return unary<nn::ErfOp>();
+  if (op == "Gelu") {
+    auto x = in(0);
+    std::string approx = strAttr("approximate", "none");
+    auto mode = nn::symbolizeGeluApproximation(approx);
+    if (failed(x))
+      return failure();
+    if (!mode)
+      return g.nodeError(node) << "approximate '" << approx
+                               << "' is not supported (none or tanh)";
+    return set(0, nn::GeluOp::create(
+                      b, loc, typeOf(*x), *x,
+                      nn::GeluApproximationAttr::get(b.getContext(), *mode)));
+  }
   if (op == "Sigmoid") return unary<nn::SigmoidOp>();
   if (op == "Relu") return unary<nn::ReluOp>();
   if (op == "Not") return unary<nn::NotOp>();
@@ -1835,6 +2251,8 @@ LogicalResult NodeImporter::importOp() {
   if (op == "Sub") return binary<nn::SubOp>();
   if (op == "Mul") return binary<nn::MulOp>();
   if (op == "Div") return binary<nn::DivOp>();
+  if (op == "Mod")
+    return mod();
   if (op == "Pow") {
     // The runtime computes in the base's type: an exponent of another type
     // (ONNX allows any numeric pair) is cast to it first.
@@ -1901,6 +2319,8 @@ LogicalResult NodeImporter::importOp() {
   }
   // Linear algebra.
   if (op == "MatMul") return binary<nn::MatMulOp>();
+  if (op == "Einsum")
+    return einsum();
   if (op == "Gemm") {
     auto a = in(0), bb = in(1);
     if (failed(a) || failed(bb))
@@ -2135,7 +2555,8 @@ const llvm::StringSet<> &supportedOps() {
       "ReduceMin", "ReduceProd", "Reshape", "Flatten", "Squeeze",
       "Unsqueeze", "Transpose", "Expand", "Concat", "Split", "Slice",
       "Gather", "ScatterElements", "Trilu", "TopK", "Conv", "MaxPool",
-      "Constant", "Shape", "Size", "ConstantOfShape", "Range", "OneHot"};
+      "Constant", "Shape", "Size", "ConstantOfShape", "Range", "OneHot",
+      "Gelu", "Mod", "Einsum"};
   return ops;
 }
 
@@ -2168,11 +2589,15 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
     if (node.name().empty())
       node.set_name(node.op_type() + "_" + std::to_string(i));
   maxConstantBytes = options.maxConstantBytes;
+  // Every createOrFold evaluates a node whose inputs are all constants; the
+  // constants it makes are bounded as the importer's own are.
+  nn::FoldBudget budget(maxConstantBytes);
   registerContribSchemas();
   if (failed(checkOpsets()) || failed(checkSupported()) ||
-      failed(bindInputShapes(options)) || failed(checkDataflow()) ||
-      failed(sortNodes()) || failed(checkAttributeTypes()) ||
-      failed(checkModel()) || failed(inferShapes()))
+      failed(checkElementTypes()) || failed(bindInputShapes(options)) ||
+      failed(checkDataflow()) || failed(sortNodes()) ||
+      failed(checkAttributeTypes()) || failed(checkModel()) ||
+      failed(inferShapes()))
     return nullptr;
 
   const auto &graph = model.graph();
