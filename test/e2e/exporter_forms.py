@@ -12,9 +12,9 @@ onnxruntime, onnxruntime vs numpy):
 With --tp N the compile must also communicate (comm_bytes_per_forward > 0),
 so a run that keeps every rank computing the whole model cannot pass.
 
-When ../shared/models holds TFBertForQuestionAnswering.onnx (a real
-keras2onnx export, 24 layers), it runs too, against its upstream test_data
-output (the "numpy" column) and onnxruntime.
+TFBertForQuestionAnswering.onnx (test/Inputs/models: a real keras2onnx
+export, 24 layers) runs too, against its upstream test_data output (the
+"numpy" column) and onnxruntime.
 
 Prints one row per model and degree and `N passed, N failed`; exits 1 on
 any failure.
@@ -97,8 +97,8 @@ def check(gen, name, args, log, tp):
     return worst, manifest["comm_bytes_per_forward"]
 
 
-# The real keras2onnx export (../shared/models, absent in a user's clone):
-# its upstream test_data input and output, and onnxruntime on that input.
+# The real keras2onnx export (test/Inputs/models, SOURCES.md there): its
+# upstream test_data input and output, and onnxruntime on that input.
 TF_BERT = "TFBertForQuestionAnswering"
 TF_BERT_SHAPES = {"input_ids": [1, 7], "attention_mask": [1, 7], "token_type_ids": [1, 7]}
 
@@ -150,13 +150,12 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", nargs="*")
     p.add_argument("--tp", type=int, nargs="+", default=[1, 2])
-    p.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "models"),
-                   help=f"folder with {TF_BERT}.onnx and its test_data (run when present)")
+    p.add_argument("--shared", default=os.path.join(ROOT, "test", "Inputs", "models"),
+                   help=f"folder with {TF_BERT}.onnx and its test_data")
     args = p.parse_args()
     gen = load_generator()
     names = args.only or sorted(gen.MODELS)
-    real = os.path.exists(os.path.join(args.shared, TF_BERT + ".onnx"))
-    if real and (not args.only or TF_BERT in args.only):
+    if not args.only or TF_BERT in args.only:
         names = [n for n in names if n != TF_BERT] + [TF_BERT]
     os.makedirs(args.work, exist_ok=True)
     passed = failed = 0
