@@ -77,11 +77,11 @@ SHARED_MODELS = {
     },
     "ort_genai_tiny_gpt2_past": {
         # onnxruntime's contrib ops (EmbedLayerNormalization, Attention with
-        # past/present, SkipLayerNormalization, FastGelu): 3 new tokens
+        # past/present, SkipLayerNormalization, FastGelu): 4 new tokens
         # after a past of 4; the mask covers past + new tokens.
-        "seq": 3,
-        "shapes": dict({"input_ids": [2, 3], "position_ids": [2, 3],
-                        "attention_mask": [2, 7]},
+        "seq": 4,
+        "shapes": dict({"input_ids": [2, 4], "position_ids": [2, 4],
+                        "attention_mask": [2, 8]},
                        **{f"past_{i}": [2, 2, 4, 4, 8] for i in range(5)}),
         "ints": {"input_ids": 1000, "position_ids": 512},
         "ones": ["attention_mask"],

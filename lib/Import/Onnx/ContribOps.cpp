@@ -538,6 +538,10 @@ LogicalResult attention(NodeContext &c) {
 // Dispatch
 //===----------------------------------------------------------------------===//
 
+bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
+  return op == "SimplifiedLayerNormalization";
+}
+
 bool parc::contrib::isSupportedContribOp(StringRef op) {
   static const llvm::StringSet<> ops = {
       "Attention",         "SkipLayerNormalization",
@@ -647,9 +651,10 @@ void inferSkipNorm(InferenceContext &ctx) {
 }
 
 void registerSchema(const char *name, int inputs, ArrayRef<int> optional,
-                    int outputs, onnx::InferenceFunction infer) {
+                    int outputs, onnx::InferenceFunction infer,
+                    const char *domain = "com.microsoft") {
   onnx::OpSchema s;
-  s.SetName(name).SetDomain("com.microsoft").SinceVersion(1);
+  s.SetName(name).SetDomain(domain).SinceVersion(1);
   for (int i = 0; i < inputs; ++i) {
     std::string n = std::to_string(i);
     s.Input(i, "input" + n, "", "T" + n,
@@ -675,7 +680,10 @@ void parc::contrib::registerContribOpSchemas() {
     registerSchema("Attention", 7, {2, 3, 4, 5, 6}, 2, inferAttention);
     registerSchema("SkipLayerNormalization", 5, {3, 4}, 4, inferSkipNorm);
     registerSchema("SkipSimplifiedLayerNormalization", 4, {3}, 4, inferSkipNorm);
+    // onnxruntime registers it in the default domain (where the genai model
+    // builder writes it) and parc accepts it in both.
     registerSchema("SimplifiedLayerNormalization", 2, {}, 2, first);
+    registerSchema("SimplifiedLayerNormalization", 2, {}, 2, first, "");
     registerSchema("EmbedLayerNormalization", 9, {1, 4, 7, 8}, 3, inferEmbedNorm);
     registerSchema("FastGelu", 2, {1}, 1, first);
     registerSchema("BiasGelu", 2, {}, 1, first);

@@ -54,6 +54,10 @@ public:
 /// The com.microsoft op types importContribNode handles.
 bool isSupportedContribOp(llvm::StringRef opType);
 
+/// The ops of onnxruntime's that it registers in the default ONNX domain
+/// (SimplifiedLayerNormalization), imported by importContribNode too.
+bool isDefaultDomainContribOp(llvm::StringRef opType);
+
 /// Imports one node whose op isSupportedContribOp admits.
 mlir::LogicalResult importContribNode(NodeContext &ctx);
 

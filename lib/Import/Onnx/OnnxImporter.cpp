@@ -1838,6 +1838,8 @@ LogicalResult NodeImporter::importOp() {
   // Elementwise.
   if (node.domain() == "com.microsoft")
     return op == "MoE" ? contribMoE() : contribOp();
+  if (parc::contrib::isDefaultDomainContribOp(op))
+    return contribOp();
   if (op == "Neg") return unary<nn::NegOp>();
   if (op == "Exp") return unary<nn::ExpOp>();
   if (op == "Log") return unary<nn::LogOp>();
@@ -2158,9 +2160,12 @@ LogicalResult GraphImporter::checkSupported() {
   std::vector<const onnx::NodeProto *> unsupported;
   for (const auto &node : model.graph().node()) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    bool contrib = node.domain() == "com.microsoft" &&
-                   (node.op_type() == "MoE" ||
-                    parc::contrib::isSupportedContribOp(node.op_type()));
+    bool contrib =
+        (node.domain() == "com.microsoft" &&
+         (node.op_type() == "MoE" ||
+          parc::contrib::isSupportedContribOp(node.op_type()))) ||
+        (defaultDomain &&
+         parc::contrib::isDefaultDomainContribOp(node.op_type()));
     if (!contrib && (!defaultDomain || !supportedOps().contains(node.op_type())))
       unsupported.push_back(&node);
   }

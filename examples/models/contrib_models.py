@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Small models built from onnxruntime's com.microsoft contrib ops.
+
+Each model is written as NAME.onnx with NAME.inputs.npz, inputs that keep
+every query with at least one key to read (padded masks, key lengths >= 1).
+The reference is onnxruntime (test/e2e/contrib.py runs them):
+
+  encoder_padded  EmbedLayerNormalization (segments, mask → mask_index),
+                  Attention with a [B, T] 0/1 padding mask and a past,
+                  unidirectional, MatMul → BiasGelu → MatMul,
+                  SkipLayerNormalization with bias and its sum output
+  decoder_lengths Attention with [B] key lengths and qkv_hidden_sizes,
+                  SimplifiedLayerNormalization, QuickGelu, Gelu, FastGelu
+                  without bias, SkipSimplifiedLayerNormalization
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+B, S, P, H, N, FFN, VOCAB = 2, 4, 3, 16, 4, 32, 50
+MS = "com.microsoft"
+
+
+def weight(rng, name, *shape, scale=0.3):
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def model(name, nodes, inputs, outputs, inits):
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14),
+                                                helper.make_opsetid(MS, 1)])
+    m.ir_version = 8
+    return m
+
+
+def encoder_padded(rng):
+    f, i32 = TensorProto.FLOAT, TensorProto.INT32
+    inits = [weight(rng, "word", VOCAB, H), weight(rng, "pos", 16, H), weight(rng, "segemb", 2, H),
+             weight(rng, "gamma", H), weight(rng, "beta", H), weight(rng, "wqkv", H, 3 * H),
+             weight(rng, "bqkv", 3 * H), weight(rng, "wo", H, H), weight(rng, "w1", H, FFN),
+             weight(rng, "b1", FFN), weight(rng, "w2", FFN, H), weight(rng, "bias2", H)]
+    nodes = [
+        helper.make_node("EmbedLayerNormalization",
+                         ["ids", "seg", "word", "pos", "segemb", "gamma", "beta", "mask"],
+                         ["emb", "mask_index", "emb_sum"], domain=MS, epsilon=1e-5),
+        helper.make_node("Attention", ["emb", "wqkv", "bqkv", "attn_mask", "past"],
+                         ["att", "present"], domain=MS, num_heads=N, unidirectional=1),
+        helper.make_node("MatMul", ["att", "wo"], ["proj"]),
+        helper.make_node("SkipLayerNormalization", ["proj", "emb_sum", "gamma", "beta", "bias2"],
+                         ["ln", "", "", "resid"], domain=MS, epsilon=1e-5),
+        helper.make_node("MatMul", ["ln", "w1"], ["h1"]),
+        helper.make_node("BiasGelu", ["h1", "b1"], ["g"], domain=MS),
+        helper.make_node("MatMul", ["g", "w2"], ["h2"]),
+        helper.make_node("Add", ["h2", "resid"], ["y"]),
+    ]
+    inputs = [helper.make_tensor_value_info("ids", i32, [B, S]),
+              helper.make_tensor_value_info("seg", i32, [B, S]),
+              helper.make_tensor_value_info("mask", i32, [B, S]),
+              helper.make_tensor_value_info("attn_mask", i32, [B, P + S]),
+              helper.make_tensor_value_info("past", f, [2, B, N, P, H // N])]
+    outputs = [helper.make_tensor_value_info("y", f, [B, S, H]),
+               helper.make_tensor_value_info("present", f, [2, B, N, P + S, H // N]),
+               helper.make_tensor_value_info("mask_index", i32, [B])]
+    mask = np.ones((B, S), np.int32)
+    mask[1, -1] = 0
+    attn_mask = np.ones((B, P + S), np.int32)
+    attn_mask[1, :2] = 0  # left padding of the second sequence's past
+    feeds = {"ids": rng.integers(0, VOCAB, (B, S)).astype(np.int32),
+             "seg": rng.integers(0, 2, (B, S)).astype(np.int32), "mask": mask,
+             "attn_mask": attn_mask,
+             "past": rng.standard_normal((2, B, N, P, H // N)).astype(np.float32)}
+    return model("encoder_padded", nodes, inputs, outputs, inits), feeds
+
+
+def decoder_lengths(rng):
+    f, i32 = TensorProto.FLOAT, TensorProto.INT32
+    hv = 2 * H  # value heads twice as wide as query/key heads
+    inits = [weight(rng, "scale", H), weight(rng, "wqkv", H, 2 * H + hv),
+             weight(rng, "bqkv", 2 * H + hv), weight(rng, "wo", hv, H),
+             weight(rng, "w1", H, FFN), weight(rng, "w2", FFN, H), weight(rng, "w3", H, FFN)]
+    nodes = [
+        # onnxruntime registers this one in the default domain.
+        helper.make_node("SimplifiedLayerNormalization", ["x", "scale"], ["n"], epsilon=1e-6),
+        helper.make_node("Attention", ["n", "wqkv", "bqkv", "lengths"], ["att"], domain=MS,
+                         num_heads=N, qkv_hidden_sizes=[H, H, hv]),
+        helper.make_node("MatMul", ["att", "wo"], ["proj"]),
+        helper.make_node("SkipSimplifiedLayerNormalization", ["proj", "x", "scale"],
+                         ["n2", "", "", "resid"], domain=MS, epsilon=1e-6),
+        helper.make_node("MatMul", ["n2", "w1"], ["h1"]),
+        helper.make_node("QuickGelu", ["h1"], ["q"], domain=MS, alpha=1.5),
+        helper.make_node("Gelu", ["q"], ["g"], domain=MS),
+        helper.make_node("MatMul", ["g", "w2"], ["h2"]),
+        helper.make_node("MatMul", ["n2", "w3"], ["h3"]),
+        helper.make_node("FastGelu", ["h3"], ["fg"], domain=MS),
+        helper.make_node("MatMul", ["fg", "w2"], ["h4"]),
+        helper.make_node("Add", ["h2", "h4"], ["mlp"]),
+        helper.make_node("Add", ["mlp", "resid"], ["y"]),
+    ]
+    inputs = [helper.make_tensor_value_info("x", f, [B, S, H]),
+              helper.make_tensor_value_info("lengths", i32, [B])]
+    outputs = [helper.make_tensor_value_info("y", f, [B, S, H])]
+    feeds = {"x": rng.standard_normal((B, S, H)).astype(np.float32),
+             "lengths": np.array([S, 2], np.int32)}
+    return model("decoder_lengths", nodes, inputs, outputs, inits), feeds
+
+
+MODELS = {"encoder_padded": encoder_padded, "decoder_lengths": decoder_lengths}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name, build in MODELS.items():
+        m, feeds = build(np.random.default_rng(args.seed))
+        # No onnx.checker here: it knows neither com.microsoft ops nor the
+        # default-domain SimplifiedLayerNormalization; parc's importer checks
+        # them against its own schemas and onnxruntime loads them.
+        onnx.save(m, os.path.join(args.out, name + ".onnx"))
+        np.savez(os.path.join(args.out, name + ".inputs.npz"), **feeds)
+        print(f"wrote {name}.onnx")
+
+
+if __name__ == "__main__":
+    main()
