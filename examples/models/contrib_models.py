@@ -12,6 +12,8 @@ The reference is onnxruntime (test/e2e/contrib.py runs them):
   decoder_lengths Attention with [B] key lengths and qkv_hidden_sizes,
                   SimplifiedLayerNormalization, QuickGelu, Gelu, FastGelu
                   without bias, SkipSimplifiedLayerNormalization
+  gqa_decode      GroupQueryAttention (4 query heads, 2 key/value heads)
+                  on a full cache, one new token
 """
 import argparse
 import os
@@ -107,7 +109,41 @@ def decoder_lengths(rng):
     return model("decoder_lengths", nodes, inputs, outputs, inits), feeds
 
 
-MODELS = {"encoder_padded": encoder_padded, "decoder_lengths": decoder_lengths}
+def gqa_decode(rng):
+    """One new token per sequence after a full cache (onnxruntime's CPU
+    GroupQueryAttention takes batch > 1 only with seq 1)."""
+    f, i32 = TensorProto.FLOAT, TensorProto.INT32
+    kv, d, seq = 2, 8, 1  # onnxruntime wants head sizes in multiples of 8
+    inits = [weight(rng, "wq", H, N * d), weight(rng, "wk", H, kv * d),
+             weight(rng, "wv", H, kv * d), weight(rng, "wo", N * d, H),
+             numpy_helper.from_array(np.array(P + seq, np.int32), "total")]
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"]),
+        helper.make_node("MatMul", ["x", "wk"], ["k"]),
+        helper.make_node("MatMul", ["x", "wv"], ["v"]),
+        helper.make_node("GroupQueryAttention", ["q", "k", "v", "past_key", "past_value",
+                                                 "seqlens_k", "total"],
+                         ["att", "present_key", "present_value"], domain=MS,
+                         num_heads=N, kv_num_heads=kv),
+        helper.make_node("MatMul", ["att", "wo"], ["y"]),
+    ]
+    cache = [B, kv, P, d]
+    inputs = [helper.make_tensor_value_info("x", f, [B, seq, H]),
+              helper.make_tensor_value_info("past_key", f, cache),
+              helper.make_tensor_value_info("past_value", f, cache),
+              helper.make_tensor_value_info("seqlens_k", i32, [B])]
+    outputs = [helper.make_tensor_value_info("y", f, [B, seq, H]),
+               helper.make_tensor_value_info("present_key", f, [B, kv, P + seq, d]),
+               helper.make_tensor_value_info("present_value", f, [B, kv, P + seq, d])]
+    feeds = {"x": rng.standard_normal((B, seq, H)).astype(np.float32),
+             "past_key": rng.standard_normal(cache).astype(np.float32),
+             "past_value": rng.standard_normal(cache).astype(np.float32),
+             "seqlens_k": np.full((B,), P + seq - 1, np.int32)}
+    return model("gqa_decode", nodes, inputs, outputs, inits), feeds
+
+
+MODELS = {"encoder_padded": encoder_padded, "decoder_lengths": decoder_lengths,
+          "gqa_decode": gqa_decode}
 
 
 def main():

@@ -532,6 +532,90 @@ LogicalResult attention(NodeContext &c) {
   return success();
 }
 
+/// GroupQueryAttention's keys: query i of batch b sits at position
+/// seqlens_k[b] + 1 - S + i and reads keys 0 .. that position, i.e. where
+/// j - i + S - 2 < seqlens_k[b] (seqlens_k is total length - 1).
+Value gqaAllowed(Ops &o, Value seqlens, int64_t batch, int64_t seq,
+                 int64_t total) {
+  Type et = typeOf(seqlens).getElementType();
+  SmallVector<APInt> offs;
+  for (int64_t i = 0; i < seq; ++i)
+    for (int64_t j = 0; j < total; ++j)
+      offs.push_back(APInt(et.getIntOrFloatBitWidth(), j - i + seq - 2,
+                           /*isSigned=*/true));
+  auto t = shaped({1, 1, seq, total}, et);
+  Value e = arith::ConstantOp::create(o.b, o.loc, t, DenseElementsAttr::get(t, offs));
+  return o.binary<nn::LessOp>(e, o.reshape(seqlens, {batch, 1, 1, 1}),
+                              o.b.getI1Type());
+}
+
+/// GroupQueryAttention(query, key, value, past_key?, past_value?,
+/// seqlens_k, total_sequence_length): causal grouped-query attention on
+/// [B, S, heads · D] inputs, the caches [B, kv_heads, T, D] in front of the
+/// new keys and values (present = past ++ new: exact when every sequence
+/// fills the cache, seqlens_k = past + S - 1).
+LogicalResult groupQueryAttention(NodeContext &c) {
+  Ops o{c.builder(), c.loc()};
+  if (c.intAttr("do_rotary", 0) || c.has(7) || c.has(8))
+    return c.error() << "do_rotary and cos/sin caches are not supported "
+                        "(accepted: do_rotary = 0, inputs 0 to 6)";
+  if (c.intAttr("local_window_size", -1) != -1 || c.floatAttr("softcap", 0) != 0)
+    return c.error() << "local_window_size and softcap are not supported "
+                        "(accepted: -1 and 0)";
+  auto q = c.input(0), k = c.input(1), v = c.input(2), seqlens = c.input(5);
+  auto pk = optionalInput(c, 3), pv = optionalInput(c, 4);
+  if (failed(q) || failed(k) || failed(v) || failed(seqlens) || failed(pk) ||
+      failed(pv))
+    return failure();
+  int64_t heads = c.intAttr("num_heads", 0), kvHeads = c.intAttr("kv_num_heads", 0);
+  auto qt = typeOf(*q);
+  if (qt.getRank() != 3 || typeOf(*k) != typeOf(*v) || typeOf(*k).getRank() != 3)
+    return c.error() << "query, key and value must be [batch, seq, heads · "
+                        "head_size] (packed QKV is not supported), got "
+                     << qt << ", " << typeOf(*k) << ", " << typeOf(*v);
+  int64_t batch = qt.getDimSize(0), seq = qt.getDimSize(1);
+  if (heads <= 0 || kvHeads <= 0 || heads % kvHeads ||
+      qt.getDimSize(2) % heads ||
+      typeOf(*k).getDimSize(2) != qt.getDimSize(2) / heads * kvHeads)
+    return c.error() << "num_heads " << heads << " and kv_num_heads " << kvHeads
+                     << " must divide each other and the query's "
+                     << qt.getDimSize(2) << " and key's "
+                     << typeOf(*k).getDimSize(2) << " features evenly";
+  int64_t d = qt.getDimSize(2) / heads;
+  if (typeOf(*seqlens).getShape() != ArrayRef<int64_t>{batch})
+    return c.error() << "seqlens_k must be [" << batch << "], got "
+                     << typeOf(*seqlens);
+  Value key = splitHeads(o, *k, kvHeads), value = splitHeads(o, *v, kvHeads);
+  for (Value past : {*pk, *pv})
+    if (past && (typeOf(past).getRank() != 4 ||
+                 typeOf(past).getDimSize(0) != batch ||
+                 typeOf(past).getDimSize(1) != kvHeads ||
+                 typeOf(past).getDimSize(3) != d))
+      return c.error() << "past key/value must be [" << batch << ", "
+                       << kvHeads << ", past_seq, " << d << "], got "
+                       << typeOf(past);
+  key = withPast(o, *pk, key);
+  value = withPast(o, *pv, value);
+  int64_t total = typeOf(key).getDimSize(2);
+  float scale = c.floatAttr("scale", 0.0f);
+  if (scale == 0.0f)
+    scale = 1.0f / std::sqrt((float)d);
+  Value allowed = gqaAllowed(o, *seqlens, batch, seq, total);
+  Value out = mergeHeads(o, attend(o, splitHeads(o, *q, heads), key, value,
+                                   allowed, scale,
+                                   -std::numeric_limits<float>::infinity()));
+  if (failed(c.outType(0, typeOf(out))))
+    return failure();
+  c.set(0, out);
+  for (auto [i, kv] : llvm::enumerate(SmallVector<Value>{key, value}))
+    if (c.outputUsed(i + 1)) {
+      if (failed(c.outType(i + 1, typeOf(kv))))
+        return failure();
+      c.set(i + 1, kv);
+    }
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -544,7 +628,7 @@ bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
 
 bool parc::contrib::isSupportedContribOp(StringRef op) {
   static const llvm::StringSet<> ops = {
-      "Attention",         "SkipLayerNormalization",
+      "Attention",         "GroupQueryAttention", "SkipLayerNormalization",
       "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization",
       "EmbedLayerNormalization", "FastGelu", "BiasGelu", "Gelu", "QuickGelu"};
   return ops.contains(op);
@@ -554,6 +638,8 @@ LogicalResult parc::contrib::importContribNode(NodeContext &c) {
   StringRef op = c.node().op_type();
   if (op == "Attention")
     return attention(c);
+  if (op == "GroupQueryAttention")
+    return groupQueryAttention(c);
   if (op == "SkipLayerNormalization")
     return skipNorm(c, /*rms=*/false);
   if (op == "SkipSimplifiedLayerNormalization")
@@ -636,6 +722,17 @@ void inferAttention(InferenceContext &ctx) {
               {past[0], past[1], past[2], past[3] + x[1], past[4]});
 }
 
+void inferGroupQueryAttention(InferenceContext &ctx) {
+  likeInput(ctx, 0, 0);
+  auto k = staticDims(ctx, 1), past = staticDims(ctx, 3);
+  const auto *kvHeads = ctx.getAttribute("kv_num_heads");
+  if (k.size() != 3 || past.size() != 4 || !kvHeads || kvHeads->i() <= 0)
+    return;
+  for (size_t out : {1, 2})
+    setOutput(ctx, out, elemOf(ctx, 1),
+              {past[0], past[1], past[2] + k[1], past[3]});
+}
+
 void inferEmbedNorm(InferenceContext &ctx) {
   auto ids = staticDims(ctx, 0), word = staticDims(ctx, 2);
   if (ids.size() != 2 || word.size() != 2)
@@ -678,6 +775,8 @@ void parc::contrib::registerContribOpSchemas() {
   static bool once = [] {
     auto first = [](InferenceContext &ctx) { likeInput(ctx, 0, 0); };
     registerSchema("Attention", 7, {2, 3, 4, 5, 6}, 2, inferAttention);
+    registerSchema("GroupQueryAttention", 9, {3, 4, 7, 8}, 3,
+                   inferGroupQueryAttention);
     registerSchema("SkipLayerNormalization", 5, {3, 4}, 4, inferSkipNorm);
     registerSchema("SkipSimplifiedLayerNormalization", 4, {3}, 4, inferSkipNorm);
     // onnxruntime registers it in the default domain (where the genai model
