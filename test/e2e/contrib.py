@@ -2,10 +2,11 @@
 """onnxruntime's contrib ops through parc, against onnxruntime itself.
 
 Generates the models of examples/models/contrib_models.py (padded and
-length masks, past/present, every fused norm and GELU parc imports), runs
-each with `parc compile --tp N` + `parc-run` and with onnxruntime
-(tools/ort-reference) on the same inputs, and requires
-max|parc - ort| / max|ort| <= 1e-4 for every output. Prints one row per
+length masks, past/present, every fused norm and GELU parc imports, GQA),
+and takes onnxruntime-genai's fp16 tiny Qwen (GroupQueryAttention) from
+test/Inputs/models; runs each with `parc compile --tp N` + `parc-run` and
+with onnxruntime (tools/ort-reference) on the same inputs, and requires
+max|parc - ort| / max|ort| <= 1e-4 for every output (4e-3 for fp16). Prints one row per
 model and tp and `N passed, N failed`; exits 1 on any failure.
 """
 import argparse
@@ -24,7 +25,7 @@ import contrib_models  # noqa: E402
 from differential import outputs_of, rel_err, run  # noqa: E402
 
 
-def check(name, work, tools, tp, log):
+def check(name, work, tools, tp, log, reference=None, flags=()):
     model = os.path.join(work, name + ".onnx")
     feeds = np.load(os.path.join(work, name + ".inputs.npz"))
     inputs = []
@@ -34,14 +35,47 @@ def check(name, work, tools, tp, log):
         inputs.append((k, path))
     out = os.path.join(work, f"{name}-tp{tp}")
     run([os.path.join(tools, "parc"), "compile", model, "-o", out, "--quiet",
-         f"--tp={tp}"], log)
+         f"--tp={tp}"] + list(flags), log)
     run([os.path.join(tools, "parc-run"), out, "--output-dir", out + "-parc"] +
         [f"--input={k}={p}" for k, p in inputs], log)
-    run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), model,
+    run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), reference or model,
          "--output-dir", out + "-ort"] + sum((["--input", f"{k}={p}"] for k, p in inputs), []),
         log)
     manifest = json.load(open(os.path.join(out, "manifest.json")))
     return rel_err(outputs_of(out + "-parc", manifest), outputs_of(out + "-ort", manifest))
+
+
+# Real onnxruntime-genai exports (test/Inputs/models): input shapes and the
+# bound (fp16 models: 4e-3, as differential.py's f16 runs).
+SHARED = {
+    "qwen35_gqa_decode": ("ort_genai_tiny_qwen35_gqa_fp16", 2, 1, 4, 4e-3),
+    "qwen35_gqa_prefill": ("ort_genai_tiny_qwen35_gqa_fp16", 1, 3, 4, 4e-3),
+}
+
+
+def shared_case(name, work, rng):
+    """A copy of the model parc reads (opset 21 relabelled to 17, IR 8: its
+    ops mean the same there) and inputs: batch B, S new tokens after a full
+    cache of P. onnxruntime runs the original file."""
+    import onnx
+    model, b, s, p, rtol = SHARED[name]
+    original = os.path.join(ROOT, "test", "Inputs", "models", model + ".onnx")
+    m = onnx.load(original)
+    for imp in m.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            imp.version = min(imp.version, 17)
+    m.ir_version = min(m.ir_version, 8)
+    copy = os.path.join(work, name + ".onnx")
+    onnx.save(m, copy)
+    feeds = {"input_ids": rng.integers(0, 1000, (b, s)).astype(np.int32),
+             "attention_mask": np.ones((b, p + s), np.int64)}
+    for layer in range(2):
+        for kv in ("key", "value"):
+            feeds[f"past_key_values.{layer}.{kv}"] = (
+                rng.standard_normal((b, 2, p, 16)).astype(np.float16))
+    np.savez(os.path.join(work, name + ".inputs.npz"), **feeds)
+    shapes = [f"--input-shape={k}={'x'.join(map(str, v.shape))}" for k, v in feeds.items()]
+    return original, shapes, rtol
 
 
 def main():
@@ -56,17 +90,20 @@ def main():
                    stdout=subprocess.DEVNULL)
     passed = failed = 0
     with open(os.path.join(args.work, "log.txt"), "w") as log:
-        for name in contrib_models.MODELS:
+        cases = [(n, None, (), args.rtol) for n in contrib_models.MODELS]
+        rng = np.random.default_rng(0)
+        cases += [(n, *shared_case(n, args.work, rng)) for n in SHARED]
+        for name, reference, flags, rtol in cases:
             for tp in args.tp:
                 try:
-                    err = check(name, args.work, args.tools, tp, log)
-                    ok, row = err <= args.rtol, f"{err:.3e} {'PASS' if err <= args.rtol else 'FAIL'}"
+                    err = check(name, args.work, args.tools, tp, log, reference, flags)
+                    ok, row = err <= rtol, f"{err:.3e} {'PASS' if err <= rtol else 'FAIL'} (rtol {rtol})"
                 except Exception as e:  # noqa: BLE001 — a failed run is a row
                     ok, row = False, f"FAIL: {e}"
                 print(f"{name:<20} tp {tp}  {row}", flush=True)
                 passed += ok
                 failed += not ok
-    print(f"contrib (parc cpu vs onnxruntime, rtol {args.rtol}): {passed} passed, {failed} failed")
+    print(f"contrib (parc cpu vs onnxruntime): {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 
