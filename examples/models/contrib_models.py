@@ -14,6 +14,8 @@ The reference is onnxruntime (test/e2e/contrib.py runs them):
                   without bias, SkipSimplifiedLayerNormalization
   gqa_decode      GroupQueryAttention (4 query heads, 2 key/value heads)
                   on a full cache, one new token
+  rope_prompt     RotaryEmbedding on 3-D and 4-D inputs ([B, S] and [1]
+                  position_ids), GroupQueryAttention on a prompt
 """
 import argparse
 import os
@@ -142,8 +144,50 @@ def gqa_decode(rng):
     return model("gqa_decode", nodes, inputs, outputs, inits), feeds
 
 
+def rope_prompt(rng):
+    """RotaryEmbedding on [B, S, heads · D] queries (position_ids [B, S]) and
+    on [B, heads, S, D] keys (position_ids [1]: the first position), then
+    GroupQueryAttention on a prompt (no cache)."""
+    f, i32, i64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
+    kv, d, positions = 2, 8, 16
+    inv = 1.0 / (10000 ** (np.arange(0, d, 2) / d))
+    angles = np.outer(np.arange(positions), inv)
+    inits = [weight(rng, "wq", H, N * d), weight(rng, "wk", H, kv * d),
+             weight(rng, "wv", H, kv * d), weight(rng, "wo", N * d, H),
+             numpy_helper.from_array(np.cos(angles).astype(np.float32), "cos"),
+             numpy_helper.from_array(np.sin(angles).astype(np.float32), "sin"),
+             numpy_helper.from_array(np.array([B, S, kv, d], np.int64), "kshape"),
+             numpy_helper.from_array(np.array([B, S, kv * d], np.int64), "kflat"),
+             numpy_helper.from_array(np.array(S, np.int32), "total")]
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"]),
+        helper.make_node("MatMul", ["x", "wk"], ["k"]),
+        helper.make_node("MatMul", ["x", "wv"], ["v"]),
+        helper.make_node("RotaryEmbedding", ["q", "pos", "cos", "sin"], ["qr"], domain=MS,
+                         num_heads=N),
+        helper.make_node("Reshape", ["k", "kshape"], ["k4"]),
+        helper.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 1, 3]),
+        helper.make_node("RotaryEmbedding", ["kt", "start", "cos", "sin"], ["ktr"], domain=MS),
+        helper.make_node("Transpose", ["ktr"], ["kb"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["kb", "kflat"], ["kr"]),
+        helper.make_node("GroupQueryAttention", ["qr", "kr", "v", "", "", "seqlens_k", "total"],
+                         ["att", "", ""], domain=MS, num_heads=N, kv_num_heads=kv),
+        helper.make_node("MatMul", ["att", "wo"], ["y"]),
+    ]
+    inputs = [helper.make_tensor_value_info("x", f, [B, S, H]),
+              helper.make_tensor_value_info("pos", i64, [B, S]),
+              helper.make_tensor_value_info("start", i64, [1]),
+              helper.make_tensor_value_info("seqlens_k", i32, [B])]
+    outputs = [helper.make_tensor_value_info("y", f, [B, S, H])]
+    feeds = {"x": rng.standard_normal((B, S, H)).astype(np.float32),
+             "pos": np.array([[3, 4, 5, 6], [0, 1, 2, 3]], np.int64)[:B, :S],
+             "start": np.array([2], np.int64),
+             "seqlens_k": np.full((B,), S - 1, np.int32)}
+    return model("rope_prompt", nodes, inputs, outputs, inits), feeds
+
+
 MODELS = {"encoder_padded": encoder_padded, "decoder_lengths": decoder_lengths,
-          "gqa_decode": gqa_decode}
+          "gqa_decode": gqa_decode, "rope_prompt": rope_prompt}
 
 
 def main():

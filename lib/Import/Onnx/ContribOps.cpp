@@ -616,6 +616,75 @@ LogicalResult groupQueryAttention(NodeContext &c) {
   return success();
 }
 
+/// The positions RotaryEmbedding reads: position_ids [B, S], or [1]
+/// holding the first position of every sequence.
+FailureOr<Value> rotaryPositions(NodeContext &c, Ops &o, Value ids, int64_t batch,
+                                 int64_t seq) {
+  auto t = typeOf(ids);
+  if (t.getShape() == ArrayRef<int64_t>{batch, seq})
+    return ids;
+  if (t.getShape() != ArrayRef<int64_t>{1} || !isa<IntegerType>(t.getElementType()))
+    return c.error() << "position_ids must be [" << batch << ", " << seq
+                     << "] or [1] (the first position), got " << t,
+           failure();
+  Type et = t.getElementType();
+  SmallVector<APInt> iota;
+  for (int64_t i = 0; i < seq; ++i)
+    iota.push_back(APInt(et.getIntOrFloatBitWidth(), i));
+  auto it = shaped({1, seq}, et);
+  Value ramp = arith::ConstantOp::create(o.b, o.loc, it, DenseElementsAttr::get(it, iota));
+  return o.binary<nn::AddOp>(ramp, o.reshape(ids, {1, 1}));
+}
+
+/// RotaryEmbedding(input, position_ids, cos_cache, sin_cache), rotate-half
+/// layout: nn.rotary with the caches' half-width rows, gathered at the
+/// positions, repeated to the head size. input is [B, S, heads · D] or
+/// [B, heads, S, D].
+LogicalResult rotaryEmbedding(NodeContext &c) {
+  Ops o{c.builder(), c.loc()};
+  if (c.intAttr("interleaved", 0))
+    return c.error() << "interleaved = 1 is not supported (accepted: 0, the "
+                        "rotate-half layout)";
+  if (c.intAttr("rotary_embedding_dim", 0) || c.intAttr("is_packed_batching", 0))
+    return c.error() << "rotary_embedding_dim and is_packed_batching are not "
+                        "supported (accepted: 0, rotating whole heads)";
+  auto x = c.input(0), ids = c.input(1), cosT = c.input(2), sinT = c.input(3);
+  if (failed(x) || failed(ids) || failed(cosT) || failed(sinT))
+    return failure();
+  auto xt = typeOf(*x), ct = typeOf(*cosT);
+  bool split = xt.getRank() == 3;
+  if ((!split && xt.getRank() != 4) || ct.getRank() != 2 || ct != typeOf(*sinT) ||
+      ct.getElementType() != xt.getElementType())
+    return c.error() << "input " << xt << " must be [B, S, heads · D] or [B, "
+                     << "heads, S, D] and cos/sin caches [positions, D / 2] of "
+                     << "its type, got " << ct << " and " << typeOf(*sinT);
+  int64_t d = 2 * ct.getDimSize(1), batch = xt.getDimSize(0);
+  int64_t seq = xt.getDimSize(split ? 1 : 2);
+  int64_t heads = split ? c.intAttr("num_heads", xt.getDimSize(2) / std::max<int64_t>(d, 1))
+                        : xt.getDimSize(1);
+  if (d == 0 || heads <= 0 || (split ? xt.getDimSize(2) != heads * d : xt.getDimSize(3) != d))
+    return c.error() << "the caches' " << ct.getDimSize(1) << " columns (head "
+                     << "size " << d << ") do not fit input " << xt;
+  auto pos = rotaryPositions(c, o, *ids, batch, seq);
+  if (failed(pos))
+    return failure();
+  int64_t pb = typeOf(*pos).getDimSize(0);
+  SmallVector<int64_t> tableShape = split ? SmallVector<int64_t>{pb, seq, 1, d}
+                                          : SmallVector<int64_t>{pb, 1, seq, d};
+  auto table = [&](Value cache) {
+    Value half = o.gather(cache, *pos);
+    return o.reshape(o.concat({half, half}, 2), tableShape);
+  };
+  Value in = split ? o.reshape(*x, {batch, seq, heads, d}) : *x;
+  Value cosF = table(*cosT), sinF = table(*sinT);
+  Value r = nn::RotaryOp::create(o.b, o.loc, typeOf(in), in, cosF, sinF);
+  auto t = c.outType(0, xt);
+  if (failed(t))
+    return failure();
+  c.set(0, split ? o.reshape(r, xt.getShape()) : r);
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -628,7 +697,7 @@ bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
 
 bool parc::contrib::isSupportedContribOp(StringRef op) {
   static const llvm::StringSet<> ops = {
-      "Attention",         "GroupQueryAttention", "SkipLayerNormalization",
+      "Attention", "GroupQueryAttention", "RotaryEmbedding", "SkipLayerNormalization",
       "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization",
       "EmbedLayerNormalization", "FastGelu", "BiasGelu", "Gelu", "QuickGelu"};
   return ops.contains(op);
@@ -640,6 +709,8 @@ LogicalResult parc::contrib::importContribNode(NodeContext &c) {
     return attention(c);
   if (op == "GroupQueryAttention")
     return groupQueryAttention(c);
+  if (op == "RotaryEmbedding")
+    return rotaryEmbedding(c);
   if (op == "SkipLayerNormalization")
     return skipNorm(c, /*rms=*/false);
   if (op == "SkipSimplifiedLayerNormalization")
@@ -777,6 +848,7 @@ void parc::contrib::registerContribOpSchemas() {
     registerSchema("Attention", 7, {2, 3, 4, 5, 6}, 2, inferAttention);
     registerSchema("GroupQueryAttention", 9, {3, 4, 7, 8}, 3,
                    inferGroupQueryAttention);
+    registerSchema("RotaryEmbedding", 4, {}, 1, first);
     registerSchema("SkipLayerNormalization", 5, {3, 4}, 4, inferSkipNorm);
     registerSchema("SkipSimplifiedLayerNormalization", 4, {3}, 4, inferSkipNorm);
     // onnxruntime registers it in the default domain (where the genai model
