@@ -16,6 +16,8 @@ The reference is onnxruntime (test/e2e/contrib.py runs them):
                   on a full cache, one new token
   rope_prompt     RotaryEmbedding on 3-D and 4-D inputs ([B, S] and [1]
                   position_ids), GroupQueryAttention on a prompt
+  matmul_nbits    two 4-bit MatMulNBits around a Relu, with NAME.expected.npz
+                  computed by numpy from the dequantised weights
 """
 import argparse
 import os
@@ -186,8 +188,55 @@ def rope_prompt(rng):
     return model("rope_prompt", nodes, inputs, outputs, inits), feeds
 
 
+def quantise4(rng, k, n, block, zero_points):
+    """Random MatMulNBits operands for a [k, n] weight and its numpy
+    dequantisation: B [n, blocks, block / 2] bytes (the low nibble first),
+    one scale per (column, block), zero points as packed nibbles or 8."""
+    blocks = -(-k // block)
+    q = rng.integers(0, 16, (n, blocks * block)).astype(np.uint8)
+    packed = (q[:, 0::2] | (q[:, 1::2] << 4)).reshape(n, blocks, block // 2)
+    scales = (rng.random((n, blocks)) * 0.1 + 0.01).astype(np.float32)
+    zp = rng.integers(0, 16, (n, blocks)).astype(np.uint8) if zero_points else np.full((n, blocks), 8)
+    w = (q.astype(np.float32).reshape(n, blocks, block) - zp[:, :, None]) * scales[:, :, None]
+    w = w.reshape(n, blocks * block)[:, :k].T  # [k, n]
+    zp_bytes = None
+    if zero_points:
+        padded = np.zeros((n, 2 * -(-blocks // 2)), np.uint8)
+        padded[:, :blocks] = zp
+        zp_bytes = (padded[:, 0::2] | (padded[:, 1::2] << 4)).reshape(-1)
+    return packed, scales.reshape(-1), zp_bytes, w
+
+
+def matmul_nbits(rng):
+    """Two MatMulNBits (4-bit, block 16, K not a multiple of the block;
+    packed zero points and a bias on the first, default zero points on the
+    second) around a Relu: an MLP of quantised linears. Its expected output
+    is computed here with numpy from the dequantised weights."""
+    f = TensorProto.FLOAT
+    k, n1, n2, block = 40, 24, 16, 16
+    b1, s1, z1, w1 = quantise4(rng, k, n1, block, zero_points=True)
+    b2, s2, _, w2 = quantise4(rng, n1, n2, block, zero_points=False)
+    bias = (rng.standard_normal(n1) * 0.1).astype(np.float32)
+    inits = [numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(s1, "s1"),
+             numpy_helper.from_array(z1, "z1"), numpy_helper.from_array(bias, "bias"),
+             numpy_helper.from_array(b2, "b2"), numpy_helper.from_array(s2, "s2")]
+    nodes = [
+        helper.make_node("MatMulNBits", ["x", "b1", "s1", "z1", "", "bias"], ["h"], domain=MS,
+                         K=k, N=n1, bits=4, block_size=block),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("MatMulNBits", ["r", "b2", "s2"], ["y"], domain=MS,
+                         K=n1, N=n2, bits=4, block_size=block),
+    ]
+    inputs = [helper.make_tensor_value_info("x", f, [B, S, k])]
+    outputs = [helper.make_tensor_value_info("y", f, [B, S, n2])]
+    x = rng.standard_normal((B, S, k)).astype(np.float32)
+    expected = {"y": np.maximum(x @ w1 + bias, 0) @ w2}
+    return model("matmul_nbits", nodes, inputs, outputs, inits), {"x": x}, expected
+
+
 MODELS = {"encoder_padded": encoder_padded, "decoder_lengths": decoder_lengths,
-          "gqa_decode": gqa_decode, "rope_prompt": rope_prompt}
+          "gqa_decode": gqa_decode, "rope_prompt": rope_prompt,
+          "matmul_nbits": matmul_nbits}
 
 
 def main():
@@ -197,7 +246,9 @@ def main():
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for name, build in MODELS.items():
-        m, feeds = build(np.random.default_rng(args.seed))
+        m, feeds, *expected = build(np.random.default_rng(args.seed))
+        if expected:
+            np.savez(os.path.join(args.out, name + ".expected.npz"), **expected[0])
         # No onnx.checker here: it knows neither com.microsoft ops nor the
         # default-domain SimplifiedLayerNormalization; parc's importer checks
         # them against its own schemas and onnxruntime loads them.

@@ -22,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
 sys.path.insert(0, HERE)
 import contrib_models  # noqa: E402
-from differential import outputs_of, rel_err, run  # noqa: E402
+from differential import output_file, outputs_of, rel_err, run  # noqa: E402
 
 
 def check(name, work, tools, tp, log, reference=None, flags=()):
@@ -42,7 +42,15 @@ def check(name, work, tools, tp, log, reference=None, flags=()):
          "--output-dir", out + "-ort"] + sum((["--input", f"{k}={p}"] for k, p in inputs), []),
         log)
     manifest = json.load(open(os.path.join(out, "manifest.json")))
-    return rel_err(outputs_of(out + "-parc", manifest), outputs_of(out + "-ort", manifest))
+    got = outputs_of(out + "-parc", manifest)
+    err = rel_err(got, outputs_of(out + "-ort", manifest))
+    expected = os.path.join(work, name + ".expected.npz")
+    if os.path.exists(expected):
+        # A numpy reference too (MatMulNBits: the dequantisation arithmetic).
+        want = np.load(expected)
+        err = max(err, rel_err(got, {output_file(manifest, k): want[k].astype(np.float64)
+                                     for k in want.files}))
+    return err
 
 
 # Real onnxruntime-genai exports (test/Inputs/models): input shapes and the

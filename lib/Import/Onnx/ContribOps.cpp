@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -23,6 +24,7 @@
 #include "onnx/onnx_pb.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace mlir;
@@ -685,6 +687,177 @@ LogicalResult rotaryEmbedding(NodeContext &c) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// MatMulNBits
+//===----------------------------------------------------------------------===//
+
+/// The bytes of a constant operand (an initializer): inline or a blob.
+FailureOr<std::vector<char>> constantBytes(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return failure();
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob)
+      return failure();
+    return std::vector<char>(blob->getData().begin(), blob->getData().end());
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+  if (!dense || dense.getElementType().isInteger(1))
+    return failure();
+  size_t width = dense.getElementType().getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return std::vector<char>(raw.begin(), raw.end());
+  std::vector<char> out;
+  for (int64_t i = 0; i < dense.getNumElements(); ++i)
+    out.insert(out.end(), raw.begin(), raw.begin() + width);
+  return out;
+}
+
+/// Floats of f32 or f16 bytes.
+std::vector<float> asFloats(const std::vector<char> &bytes, Type et) {
+  std::vector<float> out;
+  if (et.isF32()) {
+    out.resize(bytes.size() / 4);
+    std::memcpy(out.data(), bytes.data(), out.size() * 4);
+    return out;
+  }
+  for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + i, 2);
+    out.push_back(APFloat(APFloat::IEEEhalf(), APInt(16, h)).convertToFloat());
+  }
+  return out;
+}
+
+/// The 4-bit weights of MatMulNBits dequantised, [K, N] in `et`:
+/// w[k, n] = (q - zero_point) · scale of k's block in column n, q the
+/// nibble k % 2 (low first) of byte k / 2 of that block, zero points 8
+/// unless given (packed nibbles, or one float per block).
+struct Dequantised {
+  int64_t k, n, blocks, blockSize;
+  std::vector<char> packed, zeros;
+  std::vector<float> scales, zeroFloats;
+
+  float at(int64_t row, int64_t col) const {
+    int64_t blk = row / blockSize, i = row % blockSize;
+    uint8_t byte = packed[(col * blocks + blk) * (blockSize / 2) + i / 2];
+    int q = i % 2 ? byte >> 4 : byte & 0xF;
+    float zp = 8;
+    if (!zeroFloats.empty()) {
+      zp = zeroFloats[col * blocks + blk];
+    } else if (!zeros.empty()) {
+      uint8_t z = zeros[col * ((blocks + 1) / 2) + blk / 2];
+      zp = blk % 2 ? z >> 4 : z & 0xF;
+    }
+    return (q - zp) * scales[col * blocks + blk];
+  }
+};
+
+/// A [K, N] weight constant of `et` holding `w`.
+Value weightConstant(Ops &o, const Dequantised &w, Type et, StringRef key) {
+  std::vector<char> bytes;
+  for (int64_t r = 0; r < w.k; ++r)
+    for (int64_t c = 0; c < w.n; ++c) {
+      float v = w.at(r, c);
+      if (et.isF32()) {
+        bytes.insert(bytes.end(), (char *)&v, (char *)&v + 4);
+        continue;
+      }
+      bool lost;
+      APFloat h(v);
+      h.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven, &lost);
+      uint16_t bits = h.bitcastToAPInt().getZExtValue();
+      bytes.insert(bytes.end(), (char *)&bits, (char *)&bits + 2);
+    }
+  auto type = shaped({w.k, w.n}, et);
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(bytes.data(), bytes.size()), alignof(uint64_t));
+  return arith::ConstantOp::create(
+      o.b, o.loc, type, DenseResourceElementsAttr::get(type, key, std::move(blob)));
+}
+
+/// Reads MatMulNBits' quantised operands; fails naming what is wrong.
+FailureOr<Dequantised> readNBits(NodeContext &c, Type et) {
+  Dequantised w{c.intAttr("K", 0), c.intAttr("N", 0), 0, c.intAttr("block_size", 0),
+                {}, {}, {}, {}};
+  if (c.intAttr("bits", 4) != 4)
+    return c.error() << "bits = " << c.intAttr("bits", 4)
+                     << " is not supported (accepted: 4)", failure();
+  if (w.k <= 0 || w.n <= 0 || w.blockSize < 2 || w.blockSize % 2)
+    return c.error() << "K " << w.k << ", N " << w.n << " and block_size "
+                     << w.blockSize << " must be positive (block_size even)",
+           failure();
+  if (c.has(4))
+    return c.error() << "g_idx (input 4) is not supported (accepted: blocks "
+                        "in order)", failure();
+  w.blocks = (w.k + w.blockSize - 1) / w.blockSize;
+  auto b = c.input(1), scales = c.input(2);
+  auto zeros = optionalInput(c, 3);
+  if (failed(b) || failed(scales) || failed(zeros))
+    return failure();
+  auto packed = constantBytes(*b), sc = constantBytes(*scales);
+  FailureOr<std::vector<char>> zp = std::vector<char>();
+  if (*zeros)
+    zp = constantBytes(*zeros);
+  if (failed(packed) || failed(sc) || failed(zp))
+    return c.error() << "the quantised weights, scales and zero points must be "
+                        "initializers (parc dequantises them at compile time)",
+           failure();
+  Type st = typeOf(*scales).getElementType();
+  if (st != et || (!st.isF32() && !st.isF16()))
+    return c.error() << "scales must be f32 or f16 like the input, got "
+                     << typeOf(*scales), failure();
+  w.packed = std::move(*packed);
+  w.scales = asFloats(*sc, st);
+  bool floatZeros = *zeros && typeOf(*zeros).getElementType() == st;
+  if (floatZeros)
+    w.zeroFloats = asFloats(*zp, st);
+  else
+    w.zeros = std::move(*zp);
+  int64_t cells = w.n * w.blocks;
+  if ((int64_t)w.packed.size() != cells * (w.blockSize / 2) ||
+      (int64_t)w.scales.size() != cells ||
+      (floatZeros ? (int64_t)w.zeroFloats.size() != cells
+                  : (*zeros && (int64_t)w.zeros.size() != w.n * ((w.blocks + 1) / 2))))
+    return c.error() << "B " << typeOf(*b) << ", scales and zero points do not "
+                     << "match K " << w.k << ", N " << w.n << ", block_size "
+                     << w.blockSize << " (B [N, " << w.blocks << ", "
+                     << w.blockSize / 2 << "] bytes, " << cells << " scales)",
+           failure();
+  return w;
+}
+
+/// MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): A · W (+ bias)
+/// with W dequantised at import into A's type: an nn.matmul on a constant,
+/// which nn-fuse makes the linear tensor parallelism shards.
+LogicalResult matMulNBits(NodeContext &c) {
+  Ops o{c.builder(), c.loc()};
+  auto a = c.input(0);
+  auto bias = optionalInput(c, 5);
+  if (failed(a) || failed(bias))
+    return failure();
+  Type et = typeOf(*a).getElementType();
+  auto w = readNBits(c, et);
+  if (failed(w))
+    return failure();
+  if (typeOf(*a).getRank() < 2 || typeOf(*a).getShape().back() != w->k)
+    return c.error() << "A " << typeOf(*a) << " must end in K = " << w->k;
+  Value y = o.matmul(*a, weightConstant(o, *w, et, c.node().input(1) + ".dequantised"));
+  if (*bias) {
+    auto sum = addInto(c, o, y, *bias, "bias");
+    if (failed(sum))
+      return failure();
+    y = *sum;
+  }
+  auto t = c.outType(0, typeOf(y));
+  if (failed(t))
+    return failure();
+  c.set(0, y);
+  return success();
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -697,7 +870,8 @@ bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
 
 bool parc::contrib::isSupportedContribOp(StringRef op) {
   static const llvm::StringSet<> ops = {
-      "Attention", "GroupQueryAttention", "RotaryEmbedding", "SkipLayerNormalization",
+      "Attention", "GroupQueryAttention", "RotaryEmbedding", "MatMulNBits",
+      "SkipLayerNormalization",
       "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization",
       "EmbedLayerNormalization", "FastGelu", "BiasGelu", "Gelu", "QuickGelu"};
   return ops.contains(op);
@@ -711,6 +885,8 @@ LogicalResult parc::contrib::importContribNode(NodeContext &c) {
     return groupQueryAttention(c);
   if (op == "RotaryEmbedding")
     return rotaryEmbedding(c);
+  if (op == "MatMulNBits")
+    return matMulNBits(c);
   if (op == "SkipLayerNormalization")
     return skipNorm(c, /*rms=*/false);
   if (op == "SkipSimplifiedLayerNormalization")
@@ -804,6 +980,15 @@ void inferGroupQueryAttention(InferenceContext &ctx) {
               {past[0], past[1], past[2] + k[1], past[3]});
 }
 
+void inferMatMulNBits(InferenceContext &ctx) {
+  auto a = staticDims(ctx, 0);
+  const auto *n = ctx.getAttribute("N");
+  if (a.empty() || !n)
+    return;
+  a.back() = n->i();
+  setOutput(ctx, 0, elemOf(ctx, 0), a);
+}
+
 void inferEmbedNorm(InferenceContext &ctx) {
   auto ids = staticDims(ctx, 0), word = staticDims(ctx, 2);
   if (ids.size() != 2 || word.size() != 2)
@@ -849,6 +1034,7 @@ void parc::contrib::registerContribOpSchemas() {
     registerSchema("GroupQueryAttention", 9, {3, 4, 7, 8}, 3,
                    inferGroupQueryAttention);
     registerSchema("RotaryEmbedding", 4, {}, 1, first);
+    registerSchema("MatMulNBits", 6, {3, 4, 5}, 1, inferMatMulNBits);
     registerSchema("SkipLayerNormalization", 5, {3, 4}, 4, inferSkipNorm);
     registerSchema("SkipSimplifiedLayerNormalization", 4, {3}, 4, inferSkipNorm);
     // onnxruntime registers it in the default domain (where the genai model
