@@ -14,6 +14,7 @@ The reference is onnxruntime (test/e2e/contrib.py runs them):
                   without bias, SkipSimplifiedLayerNormalization
   gqa_decode      GroupQueryAttention (4 query heads, 2 key/value heads)
                   on a full cache, one new token
+  gqa_rotary_decode  the same with do_rotary and cos/sin caches
   rope_prompt     RotaryEmbedding on 3-D and 4-D inputs ([B, S] and [1]
                   position_ids), GroupQueryAttention on a prompt
   matmul_nbits    two 4-bit MatMulNBits around a Relu, with NAME.expected.npz
@@ -113,11 +114,13 @@ def decoder_lengths(rng):
     return model("decoder_lengths", nodes, inputs, outputs, inits), feeds
 
 
-def gqa_decode(rng):
+def gqa_decode(rng, rotary=False):
     """One new token per sequence after a full cache (onnxruntime's CPU
-    GroupQueryAttention takes batch > 1 only with seq 1)."""
+    GroupQueryAttention takes batch > 1 only with seq 1); with `rotary`,
+    do_rotary and cos/sin caches (the genai model builder's form)."""
     f, i32 = TensorProto.FLOAT, TensorProto.INT32
-    kv, d, seq = 2, 8, 1  # onnxruntime wants head sizes in multiples of 8
+    # onnxruntime wants head sizes in multiples of 8 (16 with do_rotary).
+    kv, d, seq = 2, 16 if rotary else 8, 1
     inits = [weight(rng, "wq", H, N * d), weight(rng, "wk", H, kv * d),
              weight(rng, "wv", H, kv * d), weight(rng, "wo", N * d, H),
              numpy_helper.from_array(np.array(P + seq, np.int32), "total")]
@@ -126,11 +129,16 @@ def gqa_decode(rng):
         helper.make_node("MatMul", ["x", "wk"], ["k"]),
         helper.make_node("MatMul", ["x", "wv"], ["v"]),
         helper.make_node("GroupQueryAttention", ["q", "k", "v", "past_key", "past_value",
-                                                 "seqlens_k", "total"],
+                                                 "seqlens_k", "total"] +
+                         (["cos", "sin"] if rotary else []),
                          ["att", "present_key", "present_value"], domain=MS,
-                         num_heads=N, kv_num_heads=kv),
+                         num_heads=N, kv_num_heads=kv, do_rotary=int(rotary)),
         helper.make_node("MatMul", ["att", "wo"], ["y"]),
     ]
+    if rotary:
+        angles = np.outer(np.arange(16), 1.0 / (10000 ** (np.arange(0, d, 2) / d)))
+        inits += [numpy_helper.from_array(np.cos(angles).astype(np.float32), "cos"),
+                  numpy_helper.from_array(np.sin(angles).astype(np.float32), "sin")]
     cache = [B, kv, P, d]
     inputs = [helper.make_tensor_value_info("x", f, [B, seq, H]),
               helper.make_tensor_value_info("past_key", f, cache),
@@ -143,7 +151,8 @@ def gqa_decode(rng):
              "past_key": rng.standard_normal(cache).astype(np.float32),
              "past_value": rng.standard_normal(cache).astype(np.float32),
              "seqlens_k": np.full((B,), P + seq - 1, np.int32)}
-    return model("gqa_decode", nodes, inputs, outputs, inits), feeds
+    return model("gqa_rotary_decode" if rotary else "gqa_decode", nodes, inputs, outputs,
+                 inits), feeds
 
 
 def rope_prompt(rng):
@@ -235,7 +244,9 @@ def matmul_nbits(rng):
 
 
 MODELS = {"encoder_padded": encoder_padded, "decoder_lengths": decoder_lengths,
-          "gqa_decode": gqa_decode, "rope_prompt": rope_prompt,
+          "gqa_decode": gqa_decode,
+          "gqa_rotary_decode": lambda rng: gqa_decode(rng, rotary=True),
+          "rope_prompt": rope_prompt,
           "matmul_nbits": matmul_nbits}
 
 

@@ -534,6 +534,51 @@ LogicalResult attention(NodeContext &c) {
   return success();
 }
 
+/// nn.rotary of head-split `x` ([B, S, N, D] when `seqFirst`, else [B, N,
+/// S, D]) at positions `pos` [B or 1, S]: the caches' [positions, D / 2]
+/// rows gathered there and repeated to the head size (rotate-half layout).
+Value rotate(Ops &o, Value x, Value pos, Value cosCache, Value sinCache,
+             bool seqFirst) {
+  int64_t pb = typeOf(pos).getDimSize(0), seq = typeOf(pos).getDimSize(1);
+  int64_t d = typeOf(x).getShape().back();
+  SmallVector<int64_t> shape = seqFirst ? SmallVector<int64_t>{pb, seq, 1, d}
+                                        : SmallVector<int64_t>{pb, 1, seq, d};
+  auto table = [&](Value cache) {
+    Value half = o.gather(cache, pos);
+    return o.reshape(o.concat({half, half}, 2), shape);
+  };
+  Value cosF = table(cosCache), sinF = table(sinCache);
+  return nn::RotaryOp::create(o.b, o.loc, typeOf(x), x, cosF, sinF);
+}
+
+/// GroupQueryAttention's rotary positions: query i of batch b sits at
+/// seqlens_k[b] + 1 - S + i.
+Value gqaPositions(Ops &o, Value seqlens, int64_t batch, int64_t seq) {
+  Type et = typeOf(seqlens).getElementType();
+  SmallVector<APInt> offs;
+  for (int64_t i = 0; i < seq; ++i)
+    offs.push_back(APInt(et.getIntOrFloatBitWidth(), i + 1 - seq, /*isSigned=*/true));
+  auto t = shaped({1, seq}, et);
+  Value ramp = arith::ConstantOp::create(o.b, o.loc, t, DenseElementsAttr::get(t, offs));
+  return o.binary<nn::AddOp>(o.reshape(seqlens, {batch, 1}), ramp);
+}
+
+/// GroupQueryAttention's cos/sin caches when do_rotary: [positions, D / 2]
+/// of the query's type. Fails (with an error) on another form.
+LogicalResult checkGqaRotary(NodeContext &c, Value cosCache, Value sinCache,
+                             Type et, int64_t d) {
+  if (c.intAttr("rotary_interleaved", 0))
+    return c.error() << "rotary_interleaved = 1 is not supported (accepted: "
+                        "0, the rotate-half layout)";
+  for (Value t : {cosCache, sinCache})
+    if (!t || typeOf(t).getRank() != 2 || typeOf(t).getDimSize(1) * 2 != d ||
+        typeOf(t).getElementType() != et)
+      return c.error() << "do_rotary needs cos_cache and sin_cache (inputs 7 "
+                          "and 8) of [positions, " << d / 2 << "] in the "
+                          "query's type";
+  return success();
+}
+
 /// GroupQueryAttention's keys: query i of batch b sits at position
 /// seqlens_k[b] + 1 - S + i and reads keys 0 .. that position, i.e. where
 /// j - i + S - 2 < seqlens_k[b] (seqlens_k is total length - 1).
@@ -552,22 +597,22 @@ Value gqaAllowed(Ops &o, Value seqlens, int64_t batch, int64_t seq,
 }
 
 /// GroupQueryAttention(query, key, value, past_key?, past_value?,
-/// seqlens_k, total_sequence_length): causal grouped-query attention on
+/// seqlens_k, total_sequence_length, cos_cache?, sin_cache?), with
+/// do_rotary the new queries and keys rotated at their positions: causal
+/// grouped-query attention on
 /// [B, S, heads · D] inputs, the caches [B, kv_heads, T, D] in front of the
 /// new keys and values (present = past ++ new: exact when every sequence
 /// fills the cache, seqlens_k = past + S - 1).
 LogicalResult groupQueryAttention(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
-  if (c.intAttr("do_rotary", 0) || c.has(7) || c.has(8))
-    return c.error() << "do_rotary and cos/sin caches are not supported "
-                        "(accepted: do_rotary = 0, inputs 0 to 6)";
   if (c.intAttr("local_window_size", -1) != -1 || c.floatAttr("softcap", 0) != 0)
     return c.error() << "local_window_size and softcap are not supported "
                         "(accepted: -1 and 0)";
   auto q = c.input(0), k = c.input(1), v = c.input(2), seqlens = c.input(5);
-  auto pk = optionalInput(c, 3), pv = optionalInput(c, 4);
+  auto pk = optionalInput(c, 3), pv = optionalInput(c, 4),
+       cosCache = optionalInput(c, 7), sinCache = optionalInput(c, 8);
   if (failed(q) || failed(k) || failed(v) || failed(seqlens) || failed(pk) ||
-      failed(pv))
+      failed(pv) || failed(cosCache) || failed(sinCache))
     return failure();
   int64_t heads = c.intAttr("num_heads", 0), kvHeads = c.intAttr("kv_num_heads", 0);
   auto qt = typeOf(*q);
@@ -587,7 +632,15 @@ LogicalResult groupQueryAttention(NodeContext &c) {
   if (typeOf(*seqlens).getShape() != ArrayRef<int64_t>{batch})
     return c.error() << "seqlens_k must be [" << batch << "], got "
                      << typeOf(*seqlens);
-  Value key = splitHeads(o, *k, kvHeads), value = splitHeads(o, *v, kvHeads);
+  Value query = splitHeads(o, *q, heads), key = splitHeads(o, *k, kvHeads),
+        value = splitHeads(o, *v, kvHeads);
+  if (c.intAttr("do_rotary", 0)) {
+    if (failed(checkGqaRotary(c, *cosCache, *sinCache, qt.getElementType(), d)))
+      return failure();
+    Value pos = gqaPositions(o, *seqlens, batch, seq);
+    query = rotate(o, query, pos, *cosCache, *sinCache, /*seqFirst=*/false);
+    key = rotate(o, key, pos, *cosCache, *sinCache, /*seqFirst=*/false);
+  }
   for (Value past : {*pk, *pv})
     if (past && (typeOf(past).getRank() != 4 ||
                  typeOf(past).getDimSize(0) != batch ||
@@ -603,7 +656,7 @@ LogicalResult groupQueryAttention(NodeContext &c) {
   if (scale == 0.0f)
     scale = 1.0f / std::sqrt((float)d);
   Value allowed = gqaAllowed(o, *seqlens, batch, seq, total);
-  Value out = mergeHeads(o, attend(o, splitHeads(o, *q, heads), key, value,
+  Value out = mergeHeads(o, attend(o, query, key, value,
                                    allowed, scale,
                                    -std::numeric_limits<float>::infinity()));
   if (failed(c.outType(0, typeOf(out))))
@@ -670,16 +723,8 @@ LogicalResult rotaryEmbedding(NodeContext &c) {
   auto pos = rotaryPositions(c, o, *ids, batch, seq);
   if (failed(pos))
     return failure();
-  int64_t pb = typeOf(*pos).getDimSize(0);
-  SmallVector<int64_t> tableShape = split ? SmallVector<int64_t>{pb, seq, 1, d}
-                                          : SmallVector<int64_t>{pb, 1, seq, d};
-  auto table = [&](Value cache) {
-    Value half = o.gather(cache, *pos);
-    return o.reshape(o.concat({half, half}, 2), tableShape);
-  };
   Value in = split ? o.reshape(*x, {batch, seq, heads, d}) : *x;
-  Value cosF = table(*cosT), sinF = table(*sinT);
-  Value r = nn::RotaryOp::create(o.b, o.loc, typeOf(in), in, cosF, sinF);
+  Value r = rotate(o, in, *pos, *cosT, *sinT, /*seqFirst=*/split);
   auto t = c.outType(0, xt);
   if (failed(t))
     return failure();
