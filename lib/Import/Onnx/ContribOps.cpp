@@ -45,7 +45,8 @@ struct Ops {
   Location loc;
 
   template <typename Op> Value binary(Value l, Value r, Type et = {}) {
-    auto shape = nn::broadcastShapes(typeOf(l).getShape(), typeOf(r).getShape());
+    auto shape =
+        nn::broadcastShapes(typeOf(l).getShape(), typeOf(r).getShape());
     assert(succeeded(shape) && "callers check broadcasting");
     return b.createOrFold<Op>(
         loc, shaped(*shape, et ? et : typeOf(l).getElementType()), l, r);
@@ -95,8 +96,9 @@ struct Ops {
   }
   Value scalar(Type et, double v) {
     auto t = shaped({}, et);
-    Attribute a = isa<FloatType>(et) ? Attribute(FloatAttr::get(et, v))
-                                     : Attribute(IntegerAttr::get(et, (int64_t)v));
+    Attribute a = isa<FloatType>(et)
+                      ? Attribute(FloatAttr::get(et, v))
+                      : Attribute(IntegerAttr::get(et, (int64_t)v));
     return arith::ConstantOp::create(b, loc, t, DenseElementsAttr::get(t, a));
   }
 };
@@ -126,8 +128,10 @@ FailureOr<Value> addInto(NodeContext &c, Ops &o, Value l, Value r,
   auto shape = nn::broadcastShapes(typeOf(l).getShape(), typeOf(r).getShape());
   if (failed(shape) || *shape != typeOf(l).getShape() ||
       typeOf(l).getElementType() != typeOf(r).getElementType())
-    return c.error() << what << " " << typeOf(r) << " does not broadcast to the "
-                     << "input " << typeOf(l), failure();
+    return c.error() << what << " " << typeOf(r)
+                     << " does not broadcast to the "
+                     << "input " << typeOf(l),
+           failure();
   return o.binary<nn::AddOp>(l, r);
 }
 
@@ -154,11 +158,13 @@ LogicalResult skipNorm(NodeContext &c, bool rms) {
   auto x = c.input(0), skip = c.input(1), gamma = c.input(2);
   auto beta = rms ? FailureOr<Value>(Value()) : optionalInput(c, 3);
   auto bias = optionalInput(c, rms ? 3 : 4);
-  if (failed(x) || failed(skip) || failed(gamma) || failed(beta) || failed(bias))
+  if (failed(x) || failed(skip) || failed(gamma) || failed(beta) ||
+      failed(bias))
     return failure();
   if (typeOf(*x).getRank() < 2)
     return c.error() << "input must be [batch, seq, hidden] or [tokens, "
-                        "hidden], got " << typeOf(*x);
+                        "hidden], got "
+                     << typeOf(*x);
   FailureOr<Value> sum = addInto(c, o, *x, *skip, "skip");
   if (succeeded(sum) && *bias)
     sum = addInto(c, o, *sum, *bias, "bias");
@@ -173,9 +179,9 @@ LogicalResult skipNorm(NodeContext &c, bool rms) {
   Value y = rms ? Value(nn::RmsNormOp::create(o.b, o.loc, *t, *sum, *gamma,
                                               o.b.getI64IntegerAttr(axis),
                                               o.b.getF32FloatAttr(eps)))
-                : Value(nn::LayerNormOp::create(o.b, o.loc, *t, *sum, *gamma,
-                                                *beta, o.b.getI64IntegerAttr(axis),
-                                                o.b.getF32FloatAttr(eps)));
+                : Value(nn::LayerNormOp::create(
+                      o.b, o.loc, *t, *sum, *gamma, *beta,
+                      o.b.getI64IntegerAttr(axis), o.b.getF32FloatAttr(eps)));
   c.set(0, y);
   if (c.outputUsed(3)) {
     if (failed(c.outType(3, typeOf(*sum))))
@@ -208,9 +214,9 @@ LogicalResult simplifiedNorm(NodeContext &c) {
   auto t = c.outType(0, typeOf(*x));
   if (failed(t))
     return failure();
-  c.set(0, nn::RmsNormOp::create(o.b, o.loc, *t, *x, *scale,
-                                 o.b.getI64IntegerAttr(axis),
-                                 o.b.getF32FloatAttr(c.floatAttr("epsilon", 1e-5f))));
+  c.set(0, nn::RmsNormOp::create(
+               o.b, o.loc, *t, *x, *scale, o.b.getI64IntegerAttr(axis),
+               o.b.getF32FloatAttr(c.floatAttr("epsilon", 1e-5f))));
   return success();
 }
 
@@ -279,8 +285,9 @@ LogicalResult embedNorm(NodeContext &c) {
       if (typeOf(*mask) != typeOf(*ids))
         return c.error() << "mask must be " << typeOf(*ids) << " like "
                          << "input_ids, got " << typeOf(*mask);
-      index = o.b.createOrFold<nn::ReduceSumOp>(
-          o.loc, it, *mask, o.b.getDenseI64ArrayAttr({1}), o.b.getBoolAttr(false));
+      index = o.b.createOrFold<nn::ReduceSumOp>(o.loc, it, *mask,
+                                                o.b.getDenseI64ArrayAttr({1}),
+                                                o.b.getBoolAttr(false));
     }
     c.set(1, index);
   }
@@ -328,7 +335,8 @@ LogicalResult quickGelu(NodeContext &c) {
   if (failed(t))
     return failure();
   Type et = t->getElementType();
-  Value scaled = o.binary<nn::MulOp>(*x, o.scalar(et, c.floatAttr("alpha", 1.702f)));
+  Value scaled =
+      o.binary<nn::MulOp>(*x, o.scalar(et, c.floatAttr("alpha", 1.702f)));
   Value gate = nn::SigmoidOp::create(o.b, o.loc, *t, scaled);
   c.set(0, o.binary<nn::MulOp>(*x, gate));
   return success();
@@ -377,7 +385,8 @@ FailureOr<Value> allowedKeys(NodeContext &c, Ops &o, Value mask, int64_t batch,
           DenseElementsAttr::get(it, llvm::map_to_vector(iota, [&](int64_t v) {
                                    return APInt(et.getIntOrFloatBitWidth(), v);
                                  })));
-      allowed = o.binary<nn::LessOp>(keys, o.reshape(mask, {batch, 1, 1, 1}), i1);
+      allowed =
+          o.binary<nn::LessOp>(keys, o.reshape(mask, {batch, 1, 1, 1}), i1);
     } else if (shape == ArrayRef<int64_t>{batch, total} ||
                shape == ArrayRef<int64_t>{batch, seq, total}) {
       Value m = o.reshape(mask, shape.size() == 2
@@ -385,10 +394,11 @@ FailureOr<Value> allowedKeys(NodeContext &c, Ops &o, Value mask, int64_t batch,
                                     : ArrayRef<int64_t>{batch, 1, seq, total});
       allowed = o.binary<nn::GreaterOp>(m, o.scalar(et, 0), i1);
     } else {
-      return c.error() << "mask_index " << mt << " is not supported (accepted: ["
-                       << batch << "] key lengths, or a 0/1 mask [" << batch
-                       << ", " << total << "] or [" << batch << ", " << seq
-                       << ", " << total << "])",
+      return c.error() << "mask_index " << mt
+                       << " is not supported (accepted: [" << batch
+                       << "] key lengths, or a 0/1 mask [" << batch << ", "
+                       << total << "] or [" << batch << ", " << seq << ", "
+                       << total << "])",
              failure();
     }
   }
@@ -412,9 +422,9 @@ Value attend(Ops &o, Value q, Value k, Value v, Value allowed, float scale,
   Type et = typeOf(q).getElementType();
   SmallVector<Value> masks;
   if (allowed)
-    masks.push_back(nn::WhereOp::create(
-        o.b, o.loc, shaped(typeOf(allowed).getShape(), et), allowed,
-        o.scalar(et, 0), o.scalar(et, filter)));
+    masks.push_back(
+        nn::WhereOp::create(o.b, o.loc, shaped(typeOf(allowed).getShape(), et),
+                            allowed, o.scalar(et, 0), o.scalar(et, filter)));
   auto qs = typeOf(q).getShape();
   auto out = shaped({qs[0], qs[1], qs[2], typeOf(v).getDimSize(3)}, et);
   auto att = nn::AttentionOp::create(o.b, o.loc, out, q, k, v, masks, scale);
@@ -448,8 +458,52 @@ LogicalResult checkAttentionForm(NodeContext &c) {
   for (int i : {5, 6})
     if (c.has(i))
       return c.error() << "input " << i
-                       << (i == 5 ? " (attention_bias)" : " (past_sequence_length)")
+                       << (i == 5 ? " (attention_bias)"
+                                  : " (past_sequence_length)")
                        << " is not supported (accepted: inputs 0 to 4)";
+  return success();
+}
+
+/// The query, key and value widths of Attention's packed weights [in, q +
+/// k + v] (qkv_hidden_sizes, or three equal parts), checked against
+/// `heads`.
+FailureOr<SmallVector<int64_t>> qkvSizes(NodeContext &c, RankedTensorType xt,
+                                         RankedTensorType wt, int64_t heads) {
+  if (xt.getRank() != 3 || wt.getRank() != 2 ||
+      wt.getDimSize(0) != xt.getDimSize(2))
+    return c.error() << "input " << xt << " and weights " << wt
+                     << " must be [batch, seq, in] and [in, q + k + v]",
+           failure();
+  SmallVector<int64_t> sizes =
+      c.intsAttr("qkv_hidden_sizes")
+          .value_or(SmallVector<int64_t>(3, wt.getDimSize(1) / 3));
+  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != wt.getDimSize(1) ||
+      sizes[0] != sizes[1])
+    return c.error() << "qkv_hidden_sizes must be three sizes, query and key "
+                        "equal, summing to the weights' "
+                     << wt.getDimSize(1) << " columns",
+           failure();
+  if (heads <= 0 || llvm::any_of(sizes, [&](int64_t n) { return n % heads; }))
+    return c.error() << "num_heads " << heads << " must be positive and divide "
+                     << "the query, key and value sizes (" << sizes[0] << ", "
+                     << sizes[1] << ", " << sizes[2] << ")",
+           failure();
+  return sizes;
+}
+
+/// Attention's past [2, B, heads, P, D] as keys and values [B, heads, P, D].
+LogicalResult splitPast(NodeContext &c, Ops &o, Value past, int64_t batch,
+                        int64_t heads, int64_t dk, int64_t dv, Value &keys,
+                        Value &values) {
+  auto pt = typeOf(past);
+  int64_t p = pt.getRank() == 5 ? pt.getDimSize(3) : -1;
+  if (dk != dv || pt.getShape() != ArrayRef<int64_t>{2, batch, heads, p, dk})
+    return c.error() << "past " << pt << " must be [2, " << batch << ", "
+                     << heads << ", past_seq, " << dk
+                     << "] (keys and values of equal head size)";
+  auto kv = o.split(past, {1, 1}, 0);
+  keys = o.reshape(kv[0], {batch, heads, p, dk});
+  values = o.reshape(kv[1], {batch, heads, p, dk});
   return success();
 }
 
@@ -466,44 +520,22 @@ LogicalResult attention(NodeContext &c) {
   if (failed(x) || failed(w) || failed(bias) || failed(mask) || failed(past))
     return failure();
   int64_t heads = c.intAttr("num_heads", 0);
-  auto xt = typeOf(*x), wt = typeOf(*w);
-  if (xt.getRank() != 3 || wt.getRank() != 2 ||
-      wt.getDimSize(0) != xt.getDimSize(2))
-    return c.error() << "input " << xt << " and weights " << wt
-                     << " must be [batch, seq, in] and [in, q + k + v]";
-  SmallVector<int64_t> sizes = c.intsAttr("qkv_hidden_sizes").value_or(
-      SmallVector<int64_t>(3, wt.getDimSize(1) / 3));
-  if (sizes.size() != 3 || sizes[0] + sizes[1] + sizes[2] != wt.getDimSize(1) ||
-      sizes[0] != sizes[1])
-    return c.error() << "qkv_hidden_sizes must be three sizes, query and key "
-                        "equal, summing to the weights' "
-                     << wt.getDimSize(1) << " columns";
-  if (heads <= 0 || llvm::any_of(sizes, [&](int64_t n) { return n % heads; }))
-    return c.error() << "num_heads " << heads << " must be positive and divide "
-                     << "the query, key and value sizes (" << sizes[0] << ", "
-                     << sizes[1] << ", " << sizes[2] << ")";
+  auto xt = typeOf(*x);
+  auto sizes = qkvSizes(c, xt, typeOf(*w), heads);
+  if (failed(sizes))
+    return failure();
   int64_t batch = xt.getDimSize(0), seq = xt.getDimSize(1);
-  int64_t dk = sizes[1] / heads, dv = sizes[2] / heads;
-  SmallVector<int64_t> pastShape{2, batch, heads, -1, dk};
+  int64_t dk = (*sizes)[1] / heads, dv = (*sizes)[2] / heads;
   Value pastK, pastV;
-  if (*past) {
-    auto pt = typeOf(*past);
-    pastShape[3] = pt.getRank() == 5 ? pt.getDimSize(3) : -1;
-    if (dk != dv || pt.getShape() != ArrayRef(pastShape))
-      return c.error() << "past " << pt << " must be [2, " << batch << ", "
-                       << heads << ", past_seq, " << dk
-                       << "] (keys and values of equal head size)";
-    int64_t p = pastShape[3];
-    auto kv = o.split(*past, {1, 1}, 0);
-    pastK = o.reshape(kv[0], {batch, heads, p, dk});
-    pastV = o.reshape(kv[1], {batch, heads, p, dk});
-  }
+  if (*past &&
+      failed(splitPast(c, o, *past, batch, heads, dk, dv, pastK, pastV)))
+    return failure();
   FailureOr<Value> qkv = o.matmul(*x, *w);
   if (*bias)
     qkv = addInto(c, o, *qkv, *bias, "bias");
   if (failed(qkv))
     return failure();
-  auto parts = o.split(*qkv, sizes, 2);
+  auto parts = o.split(*qkv, *sizes, 2);
   Value q = splitHeads(o, parts[0], heads);
   Value k = withPast(o, pastK, splitHeads(o, parts[1], heads));
   Value v = withPast(o, pastV, splitHeads(o, parts[2], heads));
@@ -515,8 +547,9 @@ LogicalResult attention(NodeContext &c) {
   float scale = c.floatAttr("scale", 0.0f);
   if (scale == 0.0f)
     scale = 1.0f / std::sqrt((float)dk);
-  Value out = mergeHeads(
-      o, attend(o, q, k, v, *allowed, scale, c.floatAttr("mask_filter_value", -10000.0f)));
+  Value out =
+      mergeHeads(o, attend(o, q, k, v, *allowed, scale,
+                           c.floatAttr("mask_filter_value", -10000.0f)));
   auto t = c.outType(0, typeOf(out));
   if (failed(t))
     return failure();
@@ -524,7 +557,8 @@ LogicalResult attention(NodeContext &c) {
   if (c.outputUsed(1)) {
     if (dk != dv)
       return c.error() << "present needs keys and values of equal head size, "
-                          "not " << dk << " and " << dv;
+                          "not "
+                       << dk << " and " << dv;
     SmallVector<int64_t> stacked{1, batch, heads, total, dk};
     Value present = o.concat({o.reshape(k, stacked), o.reshape(v, stacked)}, 0);
     if (failed(c.outType(1, typeOf(present))))
@@ -557,9 +591,11 @@ Value gqaPositions(Ops &o, Value seqlens, int64_t batch, int64_t seq) {
   Type et = typeOf(seqlens).getElementType();
   SmallVector<APInt> offs;
   for (int64_t i = 0; i < seq; ++i)
-    offs.push_back(APInt(et.getIntOrFloatBitWidth(), i + 1 - seq, /*isSigned=*/true));
+    offs.push_back(
+        APInt(et.getIntOrFloatBitWidth(), i + 1 - seq, /*isSigned=*/true));
   auto t = shaped({1, seq}, et);
-  Value ramp = arith::ConstantOp::create(o.b, o.loc, t, DenseElementsAttr::get(t, offs));
+  Value ramp =
+      arith::ConstantOp::create(o.b, o.loc, t, DenseElementsAttr::get(t, offs));
   return o.binary<nn::AddOp>(o.reshape(seqlens, {batch, 1}), ramp);
 }
 
@@ -574,7 +610,9 @@ LogicalResult checkGqaRotary(NodeContext &c, Value cosCache, Value sinCache,
     if (!t || typeOf(t).getRank() != 2 || typeOf(t).getDimSize(1) * 2 != d ||
         typeOf(t).getElementType() != et)
       return c.error() << "do_rotary needs cos_cache and sin_cache (inputs 7 "
-                          "and 8) of [positions, " << d / 2 << "] in the "
+                          "and 8) of [positions, "
+                       << d / 2
+                       << "] in the "
                           "query's type";
   return success();
 }
@@ -591,7 +629,8 @@ Value gqaAllowed(Ops &o, Value seqlens, int64_t batch, int64_t seq,
       offs.push_back(APInt(et.getIntOrFloatBitWidth(), j - i + seq - 2,
                            /*isSigned=*/true));
   auto t = shaped({1, 1, seq, total}, et);
-  Value e = arith::ConstantOp::create(o.b, o.loc, t, DenseElementsAttr::get(t, offs));
+  Value e =
+      arith::ConstantOp::create(o.b, o.loc, t, DenseElementsAttr::get(t, offs));
   return o.binary<nn::LessOp>(e, o.reshape(seqlens, {batch, 1, 1, 1}),
                               o.b.getI1Type());
 }
@@ -605,7 +644,8 @@ Value gqaAllowed(Ops &o, Value seqlens, int64_t batch, int64_t seq,
 /// fills the cache, seqlens_k = past + S - 1).
 LogicalResult groupQueryAttention(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
-  if (c.intAttr("local_window_size", -1) != -1 || c.floatAttr("softcap", 0) != 0)
+  if (c.intAttr("local_window_size", -1) != -1 ||
+      c.floatAttr("softcap", 0) != 0)
     return c.error() << "local_window_size and softcap are not supported "
                         "(accepted: -1 and 0)";
   auto q = c.input(0), k = c.input(1), v = c.input(2), seqlens = c.input(5);
@@ -614,9 +654,11 @@ LogicalResult groupQueryAttention(NodeContext &c) {
   if (failed(q) || failed(k) || failed(v) || failed(seqlens) || failed(pk) ||
       failed(pv) || failed(cosCache) || failed(sinCache))
     return failure();
-  int64_t heads = c.intAttr("num_heads", 0), kvHeads = c.intAttr("kv_num_heads", 0);
+  int64_t heads = c.intAttr("num_heads", 0),
+          kvHeads = c.intAttr("kv_num_heads", 0);
   auto qt = typeOf(*q);
-  if (qt.getRank() != 3 || typeOf(*k) != typeOf(*v) || typeOf(*k).getRank() != 3)
+  if (qt.getRank() != 3 || typeOf(*k) != typeOf(*v) ||
+      typeOf(*k).getRank() != 3)
     return c.error() << "query, key and value must be [batch, seq, heads · "
                         "head_size] (packed QKV is not supported), got "
                      << qt << ", " << typeOf(*k) << ", " << typeOf(*v);
@@ -642,13 +684,12 @@ LogicalResult groupQueryAttention(NodeContext &c) {
     key = rotate(o, key, pos, *cosCache, *sinCache, /*seqFirst=*/false);
   }
   for (Value past : {*pk, *pv})
-    if (past && (typeOf(past).getRank() != 4 ||
-                 typeOf(past).getDimSize(0) != batch ||
-                 typeOf(past).getDimSize(1) != kvHeads ||
-                 typeOf(past).getDimSize(3) != d))
-      return c.error() << "past key/value must be [" << batch << ", "
-                       << kvHeads << ", past_seq, " << d << "], got "
-                       << typeOf(past);
+    if (past &&
+        (typeOf(past).getRank() != 4 || typeOf(past).getDimSize(0) != batch ||
+         typeOf(past).getDimSize(1) != kvHeads ||
+         typeOf(past).getDimSize(3) != d))
+      return c.error() << "past key/value must be [" << batch << ", " << kvHeads
+                       << ", past_seq, " << d << "], got " << typeOf(past);
   key = withPast(o, *pk, key);
   value = withPast(o, *pv, value);
   int64_t total = typeOf(key).getDimSize(2);
@@ -656,8 +697,7 @@ LogicalResult groupQueryAttention(NodeContext &c) {
   if (scale == 0.0f)
     scale = 1.0f / std::sqrt((float)d);
   Value allowed = gqaAllowed(o, *seqlens, batch, seq, total);
-  Value out = mergeHeads(o, attend(o, query, key, value,
-                                   allowed, scale,
+  Value out = mergeHeads(o, attend(o, query, key, value, allowed, scale,
                                    -std::numeric_limits<float>::infinity()));
   if (failed(c.outType(0, typeOf(out))))
     return failure();
@@ -673,12 +713,13 @@ LogicalResult groupQueryAttention(NodeContext &c) {
 
 /// The positions RotaryEmbedding reads: position_ids [B, S], or [1]
 /// holding the first position of every sequence.
-FailureOr<Value> rotaryPositions(NodeContext &c, Ops &o, Value ids, int64_t batch,
-                                 int64_t seq) {
+FailureOr<Value> rotaryPositions(NodeContext &c, Ops &o, Value ids,
+                                 int64_t batch, int64_t seq) {
   auto t = typeOf(ids);
   if (t.getShape() == ArrayRef<int64_t>{batch, seq})
     return ids;
-  if (t.getShape() != ArrayRef<int64_t>{1} || !isa<IntegerType>(t.getElementType()))
+  if (t.getShape() != ArrayRef<int64_t>{1} ||
+      !isa<IntegerType>(t.getElementType()))
     return c.error() << "position_ids must be [" << batch << ", " << seq
                      << "] or [1] (the first position), got " << t,
            failure();
@@ -687,7 +728,8 @@ FailureOr<Value> rotaryPositions(NodeContext &c, Ops &o, Value ids, int64_t batc
   for (int64_t i = 0; i < seq; ++i)
     iota.push_back(APInt(et.getIntOrFloatBitWidth(), i));
   auto it = shaped({1, seq}, et);
-  Value ramp = arith::ConstantOp::create(o.b, o.loc, it, DenseElementsAttr::get(it, iota));
+  Value ramp = arith::ConstantOp::create(o.b, o.loc, it,
+                                         DenseElementsAttr::get(it, iota));
   return o.binary<nn::AddOp>(ramp, o.reshape(ids, {1, 1}));
 }
 
@@ -700,7 +742,8 @@ LogicalResult rotaryEmbedding(NodeContext &c) {
   if (c.intAttr("interleaved", 0))
     return c.error() << "interleaved = 1 is not supported (accepted: 0, the "
                         "rotate-half layout)";
-  if (c.intAttr("rotary_embedding_dim", 0) || c.intAttr("is_packed_batching", 0))
+  if (c.intAttr("rotary_embedding_dim", 0) ||
+      c.intAttr("is_packed_batching", 0))
     return c.error() << "rotary_embedding_dim and is_packed_batching are not "
                         "supported (accepted: 0, rotating whole heads)";
   auto x = c.input(0), ids = c.input(1), cosT = c.input(2), sinT = c.input(3);
@@ -708,16 +751,18 @@ LogicalResult rotaryEmbedding(NodeContext &c) {
     return failure();
   auto xt = typeOf(*x), ct = typeOf(*cosT);
   bool split = xt.getRank() == 3;
-  if ((!split && xt.getRank() != 4) || ct.getRank() != 2 || ct != typeOf(*sinT) ||
-      ct.getElementType() != xt.getElementType())
+  if ((!split && xt.getRank() != 4) || ct.getRank() != 2 ||
+      ct != typeOf(*sinT) || ct.getElementType() != xt.getElementType())
     return c.error() << "input " << xt << " must be [B, S, heads · D] or [B, "
                      << "heads, S, D] and cos/sin caches [positions, D / 2] of "
                      << "its type, got " << ct << " and " << typeOf(*sinT);
   int64_t d = 2 * ct.getDimSize(1), batch = xt.getDimSize(0);
   int64_t seq = xt.getDimSize(split ? 1 : 2);
-  int64_t heads = split ? c.intAttr("num_heads", xt.getDimSize(2) / std::max<int64_t>(d, 1))
-                        : xt.getDimSize(1);
-  if (d == 0 || heads <= 0 || (split ? xt.getDimSize(2) != heads * d : xt.getDimSize(3) != d))
+  int64_t heads =
+      split ? c.intAttr("num_heads", xt.getDimSize(2) / std::max<int64_t>(d, 1))
+            : xt.getDimSize(1);
+  if (d == 0 || heads <= 0 ||
+      (split ? xt.getDimSize(2) != heads * d : xt.getDimSize(3) != d))
     return c.error() << "the caches' " << ct.getDimSize(1) << " columns (head "
                      << "size " << d << ") do not fit input " << xt;
   auto pos = rotaryPositions(c, o, *ids, batch, seq);
@@ -820,23 +865,32 @@ Value weightConstant(Ops &o, const Dequantised &w, Type et, StringRef key) {
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(bytes.data(), bytes.size()), alignof(uint64_t));
   return arith::ConstantOp::create(
-      o.b, o.loc, type, DenseResourceElementsAttr::get(type, key, std::move(blob)));
+      o.b, o.loc, type,
+      DenseResourceElementsAttr::get(type, key, std::move(blob)));
 }
 
 /// Reads MatMulNBits' quantised operands; fails naming what is wrong.
 FailureOr<Dequantised> readNBits(NodeContext &c, Type et) {
-  Dequantised w{c.intAttr("K", 0), c.intAttr("N", 0), 0, c.intAttr("block_size", 0),
-                {}, {}, {}, {}};
+  Dequantised w{c.intAttr("K", 0),
+                c.intAttr("N", 0),
+                0,
+                c.intAttr("block_size", 0),
+                {},
+                {},
+                {},
+                {}};
   if (c.intAttr("bits", 4) != 4)
     return c.error() << "bits = " << c.intAttr("bits", 4)
-                     << " is not supported (accepted: 4)", failure();
+                     << " is not supported (accepted: 4)",
+           failure();
   if (w.k <= 0 || w.n <= 0 || w.blockSize < 2 || w.blockSize % 2)
     return c.error() << "K " << w.k << ", N " << w.n << " and block_size "
                      << w.blockSize << " must be positive (block_size even)",
            failure();
   if (c.has(4))
     return c.error() << "g_idx (input 4) is not supported (accepted: blocks "
-                        "in order)", failure();
+                        "in order)",
+           failure();
   w.blocks = (w.k + w.blockSize - 1) / w.blockSize;
   auto b = c.input(1), scales = c.input(2);
   auto zeros = optionalInput(c, 3);
@@ -853,7 +907,8 @@ FailureOr<Dequantised> readNBits(NodeContext &c, Type et) {
   Type st = typeOf(*scales).getElementType();
   if (st != et || (!st.isF32() && !st.isF16()))
     return c.error() << "scales must be f32 or f16 like the input, got "
-                     << typeOf(*scales), failure();
+                     << typeOf(*scales),
+           failure();
   w.packed = std::move(*packed);
   w.scales = asFloats(*sc, st);
   bool floatZeros = *zeros && typeOf(*zeros).getElementType() == st;
@@ -864,8 +919,9 @@ FailureOr<Dequantised> readNBits(NodeContext &c, Type et) {
   int64_t cells = w.n * w.blocks;
   if ((int64_t)w.packed.size() != cells * (w.blockSize / 2) ||
       (int64_t)w.scales.size() != cells ||
-      (floatZeros ? (int64_t)w.zeroFloats.size() != cells
-                  : (*zeros && (int64_t)w.zeros.size() != w.n * ((w.blocks + 1) / 2))))
+      (floatZeros
+           ? (int64_t)w.zeroFloats.size() != cells
+           : (*zeros && (int64_t)w.zeros.size() != w.n * ((w.blocks + 1) / 2))))
     return c.error() << "B " << typeOf(*b) << ", scales and zero points do not "
                      << "match K " << w.k << ", N " << w.n << ", block_size "
                      << w.blockSize << " (B [N, " << w.blocks << ", "
@@ -889,7 +945,8 @@ LogicalResult matMulNBits(NodeContext &c) {
     return failure();
   if (typeOf(*a).getRank() < 2 || typeOf(*a).getShape().back() != w->k)
     return c.error() << "A " << typeOf(*a) << " must end in K = " << w->k;
-  Value y = o.matmul(*a, weightConstant(o, *w, et, c.node().input(1) + ".dequantised"));
+  Value y = o.matmul(
+      *a, weightConstant(o, *w, et, c.node().input(1) + ".dequantised"));
   if (*bias) {
     auto sum = addInto(c, o, y, *bias, "bias");
     if (failed(sum))
@@ -914,11 +971,18 @@ bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
 }
 
 bool parc::contrib::isSupportedContribOp(StringRef op) {
-  static const llvm::StringSet<> ops = {
-      "Attention", "GroupQueryAttention", "RotaryEmbedding", "MatMulNBits",
-      "SkipLayerNormalization",
-      "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization",
-      "EmbedLayerNormalization", "FastGelu", "BiasGelu", "Gelu", "QuickGelu"};
+  static const llvm::StringSet<> ops = {"Attention",
+                                        "GroupQueryAttention",
+                                        "RotaryEmbedding",
+                                        "MatMulNBits",
+                                        "SkipLayerNormalization",
+                                        "SkipSimplifiedLayerNormalization",
+                                        "SimplifiedLayerNormalization",
+                                        "EmbedLayerNormalization",
+                                        "FastGelu",
+                                        "BiasGelu",
+                                        "Gelu",
+                                        "QuickGelu"};
   return ops.contains(op);
 }
 
@@ -1081,12 +1145,14 @@ void parc::contrib::registerContribOpSchemas() {
     registerSchema("RotaryEmbedding", 4, {}, 1, first);
     registerSchema("MatMulNBits", 6, {3, 4, 5}, 1, inferMatMulNBits);
     registerSchema("SkipLayerNormalization", 5, {3, 4}, 4, inferSkipNorm);
-    registerSchema("SkipSimplifiedLayerNormalization", 4, {3}, 4, inferSkipNorm);
+    registerSchema("SkipSimplifiedLayerNormalization", 4, {3}, 4,
+                   inferSkipNorm);
     // onnxruntime registers it in the default domain (where the genai model
     // builder writes it) and parc accepts it in both.
     registerSchema("SimplifiedLayerNormalization", 2, {}, 2, first);
     registerSchema("SimplifiedLayerNormalization", 2, {}, 2, first, "");
-    registerSchema("EmbedLayerNormalization", 9, {1, 4, 7, 8}, 3, inferEmbedNorm);
+    registerSchema("EmbedLayerNormalization", 9, {1, 4, 7, 8}, 3,
+                   inferEmbedNorm);
     registerSchema("FastGelu", 2, {1}, 1, first);
     registerSchema("BiasGelu", 2, {}, 1, first);
     registerSchema("Gelu", 1, {}, 1, first);
