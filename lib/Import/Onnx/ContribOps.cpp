@@ -671,8 +671,9 @@ LogicalResult groupQueryAttention(NodeContext &c) {
                      << qt.getDimSize(2) << " and key's "
                      << typeOf(*k).getDimSize(2) << " features evenly";
   int64_t d = qt.getDimSize(2) / heads;
-  if (typeOf(*seqlens).getShape() != ArrayRef<int64_t>{batch})
-    return c.error() << "seqlens_k must be [" << batch << "], got "
+  if (typeOf(*seqlens).getShape() != ArrayRef<int64_t>{batch} ||
+      !isa<IntegerType>(typeOf(*seqlens).getElementType()))
+    return c.error() << "seqlens_k must be an integer [" << batch << "], got "
                      << typeOf(*seqlens);
   Value query = splitHeads(o, *q, heads), key = splitHeads(o, *k, kvHeads),
         value = splitHeads(o, *v, kvHeads);
@@ -687,9 +688,11 @@ LogicalResult groupQueryAttention(NodeContext &c) {
     if (past &&
         (typeOf(past).getRank() != 4 || typeOf(past).getDimSize(0) != batch ||
          typeOf(past).getDimSize(1) != kvHeads ||
-         typeOf(past).getDimSize(3) != d))
+         typeOf(past).getDimSize(3) != d ||
+         typeOf(past).getElementType() != typeOf(*k).getElementType()))
       return c.error() << "past key/value must be [" << batch << ", " << kvHeads
-                       << ", past_seq, " << d << "], got " << typeOf(past);
+                       << ", past_seq, " << d << "] of the keys' type, got "
+                       << typeOf(past);
   key = withPast(o, *pk, key);
   value = withPast(o, *pv, value);
   int64_t total = typeOf(key).getDimSize(2);
@@ -716,6 +719,8 @@ LogicalResult groupQueryAttention(NodeContext &c) {
 FailureOr<Value> rotaryPositions(NodeContext &c, Ops &o, Value ids,
                                  int64_t batch, int64_t seq) {
   auto t = typeOf(ids);
+  if (!isa<IntegerType>(t.getElementType()))
+    return c.error() << "position_ids must be integers, got " << t, failure();
   if (t.getShape() == ArrayRef<int64_t>{batch, seq})
     return ids;
   if (t.getShape() != ArrayRef<int64_t>{1} ||
