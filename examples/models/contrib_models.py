@@ -17,6 +17,8 @@ The reference is onnxruntime (test/e2e/contrib.py runs them):
   gqa_rotary_decode  the same with do_rotary and cos/sin caches
   rope_prompt     RotaryEmbedding on 3-D and 4-D inputs ([B, S] and [1]
                   position_ids), GroupQueryAttention on a prompt
+  mha_padded      MultiHeadAttention (packed bias, padding mask, past and
+                  presents, causal)
   matmul_nbits    two 4-bit MatMulNBits around a Relu, with NAME.expected.npz
                   computed by numpy from the dequantised weights
 """
@@ -197,6 +199,40 @@ def rope_prompt(rng):
     return model("rope_prompt", nodes, inputs, outputs, inits), feeds
 
 
+def mha_padded(rng):
+    """MultiHeadAttention on separate projections with a packed bias, a
+    [B, T] padding mask over past + new keys, past_key/past_value and the
+    presents, causal."""
+    f, i32 = TensorProto.FLOAT, TensorProto.INT32
+    d = H // N
+    inits = [weight(rng, "wq", H, H), weight(rng, "wk", H, H), weight(rng, "wv", H, H),
+             weight(rng, "bias", 3 * H), weight(rng, "wo", H, H)]
+    nodes = [
+        helper.make_node("MatMul", ["x", "wq"], ["q"]),
+        helper.make_node("MatMul", ["x", "wk"], ["k"]),
+        helper.make_node("MatMul", ["x", "wv"], ["v"]),
+        helper.make_node("MultiHeadAttention",
+                         ["q", "k", "v", "bias", "mask", "", "past_key", "past_value"],
+                         ["att", "present_key", "present_value"], domain=MS, num_heads=N,
+                         unidirectional=1),
+        helper.make_node("MatMul", ["att", "wo"], ["y"]),
+    ]
+    cache = [B, N, P, d]
+    inputs = [helper.make_tensor_value_info("x", f, [B, S, H]),
+              helper.make_tensor_value_info("mask", i32, [B, P + S]),
+              helper.make_tensor_value_info("past_key", f, cache),
+              helper.make_tensor_value_info("past_value", f, cache)]
+    outputs = [helper.make_tensor_value_info("y", f, [B, S, H]),
+               helper.make_tensor_value_info("present_key", f, [B, N, P + S, d]),
+               helper.make_tensor_value_info("present_value", f, [B, N, P + S, d])]
+    mask = np.ones((B, P + S), np.int32)
+    mask[1, :2] = 0
+    feeds = {"x": rng.standard_normal((B, S, H)).astype(np.float32), "mask": mask,
+             "past_key": rng.standard_normal(cache).astype(np.float32),
+             "past_value": rng.standard_normal(cache).astype(np.float32)}
+    return model("mha_padded", nodes, inputs, outputs, inits), feeds
+
+
 def quantise4(rng, k, n, block, zero_points):
     """Random MatMulNBits operands for a [k, n] weight and its numpy
     dequantisation: B [n, blocks, block / 2] bytes (the low nibble first),
@@ -247,7 +283,7 @@ MODELS = {"encoder_padded": encoder_padded, "decoder_lengths": decoder_lengths,
           "gqa_decode": gqa_decode,
           "gqa_rotary_decode": lambda rng: gqa_decode(rng, rotary=True),
           "rope_prompt": rope_prompt,
-          "matmul_nbits": matmul_nbits}
+          "mha_padded": mha_padded, "matmul_nbits": matmul_nbits}
 
 
 def main():

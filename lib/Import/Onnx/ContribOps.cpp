@@ -568,6 +568,105 @@ LogicalResult attention(NodeContext &c) {
   return success();
 }
 
+/// MultiHeadAttention's head-split keys or values: `x` [B, L, heads · D]
+/// plus its slice of the packed bias, after the cache `past` [B, heads, P,
+/// D] (null: none).
+FailureOr<Value> mhaKeys(NodeContext &c, Ops &o, Value x, Value bias,
+                         int64_t offset, Value past, int64_t heads,
+                         StringRef what) {
+  auto t = typeOf(x);
+  if (t.getRank() != 3 || t.getDimSize(2) % heads)
+    return c.error() << what << " " << t << " must be [batch, seq, heads · "
+                     << "head_size] with " << heads << " heads (packed and "
+                     << "head-split forms are not supported)",
+           failure();
+  if (bias) {
+    int64_t n = t.getDimSize(2);
+    auto st = shaped({n}, t.getElementType());
+    x = o.binary<nn::AddOp>(
+        x, o.b.createOrFold<nn::SliceOp>(o.loc, st, bias,
+                                         o.b.getDenseI64ArrayAttr({offset}),
+                                         o.b.getDenseI64ArrayAttr({1})));
+  }
+  Value h = splitHeads(o, x, heads);
+  if (past && (typeOf(past).getRank() != 4 ||
+               typeOf(past).getDimSize(0) != t.getDimSize(0) ||
+               typeOf(past).getDimSize(1) != heads ||
+               typeOf(past).getDimSize(3) != typeOf(h).getDimSize(3) ||
+               typeOf(past).getElementType() != t.getElementType()))
+    return c.error() << "past of " << what << " must be [" << t.getDimSize(0)
+                     << ", " << heads << ", past_seq, "
+                     << typeOf(h).getDimSize(3) << "] of its type, got "
+                     << typeOf(past),
+           failure();
+  return withPast(o, past, h);
+}
+
+/// MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
+/// attention_bias?, past_key?, past_value?): Attention with the
+/// projections done outside; present_key/value are [B, heads, T, D].
+LogicalResult multiHeadAttention(NodeContext &c) {
+  Ops o{c.builder(), c.loc()};
+  for (int i : {5, 8, 9})
+    if (c.has(i))
+      return c.error() << "input " << i
+                       << " (attention_bias, past_sequence_length or "
+                          "cache_indirection) is not supported (accepted: "
+                          "inputs 0 to 4, 6 and 7)";
+  auto q = c.input(0), k = c.input(1), v = c.input(2);
+  auto bias = optionalInput(c, 3), mask = optionalInput(c, 4),
+       pk = optionalInput(c, 6), pv = optionalInput(c, 7);
+  if (failed(q) || failed(k) || failed(v) || failed(bias) || failed(mask) ||
+      failed(pk) || failed(pv))
+    return failure();
+  int64_t heads = c.intAttr("num_heads", 0);
+  auto qt = typeOf(*q);
+  if (heads <= 0 || qt.getRank() != 3 || qt.getDimSize(2) % heads)
+    return c.error() << "query " << qt << " must be [batch, seq, heads · "
+                     << "head_size] with num_heads " << heads << " > 0";
+  int64_t hq = qt.getDimSize(2), hk = typeOf(*k).getShape().back();
+  if (*bias && typeOf(*bias).getShape() !=
+                   ArrayRef<int64_t>{hq + hk + typeOf(*v).getShape().back()})
+    return c.error() << "bias " << typeOf(*bias) << " must be [q + k + v] = ["
+                     << hq + hk + typeOf(*v).getShape().back() << "]";
+  FailureOr<Value> query = mhaKeys(c, o, *q, *bias, 0, Value(), heads, "query");
+  if (failed(query))
+    return failure();
+  FailureOr<Value> key = mhaKeys(c, o, *k, *bias, hq, *pk, heads, "key");
+  if (failed(key))
+    return failure();
+  FailureOr<Value> value =
+      mhaKeys(c, o, *v, *bias, hq + hk, *pv, heads, "value");
+  if (failed(value))
+    return failure();
+  int64_t batch = qt.getDimSize(0), seq = qt.getDimSize(1), d = hq / heads;
+  if (typeOf(*key).getDimSize(3) != d ||
+      typeOf(*key).getDimSize(2) != typeOf(*value).getDimSize(2))
+    return c.error() << "query and key head sizes or key and value lengths "
+                        "differ";
+  int64_t total = typeOf(*key).getDimSize(2);
+  auto allowed = allowedKeys(c, o, *mask, batch, seq, total,
+                             c.intAttr("unidirectional", 0) != 0);
+  if (failed(allowed))
+    return failure();
+  float scale = c.floatAttr("scale", 0.0f);
+  if (scale == 0.0f)
+    scale = 1.0f / std::sqrt((float)d);
+  Value out =
+      mergeHeads(o, attend(o, *query, *key, *value, *allowed, scale,
+                           c.floatAttr("mask_filter_value", -10000.0f)));
+  if (failed(c.outType(0, typeOf(out))))
+    return failure();
+  c.set(0, out);
+  for (auto [i, kv] : llvm::enumerate(SmallVector<Value>{*key, *value}))
+    if (c.outputUsed(i + 1)) {
+      if (failed(c.outType(i + 1, typeOf(kv))))
+        return failure();
+      c.set(i + 1, kv);
+    }
+  return success();
+}
+
 /// nn.rotary of head-split `x` ([B, S, N, D] when `seqFirst`, else [B, N,
 /// S, D]) at positions `pos` [B or 1, S]: the caches' [positions, D / 2]
 /// rows gathered there and repeated to the head size (rotate-half layout).
@@ -978,6 +1077,7 @@ bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
 bool parc::contrib::isSupportedContribOp(StringRef op) {
   static const llvm::StringSet<> ops = {"Attention",
                                         "GroupQueryAttention",
+                                        "MultiHeadAttention",
                                         "RotaryEmbedding",
                                         "MatMulNBits",
                                         "SkipLayerNormalization",
@@ -997,6 +1097,8 @@ LogicalResult parc::contrib::importContribNode(NodeContext &c) {
     return attention(c);
   if (op == "GroupQueryAttention")
     return groupQueryAttention(c);
+  if (op == "MultiHeadAttention")
+    return multiHeadAttention(c);
   if (op == "RotaryEmbedding")
     return rotaryEmbedding(c);
   if (op == "MatMulNBits")
@@ -1094,6 +1196,13 @@ void inferGroupQueryAttention(InferenceContext &ctx) {
               {past[0], past[1], past[2] + k[1], past[3]});
 }
 
+void inferMultiHeadAttention(InferenceContext &ctx) {
+  auto q = staticDims(ctx, 0), v = staticDims(ctx, 2);
+  if (q.size() != 3 || v.size() != 3)
+    return likeInput(ctx, 0, 0);
+  setOutput(ctx, 0, elemOf(ctx, 0), {q[0], q[1], v[2]});
+}
+
 void inferMatMulNBits(InferenceContext &ctx) {
   auto a = staticDims(ctx, 0);
   const auto *n = ctx.getAttribute("N");
@@ -1148,6 +1257,8 @@ void parc::contrib::registerContribOpSchemas() {
     registerSchema("GroupQueryAttention", 9, {3, 4, 7, 8}, 3,
                    inferGroupQueryAttention);
     registerSchema("RotaryEmbedding", 4, {}, 1, first);
+    registerSchema("MultiHeadAttention", 10, {1, 2, 3, 4, 5, 6, 7, 8, 9}, 3,
+                   inferMultiHeadAttention);
     registerSchema("MatMulNBits", 6, {3, 4, 5}, 1, inferMatMulNBits);
     registerSchema("SkipLayerNormalization", 5, {3, 4}, 4, inferSkipNorm);
     registerSchema("SkipSimplifiedLayerNormalization", 4, {3}, 4,
