@@ -6,6 +6,7 @@
 #   examples — the example-model generator's own checks
 #   differential — every model through parc (cpu) and onnxruntime, at
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
+#   contrib      — onnxruntime's com.microsoft ops vs onnxruntime (test/e2e/contrib.py)
 #   differential-odd-ffn — the same for MLP widths tp does not divide (padded)
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
@@ -90,6 +91,8 @@ counted differential-odd-ffn /usr/bin/python3 test/e2e/differential.py --tools b
   --only gpt2_ffn75 llama_ffn75
 counted overlap /usr/bin/python3 test/e2e/overlap.py --tools build/bin \
   --generated build/models --work build/e2e/overlap
+counted contrib /usr/bin/python3 test/e2e/contrib.py --tools build/bin \
+  --work build/e2e-contrib --tp 1 2
 counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \
   --generated build/models --work build/e2e-moe
 counted exporter-forms /usr/bin/python3 test/e2e/exporter_forms.py --tools build/bin \

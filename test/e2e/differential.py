@@ -75,6 +75,21 @@ SHARED_MODELS = {
         "positive": ["mask"],  # the model divides by its mask
         "divisor": 2,  # 2 heads
     },
+    "ort_genai_tiny_gpt2_past": {
+        # onnxruntime's contrib ops (EmbedLayerNormalization, Attention with
+        # past/present, SkipLayerNormalization, FastGelu): 4 new tokens
+        # after a past of 4; the mask covers past + new tokens.
+        "seq": 4,
+        "shapes": dict({"input_ids": [2, 4], "position_ids": [2, 4],
+                        "attention_mask": [2, 8]},
+                       **{f"past_{i}": [2, 2, 4, 4, 8] for i in range(5)}),
+        "ints": {"input_ids": 1000, "position_ids": 512},
+        "ones": ["attention_mask"],
+        # Its K/V are graph outputs (the KV cache), so attention stays
+        # replicated; the MLPs (FFN 128), the LM head and the embedding of
+        # vocabulary 1000 split at any tp dividing them.
+        "divisor": 4,
+    },
     "deeploy_small_conv_transformer_convit_network_infer": {
         "shapes": {}, "divisor": math.gcd(6, 48), "seq": 95},  # 6 heads, FFN of 48
 }
@@ -201,6 +216,8 @@ def make_inputs(model_path, spec, rng, out_dir):
         dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tt.elem_type]
         if vi.name in spec.get("ints", {}):
             x = rng.integers(0, spec["ints"][vi.name], size=shape).astype(dtype)
+        elif vi.name in spec.get("ones", []):
+            x = np.ones(shape, dtype)
         elif vi.name in spec.get("binary", []):
             x = rng.integers(0, 2, size=shape).astype(dtype)
         elif vi.name in spec.get("positive", []):

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/Import/Onnx/OnnxImporter.h"
+#include "ContribOps.h"
 #include "nn/NNOps.h"
 #include "parc/Support/CommandLine.h"
 
@@ -356,6 +357,7 @@ private:
   Operation *lastWeight = nullptr;
 
   friend class NodeImporter;
+  friend class ContribNode;
 };
 
 //===----------------------------------------------------------------------===//
@@ -677,6 +679,7 @@ void registerContribSchemas() {
         .AllowUncheckedAttributes()
         .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
     onnx::OpSchemaRegistry::OpSchemaRegisterOnce registered(moe);
+    parc::contrib::registerContribOpSchemas();
     return true;
   }();
   (void)once;
@@ -1182,6 +1185,9 @@ private:
   LogicalResult conv();
   LogicalResult maxPool();
   LogicalResult contribMoE();
+  /// The other com.microsoft ops (ContribOps.cpp).
+  LogicalResult contribOp();
+  friend class ContribNode;
   LogicalResult oneHot();
   LogicalResult einsum();
   FailureOr<Value> sumIndices(Value v, std::string &idx, StringRef other,
@@ -1900,6 +1906,51 @@ LogicalResult NodeImporter::contribMoE() {
   return set(0, moe);
 }
 
+/// The importer's view of one node for the handlers in ContribOps.cpp.
+class ContribNode : public parc::contrib::NodeContext {
+public:
+  explicit ContribNode(NodeImporter &n) : n(n) {}
+  const onnx::NodeProto &node() override { return n.node; }
+  OpBuilder &builder() override { return n.b; }
+  Location loc() override { return n.loc; }
+  InFlightDiagnostic error() override { return n.g.nodeError(n.node); }
+  bool has(int i) override { return n.has(i); }
+  FailureOr<Value> input(int i) override { return n.in(i); }
+  int64_t intAttr(StringRef name, int64_t dflt) override {
+    return n.intAttr(name, dflt);
+  }
+  float floatAttr(StringRef name, float dflt) override {
+    return n.floatAttr(name, dflt);
+  }
+  std::optional<SmallVector<int64_t>> intsAttr(StringRef name) override {
+    return n.intsAttr(name);
+  }
+  FailureOr<RankedTensorType> outType(int i, RankedTensorType computed) override {
+    if (i >= n.node.output_size() || n.node.output(i).empty())
+      return computed;
+    return n.outType(i, computed);
+  }
+  bool outputUsed(int i) override {
+    if (i >= n.node.output_size() || n.node.output(i).empty())
+      return false;
+    const std::string &name = n.node.output(i);
+    for (const auto &other : n.g.model.graph().node())
+      if (llvm::is_contained(other.input(), name))
+        return true;
+    return llvm::any_of(n.g.model.graph().output(),
+                        [&](const auto &out) { return out.name() == name; });
+  }
+  void set(int i, Value v) override { (void)n.set(i, v); }
+
+private:
+  NodeImporter &n;
+};
+
+LogicalResult NodeImporter::contribOp() {
+  ContribNode view(*this);
+  return parc::contrib::importContribNode(view);
+}
+
 /// Expert weights as nn.moe stacks them, [E, in, out]: a constant
 /// initializer, transposed per expert at import when stored [E, out, in].
 FailureOr<Value> NodeImporter::expertWeights(int i, bool outIn) {
@@ -2223,7 +2274,9 @@ LogicalResult NodeImporter::importOp() {
   StringRef op = node.op_type();
   // Elementwise.
   if (node.domain() == "com.microsoft")
-    return contribMoE(); // the only contrib op checkSupported admits
+    return op == "MoE" ? contribMoE() : contribOp();
+  if (parc::contrib::isDefaultDomainContribOp(op))
+    return contribOp();
   if (op == "Neg") return unary<nn::NegOp>();
   if (op == "Exp") return unary<nn::ExpOp>();
   if (op == "Log") return unary<nn::LogOp>();
@@ -2564,7 +2617,12 @@ LogicalResult GraphImporter::checkSupported() {
   std::vector<const onnx::NodeProto *> unsupported;
   for (const auto &node : model.graph().node()) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    bool contrib = node.domain() == "com.microsoft" && node.op_type() == "MoE";
+    bool contrib =
+        (node.domain() == "com.microsoft" &&
+         (node.op_type() == "MoE" ||
+          parc::contrib::isSupportedContribOp(node.op_type()))) ||
+        (defaultDomain &&
+         parc::contrib::isDefaultDomainContribOp(node.op_type()));
     if (!contrib && (!defaultDomain || !supportedOps().contains(node.op_type())))
       unsupported.push_back(&node);
   }

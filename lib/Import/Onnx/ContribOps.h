@@ -1,0 +1,70 @@
+//===- ContribOps.h - onnxruntime's com.microsoft ops -----------*- C++ -*-===//
+//
+// The fused operators onnxruntime's transformer optimizer and
+// onnxruntime-genai's model builder write (Attention, SkipLayerNormalization,
+// FastGelu …), imported into the nn ops that parc's fusion and sharding
+// already know. The importer hands each such node to importContribNode
+// through NodeContext, its view of one node; MoE stays in OnnxImporter.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PARC_LIB_IMPORT_ONNX_CONTRIBOPS_H
+#define PARC_LIB_IMPORT_ONNX_CONTRIBOPS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace onnx {
+class NodeProto;
+} // namespace onnx
+
+namespace parc::contrib {
+
+/// What a contrib handler reads of one node and writes back: the importer's
+/// operands, attributes (type-checked), inferred result types and values.
+class NodeContext {
+public:
+  virtual ~NodeContext() = default;
+  virtual const onnx::NodeProto &node() = 0;
+  virtual mlir::OpBuilder &builder() = 0;
+  virtual mlir::Location loc() = 0;
+  /// An error at the node, starting "node 'n' (com.microsoft.Op): ".
+  virtual mlir::InFlightDiagnostic error() = 0;
+  /// Whether the node gives input `i` (a non-empty name).
+  virtual bool has(int i) = 0;
+  /// Input `i`; fails (with an error) when it is missing or undefined.
+  virtual mlir::FailureOr<mlir::Value> input(int i) = 0;
+  virtual int64_t intAttr(llvm::StringRef name, int64_t dflt) = 0;
+  virtual float floatAttr(llvm::StringRef name, float dflt) = 0;
+  virtual std::optional<llvm::SmallVector<int64_t>>
+  intsAttr(llvm::StringRef name) = 0;
+  /// The static type of output `i`: ONNX's inferred one, checked against
+  /// `computed` when both exist.
+  virtual mlir::FailureOr<mlir::RankedTensorType>
+  outType(int i, mlir::RankedTensorType computed) = 0;
+  /// Whether output `i` is read by a node or is a graph output.
+  virtual bool outputUsed(int i) = 0;
+  virtual void set(int i, mlir::Value v) = 0;
+};
+
+/// The com.microsoft op types importContribNode handles.
+bool isSupportedContribOp(llvm::StringRef opType);
+
+/// The ops of onnxruntime's that it registers in the default ONNX domain
+/// (SimplifiedLayerNormalization), imported by importContribNode too.
+bool isDefaultDomainContribOp(llvm::StringRef opType);
+
+/// Imports one node whose op isSupportedContribOp admits.
+mlir::LogicalResult importContribNode(NodeContext &ctx);
+
+/// Registers the ONNX schemas (with shape inference) of those ops, so that
+/// the checker and ONNX shape inference know them. Idempotent.
+void registerContribOpSchemas();
+
+} // namespace parc::contrib
+
+#endif // PARC_LIB_IMPORT_ONNX_CONTRIBOPS_H
