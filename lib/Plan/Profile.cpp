@@ -17,6 +17,7 @@
 
 #include "parc/Plan/Planner.h"
 #include "nn/NNOps.h"
+#include "nn/NodeLocation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,15 +44,7 @@ bool isWeight(Value v) {
 }
 
 std::string nodeName(Operation *op) {
-  std::string name;
-  op->getLoc()->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
+  return nn::onnxNode(op->getLoc()).value_or("").str();
 }
 
 /// The repeated module of a node path: the first component spelled

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Debugging.h"
+#include "nn/NodeLocation.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Location.h"
@@ -98,19 +99,6 @@ LogicalResult parc::driver::clearStageDumps(StringRef dir, std::string &error) {
   return success();
 }
 
-/// The ONNX node a location names (its first NameLoc), if any.
-static std::optional<std::string> nodeOf(Location loc) {
-  std::optional<std::string> node;
-  loc->walk([&](Location inner) {
-    if (auto name = dyn_cast<NameLoc>(inner)) {
-      node = name.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return node;
-}
-
 /// JSON holds UTF-8 only: a model's other bytes become U+FFFD.
 static std::string utf8(StringRef s) {
   return llvm::json::isUTF8(s) ? s.str() : llvm::json::fixUTF8(s);
@@ -122,7 +110,8 @@ parc::driver::ExplainLog::ExplainLog(MLIRContext &ctx, bool print)
           return failure(); // not ours: the next handler prints it
         llvm::json::Object remark{{"stage", stage},
                                   {"message", utf8(diag.str())}};
-        if (std::optional<std::string> node = nodeOf(diag.getLocation()))
+        if (std::optional<StringRef> node =
+                parc::nn::onnxNode(diag.getLocation()))
           remark["node"] = utf8(*node);
         remarks.push_back(std::move(remark));
         return failure(print); // failure: print it too

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MoeManifest.h"
+#include "nn/NodeLocation.h"
 #include "rt/RTDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -23,15 +24,7 @@ int64_t bytesOf(Value v) {
 }
 
 std::string nodeName(Location loc) {
-  std::string name = "?";
-  loc->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
+  return parc::nn::onnxNode(loc).value_or("?").str();
 }
 
 } // namespace

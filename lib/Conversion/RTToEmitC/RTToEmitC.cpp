@@ -14,6 +14,7 @@
 
 #include "parc/Conversion/Passes.h"
 #include "nn/NNDialect.h"
+#include "nn/NodeLocation.h"
 #include "rt/RTDialect.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -59,15 +60,7 @@ std::string runtimeCallee(StringRef callee) {
 
 /// The ONNX node an op came from (its name location), "?" without one.
 std::string nodeName(Location loc) {
-  std::string node = "?";
-  loc->walk([&](Location inner) {
-    if (auto name = dyn_cast<NameLoc>(inner)) {
-      node = name.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return node;
+  return parc::nn::onnxNode(loc).value_or("?").str();
 }
 
 /// Builds one kernel call: operands are collected as they are referenced,

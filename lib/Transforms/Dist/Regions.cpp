@@ -13,6 +13,7 @@
 
 #include "Regions.h"
 #include "Padding.h"
+#include "nn/NodeLocation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/Debug.h"
@@ -26,19 +27,7 @@ namespace dist = parc::dist;
 
 bool dist::isConstant(Value v) { return v.getDefiningOp<arith::ConstantOp>(); }
 
-std::string dist::nodeOf(Operation *op) {
-  std::string name;
-  op->getLoc()->walk([&](Location l) {
-    if (auto n = dyn_cast<NameLoc>(l)) {
-      name = n.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (name.empty())
-    return "'" + op->getName().getStringRef().str() + "'";
-  return "node '" + name + "' (" + op->getName().getStringRef().str() + ")";
-}
+std::string dist::nodeOf(Operation *op) { return nn::describeNode(op); }
 
 static int64_t numElements(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
