@@ -1577,8 +1577,17 @@ LogicalResult NodeImporter::reshapeLike() {
       }
       bool unsqueeze = node.op_type() == "Unsqueeze";
       int64_t outRank = unsqueeze ? rank + axes.size() : rank;
-      for (int64_t &a : axes)
+      for (int64_t &a : axes) {
         a = normAxis(a, outRank);
+        if (failed(checkAxis(a, outRank)))
+          return failure();
+        if (!unsqueeze && inShape[a] != 1)
+          return g.nodeError(node) << "squeezes axis " << a << " of size "
+                                   << inShape[a] << " (only size-1 axes squeeze)";
+      }
+      if (llvm::SmallDenseSet<int64_t>(axes.begin(), axes.end()).size() !=
+          axes.size())
+        return g.nodeError(node) << "axes repeat an axis (each may appear once)";
       if (unsqueeze) {
         for (int64_t d = 0, src = 0; d < outRank; ++d)
           out.push_back(llvm::is_contained(axes, d) ? 1 : inShape[src++]);
