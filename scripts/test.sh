@@ -4,7 +4,7 @@
 #   ctest    — gtest unit tests of non-IR code (unittests/)
 #   ort      — self-test of the onnxruntime reference runner
 #   examples — the example-model generator's own checks
-#   differential — every model through parc (cpu) and onnxruntime, at
+#   differential — every model (and its external-data form) through parc (cpu) and onnxruntime, at
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
 #   differential-odd-ffn — the same for MLP widths tp does not divide (padded)
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
@@ -77,7 +77,7 @@ counted() {
   line=${line#*passed, }; failed=$((failed + ${line%% failed*}))
 }
 counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin \
-  --generated build/models --work build/e2e --tp 1 2 4 --sp
+  --generated build/models --work build/e2e --tp 1 2 4 --sp --external
 counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models --work build/e2e --tp 1 2 --sp --dtype bf16
 # MLP widths (75) that tp does not divide: zero-padded to 76.

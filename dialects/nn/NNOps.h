@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -28,6 +29,18 @@ matmulShape(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
 /// an absolute path, a `..` component), or "" when it names a path inside
 /// the model's folder. Symlinks are the importer's to resolve.
 std::string externalLocationProblem(llvm::StringRef location);
+
+/// Whether `v` is a model weight: a tensor fixed at compile time, held as
+/// the elements of an arith.constant (an embedded initializer, or a value
+/// folded from the graph) or referenced by an nn.external_weight (ONNX
+/// external data, read only when the weight writer cuts it). Every rule that
+/// splits, pads, places or counts weights asks this, so an external weight
+/// is as constant as an embedded one.
+bool isWeight(mlir::Value v);
+
+/// The embedded elements of the weight `v`; null for an external weight (its
+/// bytes are not in the IR) and for a value that is no weight.
+mlir::ElementsAttr weightElements(mlir::Value v);
 
 } // namespace parc::nn
 

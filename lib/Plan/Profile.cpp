@@ -37,10 +37,7 @@ double elems(Value v) {
   return t ? (double)t.getNumElements() : 0;
 }
 
-bool isWeight(Value v) {
-  Operation *def = v.getDefiningOp();
-  return def && isa<arith::ConstantOp, nn::ExternalWeightOp>(def);
-}
+using nn::isWeight;
 
 std::string nodeName(Operation *op) {
   std::string name;
@@ -405,7 +402,7 @@ FailureOr<ModelProfile> Profiler::run() {
   if (main.getNumArguments() == 0)
     return main.emitError("planning needs a model with at least one input"), failure();
   for (Operation &op : main.getBody().front())
-    if (!isa<arith::ConstantOp, nn::ExternalWeightOp>(op))
+    if (op.getNumResults() != 1 || !isWeight(op.getResult(0)))
       ops.push_back(&op);
 
   // Attention shapes; grouped-query key/value projections split into

@@ -164,7 +164,7 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
         dist::ShardingAttr from = dist::shardingOf(in);
         b.setInsertionPoint(shard);
         Value result;
-        if (dist::isConstant(in) && !from) {
+        if (nn::isWeight(in) && !from) {
           // A weight: each rank's part is cut at compile time.
           std::optional<int64_t> dim = dist::splitDimOf(to);
           if (!dim)

@@ -23,9 +23,6 @@ using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
 
-
-bool dist::isConstant(Value v) { return v.getDefiningOp<arith::ConstantOp>(); }
-
 std::string dist::nodeOf(Operation *op) {
   std::string name;
   op->getLoc()->walk([&](Location l) {
@@ -213,8 +210,9 @@ bool dist::isOutputHead(nn::LinearOp lin, int64_t tp) {
     user = *user->getUsers().begin();
   if (user && isa<nn::CastOp>(user) && user->hasOneUse())
     user = *user->getUsers().begin();
-  return isa_and_nonnull<func::ReturnOp>(user) && isConstant(lin.getWeight()) &&
-         (!lin.getBias() || isConstant(lin.getBias())) &&
+  return isa_and_nonnull<func::ReturnOp>(user) &&
+         nn::isWeight(lin.getWeight()) &&
+         (!lin.getBias() || nn::isWeight(lin.getBias())) &&
          lin.getType().getShape().back() % tp == 0;
 }
 
@@ -255,8 +253,8 @@ nn::GatherOp dist::vocabularyEmbedding(func::FuncOp main, int64_t tp) {
   nn::GatherOp best;
   main.walk([&](nn::GatherOp g) {
     auto table = tensorOf(g.getData());
-    if (g.getAxis() != 0 || table.getRank() != 2 || !isConstant(g.getData()) ||
-        !isa<BlockArgument>(g.getIndices()) ||
+    if (g.getAxis() != 0 || table.getRank() != 2 ||
+        !nn::isWeight(g.getData()) || !isa<BlockArgument>(g.getIndices()) ||
         !isa<FloatType>(table.getElementType()))
       return;
     if (!best || table.getDimSize(0) > tensorOf(best.getData()).getDimSize(0))
@@ -336,8 +334,8 @@ FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {
   if (failed(collect(r)) || failed(planKeyValueParts(r)))
     return failure();
   for (nn::LinearOp col : r.columns) {
-    if (!isConstant(col.getWeight()) ||
-        (col.getBias() && !isConstant(col.getBias())))
+    if (!nn::isWeight(col.getWeight()) ||
+        (col.getBias() && !nn::isWeight(col.getBias())))
       return reject(col, "column weights must be constants");
     auto t = col.getType();
     int64_t n = r.partsOf(col.getResult(), tp);
@@ -370,7 +368,7 @@ SmallVector<unsigned> dist::regionOperands(Operation *op) {
   if (isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp, nn::WhereOp>(op)) {
     SmallVector<unsigned> idx;
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
-      if (!isConstant(op->getOperand(i)))
+      if (!nn::isWeight(op->getOperand(i)))
         idx.push_back(i);
     return idx;
   }
@@ -455,7 +453,7 @@ LogicalResult dist::Planner::elementwise(dist::Region &r, Operation *op) {
     int64_t d = *dim - (out.getRank() - t.getRank());
     if (d < 0 || t.getDimSize(d) == 1)
       continue; // broadcast along the split: every rank reads all of it
-    if (!isConstant(operand.get()))
+    if (!nn::isWeight(operand.get()))
       return reject(op, "a computed side input spans the split dim");
     r.sideParts.push_back({&operand, d});
   }
@@ -624,7 +622,7 @@ LogicalResult dist::Planner::propagate(dist::Region &r) {
   auto it = r.split.find(r.row.getInput());
   if (it == r.split.end() || it->second != in.getRank() - 1)
     return reject(r.row, "its input is not split on the features it reduces");
-  if (!isConstant(r.row.getWeight()))
+  if (!nn::isWeight(r.row.getWeight()))
     return reject(r.row, "row weights must be constants");
   // Nothing computed in the region may be read outside it.
   for (auto &[value, dim] : r.split)

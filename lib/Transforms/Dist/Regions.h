@@ -18,7 +18,7 @@
 namespace parc::dist {
 
 /// The token embedding Megatron splits by vocabulary: among the gathers of
-/// rows of a constant [vocab, hidden] table by a graph input, the one with
+/// rows of a weight [vocab, hidden] table by a graph input, the one with
 /// the most rows (token types and positions are smaller), if `tp` divides
 /// them.
 parc::nn::GatherOp vocabularyEmbedding(mlir::func::FuncOp main, int64_t tp);
@@ -48,7 +48,6 @@ inline int64_t bytesOf(mlir::Type type) {
   auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
   return t ? t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8) : 0;
 }
-bool isConstant(mlir::Value v);
 
 /// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
 std::string nodeOf(mlir::Operation *op);
