@@ -94,6 +94,13 @@ counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/bin \
   --generated build/models --work build/e2e/data-parallel
+# Mixed-precision checkpoints (bf16/f16 matrices Cast to f32): split in
+# their stored dtype, matching onnxruntime in f32.
+/usr/bin/python3 examples/models/generate.py --out build/models-ckpt \
+  --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt >/dev/null
+counted differential-checkpoint /usr/bin/python3 test/e2e/differential.py --tools build/bin \
+  --generated build/models-ckpt --work build/e2e/ckpt --tp 1 2 4 \
+  --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt
 # Deeper models (4-6 layers) for 4 stages and uneven layouts.
 /usr/bin/python3 examples/models/generate.py --out build/models-deep \
   --only gpt2_l6 llama_l5 bert_l4 neox_l4 >/dev/null

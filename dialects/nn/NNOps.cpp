@@ -751,9 +751,18 @@ ElementsAttr parc::nn::weightElements(Value v) {
   return cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
 }
 
-bool parc::nn::isWeight(Value v) {
-  return weightElements(v) || (v && v.getDefiningOp<ExternalWeightOp>());
+Value parc::nn::weightSource(Value v) {
+  // A mixed-precision checkpoint stores bf16/f16 weights and casts them to
+  // the compute dtype before use: the cast is part of the weight, so that
+  // it is split and placed in its stored dtype, never folded into a copy.
+  while (auto cast = v ? v.getDefiningOp<CastOp>() : CastOp())
+    v = cast.getInput();
+  if (weightElements(v) || (v && v.getDefiningOp<ExternalWeightOp>()))
+    return v;
+  return {};
 }
+
+bool parc::nn::isWeight(Value v) { return bool(weightSource(v)); }
 
 #define GET_OP_CLASSES
 #include "nn/NNOps.cpp.inc"

@@ -512,6 +512,9 @@ FailureOr<ModelProfile> Profiler::run() {
     // Parameters: the model's initializers (blobs or external data), not
     // constants folded from the graph (positions, masks); a tied table once.
     for (Value v : op->getOperands()) {
+      // A weight cast from its stored bf16/f16 counts as that initializer.
+      if (Value stored = nn::weightSource(v))
+        v = stored;
       Operation *d = v.getDefiningOp();
       auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
       bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||

@@ -175,7 +175,10 @@ def shardable_weight_bytes(model_path, cfg, tp):
     model = onnx.load(model_path)
     total = kept = 0
     for init in model.graph.initializer:
-        name, nbytes = init.name, numpy_helper.to_array(init).nbytes
+        # Bytes as stored (bf16 checkpoints: 2 per element).
+        width = 2 if init.data_type == onnx.TensorProto.BFLOAT16 else \
+            np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[init.data_type]).itemsize
+        name, nbytes = init.name, int(np.prod(init.dims)) * width
         layer = any(k in name for k in (".h.", ".layer.", "layers."))
         module = name.rsplit(".", 1)[0]
         linear = layer and len(init.dims) in (1, 2) and not any(

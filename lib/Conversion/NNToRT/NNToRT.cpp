@@ -39,7 +39,7 @@ Value weightUnder(dist::LocalPartOp part) {
   Value v = part.getInput();
   while (auto inner = v.getDefiningOp<dist::LocalPartOp>())
     v = inner.getInput();
-  return nn::isWeight(v) ? v : Value();
+  return nn::weightSource(v) == v ? v : Value();
 }
 
 /// Read only through rank parts: no rank stores the whole tensor.
@@ -165,7 +165,8 @@ rt::WeightOp Lowering::weightOf(Location loc, Value source, Type type,
 
 LogicalResult Lowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
-  if (op->getNumResults() == 1 && nn::isWeight(op->getResult(0))) {
+  if (op->getNumResults() == 1 &&
+      nn::weightSource(op->getResult(0)) == op->getResult(0)) {
     if (onlyCut(op))
       return success();
     map.map(op->getResult(0),

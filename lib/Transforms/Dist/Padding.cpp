@@ -50,6 +50,7 @@ static std::optional<ArrayRef<char>> rawBytes(ElementsAttr value, bool &splat) {
 }
 
 bool dist::canPadWeight(Value v) {
+  v = nn::weightSource(v);
   if (v && v.getDefiningOp<nn::ExternalWeightOp>())
     return true;
   bool splat;
@@ -92,9 +93,10 @@ ElementsAttr dist::padAlong(ElementsAttr value, int64_t dim, int64_t pad) {
                                         key, std::move(blob));
 }
 
-Value dist::padWeight(OpBuilder &b, Value v, int64_t dim, int64_t pad) {
-  if (!canPadWeight(v))
+Value dist::padWeight(OpBuilder &b, Value weight, int64_t dim, int64_t pad) {
+  if (!canPadWeight(weight))
     return {};
+  Value v = nn::weightSource(weight);
   auto type = tensorOf(v);
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] += pad;
@@ -104,15 +106,16 @@ Value dist::padWeight(OpBuilder &b, Value v, int64_t dim, int64_t pad) {
     if (auto old = ext.getPaddingAttr())
       padding.assign(old.asArrayRef().begin(), old.asArrayRef().end());
     padding[dim] += pad;
-    return nn::ExternalWeightOp::create(
-        b, ext.getLoc(), padded, ext.getNameAttr(), ext.getLocationAttr(),
-        ext.getOffsetAttr(), ext.getLengthAttr(),
-        b.getDenseI64ArrayAttr(padding));
+    return recast(b, weight,
+                  nn::ExternalWeightOp::create(
+                      b, ext.getLoc(), padded, ext.getNameAttr(),
+                      ext.getLocationAttr(), ext.getOffsetAttr(),
+                      ext.getLengthAttr(), b.getDenseI64ArrayAttr(padding)));
   }
   ElementsAttr value = padAlong(nn::weightElements(v), dim, pad);
   if (!value)
     return {};
-  return arith::ConstantOp::create(b, v.getLoc(), value);
+  return recast(b, weight, arith::ConstantOp::create(b, v.getLoc(), value));
 }
 
 namespace {
@@ -243,17 +246,23 @@ bool dist::padMlpWidth(nn::LinearOp row, int64_t tp) {
     for (OpOperand &operand : op->getOpOperands())
       if (nn::isWeight(operand.get()) && spansFeatures(operand.get(), m->width))
         ok &= add(operand, tensorOf(operand.get()).getRank() - 1);
+  // A weight and its casts, once nothing reads them.
+  auto eraseDead = [](Value v) {
+    while (v && v.use_empty()) {
+      Operation *def = v.getDefiningOp();
+      v = isa<nn::CastOp>(def) ? def->getOperand(0) : Value();
+      def->erase();
+    }
+  };
   if (!ok) {
     for (auto [operand, value] : padded)
-      if (value)
-        value.getDefiningOp()->erase();
+      eraseDead(value);
     return false;
   }
   for (auto [operand, value] : padded) {
-    Operation *old = operand->get().getDefiningOp();
+    Value old = operand->get();
     operand->set(value);
-    if (old->use_empty())
-      old->erase();
+    eraseDead(old);
   }
   auto grow = [&](Value v) {
     auto t = tensorOf(v);

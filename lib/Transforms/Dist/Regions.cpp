@@ -23,6 +23,41 @@ using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
 
+Value dist::recast(OpBuilder &b, Value weight, Value source) {
+  SmallVector<nn::CastOp> casts;
+  for (Value v = weight; v != nn::weightSource(weight);) {
+    auto cast = v.getDefiningOp<nn::CastOp>();
+    casts.push_back(cast);
+    v = cast.getInput();
+  }
+  Value v = source;
+  for (nn::CastOp cast : llvm::reverse(casts))
+    v = nn::CastOp::create(
+        b, cast.getLoc(),
+        RankedTensorType::get(tensorOf(v).getShape(),
+                              cast.getType().getElementType()),
+        v);
+  return v;
+}
+
+// A cast weight is cut in its stored dtype and cast per use, not at load:
+// the shard and the resident weights keep bf16/f16 (half the bytes of f32),
+// and the f32 copy is one transient arena buffer per forward, the price of
+// one elementwise pass over the rank's part.
+Value dist::cutWeight(OpBuilder &b, Location loc, Value weight, int64_t dim,
+                      int64_t parts, StringRef axis, DenseI64ArrayAttr blocks,
+                      IntegerAttr replicas) {
+  Value source = nn::weightSource(weight);
+  auto type = tensorOf(source);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= parts;
+  Value part = dist::LocalPartOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), source,
+      b.getI64IntegerAttr(dim), b.getI64IntegerAttr(parts),
+      b.getStringAttr(axis), blocks, replicas);
+  return recast(b, weight, part);
+}
+
 std::string dist::nodeOf(Operation *op) {
   std::string name;
   op->getLoc()->walk([&](Location l) {

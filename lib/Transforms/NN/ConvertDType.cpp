@@ -133,7 +133,7 @@ struct NNConvertDTypePass
             return WalkResult::interrupt();
           }
           cast<arith::ConstantOp>(op).setValueAttr(cast<TypedAttr>(*value));
-        } else if (isWeight(v)) {
+        } else if (weightSource(v) == v) {
           // An external weight: the file holds f32, its bytes are not in the
           // IR. Load as f32 and cast once per forward.
           b.setInsertionPointAfter(op);
