@@ -99,7 +99,7 @@ counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/b
 /usr/bin/python3 examples/models/generate.py --out build/models-ckpt \
   --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt >/dev/null
 counted differential-checkpoint /usr/bin/python3 test/e2e/differential.py --tools build/bin \
-  --generated build/models-ckpt --work build/e2e/ckpt --tp 1 2 4 \
+  --generated build/models-ckpt --work build/e2e/ckpt --tp 1 2 4 --external \
   --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt
 # Deeper models (4-6 layers) for 4 stages and uneven layouts.
 /usr/bin/python3 examples/models/generate.py --out build/models-deep \
