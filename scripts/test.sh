@@ -4,7 +4,7 @@
 #   ctest    — gtest unit tests of non-IR code (unittests/)
 #   ort      — self-test of the onnxruntime reference runner
 #   examples — the example-model generator's own checks
-#   differential — every model through parc (cpu) and onnxruntime, at
+#   differential — every model (and its external-data form) through parc (cpu) and onnxruntime, at
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
 #   contrib      — onnxruntime's com.microsoft ops vs onnxruntime (test/e2e/contrib.py)
 #   differential-odd-ffn — the same for MLP widths tp does not divide (padded)
@@ -80,7 +80,7 @@ counted() {
   line=${line#*passed, }; failed=$((failed + ${line%% failed*}))
 }
 counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin \
-  --generated build/models --work build/e2e --tp 1 2 4 --sp
+  --generated build/models --work build/e2e --tp 1 2 4 --sp --external
 counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models --work build/e2e --tp 1 2 --sp --dtype bf16
 # MLP widths (75) that tp does not divide: zero-padded to 76.
@@ -101,6 +101,13 @@ counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/bin \
   --generated build/models --work build/e2e/data-parallel
+# Mixed-precision checkpoints (bf16/f16 matrices Cast to f32): split in
+# their stored dtype, matching onnxruntime in f32.
+/usr/bin/python3 examples/models/generate.py --out build/models-ckpt \
+  --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt >/dev/null
+counted differential-checkpoint /usr/bin/python3 test/e2e/differential.py --tools build/bin \
+  --generated build/models-ckpt --work build/e2e/ckpt --tp 1 2 4 --external \
+  --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt
 # Deeper models (4-6 layers) for 4 stages and uneven layouts.
 /usr/bin/python3 examples/models/generate.py --out build/models-deep \
   --only gpt2_l6 llama_l5 bert_l4 neox_l4 >/dev/null

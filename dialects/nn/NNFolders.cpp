@@ -386,6 +386,10 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // A model initializer (a blob) cast to the compute dtype stays a cast: its
+  // shards keep the stored dtype instead of an f32 copy of twice the bytes.
+  if (isa_and_nonnull<DenseResourceElementsAttr>(adaptor.getInput()))
+    return {};
   auto v = read(adaptor.getInput());
   if (!v)
     return {};

@@ -8,6 +8,7 @@
 
 #include "nn/NNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/Path.h"
 
 #include "mlir/IR/OpImplementation.h"
@@ -705,6 +706,15 @@ std::string parc::nn::externalLocationProblem(StringRef location) {
   return "";
 }
 
+SmallVector<int64_t> ExternalWeightOp::getStoredShape() {
+  SmallVector<int64_t> shape(getType().getShape());
+  if (auto padding = getPaddingAttr())
+    for (auto [d, pad] : llvm::enumerate(padding.asArrayRef()))
+      if (d < shape.size())
+        shape[d] -= pad;
+  return shape;
+}
+
 LogicalResult ExternalWeightOp::verify() {
   // The weight writer reads `location` relative to the model's folder.
   if (std::string why = externalLocationProblem(getLocation()); !why.empty())
@@ -713,13 +723,46 @@ LogicalResult ExternalWeightOp::verify() {
   // I64Attr getters are unsigned: compare the signed values.
   if (getOffsetAttr().getInt() < 0 || getLengthAttr().getInt() < 0)
     return emitOpError("offset and length must be non-negative");
+  if (auto padding = getPaddingAttr()) {
+    if ((int64_t)padding.size() != t.getRank())
+      return emitOpError() << "padding needs one entry per dim of " << t;
+    for (auto [pad, size] : llvm::zip(padding.asArrayRef(), t.getShape()))
+      if (pad < 0 || pad > size)
+        return emitOpError() << "padding " << pad << " does not fit " << t;
+  }
+  SmallVector<int64_t> stored = getStoredShape();
+  int64_t n = 1;
+  for (int64_t d : stored)
+    n *= d;
   unsigned bits = t.getElementTypeBitWidth();
-  if ((int64_t)getLength() * 8 != t.getNumElements() * (int64_t)std::max(bits, 8u) &&
+  if ((int64_t)getLength() * 8 != n * (int64_t)std::max(bits, 8u) &&
       !t.getElementType().isInteger(1))
     return emitOpError() << "length " << getLength() << " bytes does not hold "
-                         << t;
+                         << RankedTensorType::get(stored, t.getElementType());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Weight sources
+//===----------------------------------------------------------------------===//
+
+ElementsAttr parc::nn::weightElements(Value v) {
+  auto cst = v ? v.getDefiningOp<arith::ConstantOp>() : arith::ConstantOp();
+  return cst ? dyn_cast<ElementsAttr>(cst.getValue()) : ElementsAttr();
+}
+
+Value parc::nn::weightSource(Value v) {
+  // A mixed-precision checkpoint stores bf16/f16 weights and casts them to
+  // the compute dtype before use: the cast is part of the weight, so that
+  // it is split and placed in its stored dtype, never folded into a copy.
+  while (auto cast = v ? v.getDefiningOp<CastOp>() : CastOp())
+    v = cast.getInput();
+  if (weightElements(v) || (v && v.getDefiningOp<ExternalWeightOp>()))
+    return v;
+  return {};
+}
+
+bool parc::nn::isWeight(Value v) { return bool(weightSource(v)); }
 
 #define GET_OP_CLASSES
 #include "nn/NNOps.cpp.inc"

@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -42,6 +43,23 @@ public:
 private:
   int64_t saved;
 };
+
+/// Whether `v` is a model weight: a tensor fixed at compile time, held as
+/// the elements of an arith.constant (an embedded initializer, or a value
+/// folded from the graph) or referenced by an nn.external_weight (ONNX
+/// external data, read only when the weight writer cuts it), possibly
+/// through nn.cast ops (a bf16/f16 checkpoint cast to f32 before use). Every
+/// rule that splits, pads, places or counts weights asks this, so an
+/// external or cast weight is as constant as an embedded one.
+bool isWeight(mlir::Value v);
+
+/// The stored weight `v` is (the constant or nn.external_weight under its
+/// casts; `v` itself when it has none), or null when `v` is no weight.
+mlir::Value weightSource(mlir::Value v);
+
+/// The embedded elements of the weight `v`; null for an external weight (its
+/// bytes are not in the IR) and for a value that is no weight.
+mlir::ElementsAttr weightElements(mlir::Value v);
 
 } // namespace parc::nn
 

@@ -789,12 +789,24 @@ def NN_ExternalWeightOp : NN_Op<"external_weight", [Pure]> {
     files are absent can still be planned and inspected. Code generation maps
     the bytes when it slices weights per rank.
 
+    An external weight is as constant as an embedded one (`nn::isWeight`):
+    tensor parallelism splits it, and the weight writer cuts each rank's part
+    from the file. `padding`, when present, appends that many zeros at the
+    end of each dim (an MLP or vocabulary width padded to a multiple of
+    `--tp`): the op's type is the stored tensor's plus the padding, and
+    `length` counts the stored bytes only.
+
     ```mlir
     %w = nn.external_weight {name = "layers.0.mlp.w1", location = "model.data", offset = 0 : i64, length = 8192 : i64} : tensor<32x64xf32>
+    %p = nn.external_weight {name = "layers.0.mlp.w1", location = "model.data", offset = 0 : i64, length = 8192 : i64, padding = array<i64: 0, 2>} : tensor<32x66xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$location, I64Attr:$offset,
-                   I64Attr:$length);
+                   I64Attr:$length, OptionalAttr<DenseI64ArrayAttr>:$padding);
+  let extraClassDeclaration = [{
+    /// The shape the file stores: the type's less `padding`.
+    llvm::SmallVector<int64_t> getStoredShape();
+  }];
   let results = (outs NN_Tensor:$output);
   let assemblyFormat = "attr-dict `:` type($output)";
   let hasVerifier = 1;

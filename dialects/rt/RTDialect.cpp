@@ -36,9 +36,8 @@ LogicalResult AllocOp::verify() {
 
 LogicalResult WeightOp::verify() {
   auto value = getValueAttr();
-  if (!value)
+  if (!value && !(*this)->hasAttr("shard"))
     return success();
-  auto global = cast<ShapedType>(value.getType());
   SmallVector<int64_t> expected(getType().getShape());
   // A sharded weight keeps its global value: the buffer is one part of it
   // (a part of a part with a nested "then" cut).
@@ -52,6 +51,14 @@ LogicalResult WeightOp::verify() {
       return emitOpError("shard needs dim, parts and axis");
     expected[dim.getInt()] *= parts.getInt();
   }
+  if (!value) {
+    // An external part: the writer cuts it from the file's tensor, padded.
+    auto padding = (*this)->getAttrOfType<DenseI64ArrayAttr>("padding");
+    if (padding && (int64_t)padding.size() != getType().getRank())
+      return emitOpError("padding needs one entry per dim");
+    return success();
+  }
+  auto global = cast<ShapedType>(value.getType());
   if (global.getShape() != ArrayRef(expected) ||
       global.getElementType() != getType().getElementType())
     return emitOpError("value must have the buffer's shape and element type "

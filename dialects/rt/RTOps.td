@@ -71,8 +71,11 @@ def RT_WeightOp : RT_Op<"weight", [Pure]> {
     Bound at start-up to the tensor `name` of the rank's safetensors file
     (memory-mapped, read-only). Until the compiler has written that file the
     op carries where the data comes from: `value` (the constant's elements)
-    or `external` (an ONNX external-data reference: location, offset,
-    length).
+    or an ONNX external-data reference (`location`, `offset`, `length`, and
+    `padding`: zeros appended per dim). A rank's part of a sharded weight
+    also carries `shard` (dim, parts, axis, optional blocks, replicas and a
+    nested `then` cut) and keeps the global source, embedded or external:
+    the weight writer cuts the part.
 
     ```mlir
     %w = rt.weight "h.0.mlp.c_fc.weight" : memref<32x128xf32>

@@ -39,6 +39,16 @@ BLOCK_KINDS = ("layer_norm", "rms_norm", "gelu", "silu", "attention", "rotary",
                "linear", "moe")
 
 
+def narrow_tensor(array, name, dtype):
+    """An f32 array as a bf16 (round to nearest even) or f16 initializer."""
+    if dtype == "f16":
+        return numpy_helper.from_array(array.astype(np.float16), name)
+    bits = np.ascontiguousarray(array, np.float32).view(np.uint32)
+    bf16 = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return helper.make_tensor(name, TensorProto.BFLOAT16, array.shape,
+                                   bf16.tobytes(), raw=True)
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
     family: str
@@ -62,6 +72,9 @@ class ModelConfig:
     routing: str = "scatter"  # dense routing: "scatter", "onehot", or per-expert "where"
     router: str = "softmax_topk"  # or "topk_softmax": softmax of the k logits
     renormalize: bool = True  # top-k probabilities divided by their sum
+    # A mixed-precision checkpoint: 2-D parameters stored as "bf16" or
+    # "f16" initializers, each Cast to float before use ("f32": none).
+    checkpoint: str = "f32"
 
     @property
     def head_dim(self):
@@ -119,6 +132,15 @@ ODD_MODELS = {
 }
 
 # Benchmark shapes: written only when named with --only.
+# Mixed-precision checkpoints (only by name): bf16/f16 matrices Cast to f32.
+CHECKPOINT_MODELS = {
+    "gpt2_bf16ckpt": ModelConfig("gpt2", seed=1021, checkpoint="bf16"),
+    "llama_bf16ckpt": ModelConfig("llama", seed=1022, kv_heads=2, ffn=128, rotary_dim=16,
+                                  eps=1e-6, checkpoint="bf16"),
+    "llama_f16ckpt": ModelConfig("llama", seed=1023, kv_heads=2, ffn=128, rotary_dim=16,
+                                 eps=1e-6, checkpoint="f16"),
+}
+
 BENCH_MODELS = {
     "gpt2_small": ModelConfig("gpt2", seed=1007, layers=12, hidden=768,
                               heads=12, kv_heads=12, ffn=3072, vocab=50257,
@@ -211,8 +233,21 @@ class Graph:
 
     def param(self, local_name, array):
         name = ".".join(self._scope + [local_name])
+        if self.stores_narrow(array):
+            self.initializers.append(narrow_tensor(array, name, self.cfg.checkpoint))
+            return self.op("Cast", name, to=TensorProto.FLOAT)
         self.initializers.append(numpy_helper.from_array(array, name))
         return name
+
+    def stores_narrow(self, array):
+        """Whether a parameter is stored in the checkpoint's bf16/f16 (its
+        matrices; norms and biases stay f32, as mixed-precision exports
+        keep them)."""
+        cfg = getattr(self, "cfg", None)
+        # Buffers such as an additive causal mask of finfo.min stay f32.
+        return (cfg is not None and cfg.checkpoint != "f32" and
+                len(array.shape) == 2 and
+                (not isinstance(array, np.ndarray) or np.abs(array).max() < 1e4))
 
     def randn(self, shape, std):
         return (self.rng.standard_normal(shape) * std).astype(np.float32)
@@ -753,6 +788,8 @@ def describe(name, cfg, opset, model, expected):
     skip = {"family", "seed", "rms_reciprocal"}
     if not cfg.experts:
         skip |= {"routing", "router", "renormalize"}
+    if cfg.checkpoint == "f32":
+        skip.add("checkpoint")
     config = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)
               if f.name not in skip}
     config["head_dim"] = cfg.head_dim
@@ -786,10 +823,11 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", action="extend", default=[],
                         metavar="NAME",
                         choices=list(MODELS) + list(DEEP_MODELS) + list(ODD_MODELS)
-                        + list(BENCH_MODELS),
+                        + list(CHECKPOINT_MODELS) + list(BENCH_MODELS),
                         help="models to write (default: all test models; "
                              "deeper pipeline models and benchmark shapes only "
                              "by name: " + ", ".join(list(DEEP_MODELS) + list(ODD_MODELS)
+                                                     + list(CHECKPOINT_MODELS)
                                                      + list(BENCH_MODELS)) + ")")
     parser.add_argument("--opset", type=int, default=14,
                         help="default-domain opset, 13..17 (default 14)")
@@ -799,7 +837,7 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     for name in dict.fromkeys(args.only or MODELS):
         cfg = (MODELS.get(name) or DEEP_MODELS.get(name) or ODD_MODELS.get(name)
-               or BENCH_MODELS[name])
+               or CHECKPOINT_MODELS.get(name) or BENCH_MODELS[name])
         try:
             model, expected = build(name, cfg, args.opset)
         except (checker.ValidationError,

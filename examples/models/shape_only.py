@@ -40,6 +40,10 @@ SHAPE_MODELS = {
     "llama3_405b": generate.ModelConfig(
         "llama", seed=0, layers=126, hidden=16384, heads=128, ffn=53248,
         rotary_dim=128, **_LLAMA3),
+    # The same as a mixed-precision checkpoint: bf16 matrices Cast to f32.
+    "llama3_70b_bf16ckpt": generate.ModelConfig(
+        "llama", seed=0, layers=80, hidden=8192, heads=64, ffn=28672,
+        rotary_dim=128, checkpoint="bf16", **_LLAMA3),
     "mixtral_8x7b": generate.ModelConfig(
         "mixtral", seed=0, layers=32, hidden=4096, heads=32, kv_heads=8,
         ffn=14336, vocab=32000, experts=8, top_k=2, batch=1, seq=2048,
@@ -77,10 +81,12 @@ class ShapeOnlyEmitter(generate.Emitter):
         if isinstance(array, np.ndarray) and array.nbytes <= EXTERNAL_ABOVE:
             return super().param(local_name, array)
         name = ".".join(self._scope + [local_name])
-        t = TensorProto(name=name, dims=list(array.shape),
-                        data_type=TensorProto.FLOAT,
+        narrow = self.stores_narrow(array)
+        dtype = {"bf16": TensorProto.BFLOAT16, "f16": TensorProto.FLOAT16}.get(
+            self.cfg.checkpoint) if narrow else TensorProto.FLOAT
+        t = TensorProto(name=name, dims=list(array.shape), data_type=dtype,
                         data_location=TensorProto.EXTERNAL)
-        length = int(np.prod(array.shape)) * 4
+        length = int(np.prod(array.shape)) * (2 if narrow else 4)
         for key, value in (("location", self.data_file),
                            ("offset", str(self.offset)),
                            ("length", str(length))):
@@ -88,7 +94,7 @@ class ShapeOnlyEmitter(generate.Emitter):
             entry.key, entry.value = key, value
         self.offset += length
         self.initializers.append(t)
-        return name
+        return self.op("Cast", name, to=TensorProto.FLOAT) if narrow else name
 
 
 def parameter_count(cfg):

@@ -38,10 +38,7 @@ double elems(Value v) {
   return t ? (double)t.getNumElements() : 0;
 }
 
-bool isWeight(Value v) {
-  Operation *def = v.getDefiningOp();
-  return def && isa<arith::ConstantOp, nn::ExternalWeightOp>(def);
-}
+using nn::isWeight;
 
 std::string nodeName(Operation *op) {
   return nn::onnxNode(op->getLoc()).value_or("").str();
@@ -398,7 +395,7 @@ FailureOr<ModelProfile> Profiler::run() {
   if (main.getNumArguments() == 0)
     return main.emitError("planning needs a model with at least one input"), failure();
   for (Operation &op : main.getBody().front())
-    if (!isa<arith::ConstantOp, nn::ExternalWeightOp>(op))
+    if (op.getNumResults() != 1 || !isWeight(op.getResult(0)))
       ops.push_back(&op);
 
   // Attention shapes; grouped-query key/value projections split into
@@ -508,6 +505,9 @@ FailureOr<ModelProfile> Profiler::run() {
     // Parameters: the model's initializers (blobs or external data), not
     // constants folded from the graph (positions, masks); a tied table once.
     for (Value v : op->getOperands()) {
+      // A weight cast from its stored bf16/f16 counts as that initializer.
+      if (Value stored = nn::weightSource(v))
+        v = stored;
       Operation *d = v.getDefiningOp();
       auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
       bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||

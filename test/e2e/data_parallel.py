@@ -197,6 +197,8 @@ def check_case(args, models, refs, log, name, flags, dp):
         raise RuntimeError(f"tokens per expert summed over replicas {routing}, one rank "
                            f"on the whole batch {single_routing}")
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
+    tp = next((int(f.split("=")[1]) for f in flags if f.startswith("--tp=")), 1)
+    diff.check_tp_communicates(manifest, tp)
     check_manifest(manifest, compiled, dp, flags, single_manifest, path, spec, cfg)
     got = diff.outputs_of(os.path.join(work, "parc"), manifest)
     return diff.rel_err(got, ort), diff.rel_err(got, single), manifest["world_size"], seconds

@@ -28,6 +28,18 @@ bytes must equal shardable/N + replicated, with the shardable bytes summed
 here from the ONNX initializers of the model's linears and the replicated
 bytes those of the single-rank compile less the shardable ones.
 
+Every run at tp > 1 must communicate: the manifest's collective bytes
+(comm_per_collective) are nonzero, since every model here has a region
+tensor parallelism splits. A tp run that sends nothing means every rank
+computes the whole model, which the output comparison alone cannot see.
+
+With --external every model also runs saved with its weights as ONNX
+external data (`onnx.save(..., save_as_external_data=True)`, written under
+--work at test time) as `<name>.ext`: the same checks, and its collective
+bytes must equal those of the embedded form at the same configuration
+(except for MoE models, whose experts nn-fuse-moe does not stack from
+external data yet).
+
 Prints one table row per model and `N passed, N failed`; exits 1 on any
 failure. Expected values come from onnxruntime, never from parc.
 """
@@ -135,6 +147,7 @@ def generated_spec(config_path):
     fits = lambda tp: (c["heads"] % tp == 0 and
                        (c["kv_heads"] % tp == 0 or tp % c["kv_heads"] == 0))
     return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
+            "experts": c.get("experts", 0),
             "weights": weights, "seq": c["seq"], "vocab": c["vocab"],
             "fits": fits, "why": f"{c['heads']} heads, {c['kv_heads']} kv heads, ffn {c['ffn']}"}
 
@@ -177,7 +190,10 @@ def shardable_weight_bytes(model_path, cfg, tp):
     model = onnx.load(model_path)
     total = kept = 0
     for init in model.graph.initializer:
-        name, nbytes = init.name, numpy_helper.to_array(init).nbytes
+        # Bytes as stored (bf16 checkpoints: 2 per element).
+        width = 2 if init.data_type == onnx.TensorProto.BFLOAT16 else \
+            np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[init.data_type]).itemsize
+        name, nbytes = init.name, int(np.prod(init.dims)) * width
         layer = any(k in name for k in (".h.", ".layer.", "layers."))
         module = name.rsplit(".", 1)[0]
         linear = layer and len(init.dims) in (1, 2) and not any(
@@ -202,6 +218,32 @@ def shardable_weight_bytes(model_path, cfg, tp):
             nbytes = nbytes // ffn * padded
         kept += nbytes // parts
     return total, kept
+
+
+def collective_bytes(manifest):
+    """Bytes each rank sends in collectives per forward (all-reduce,
+    all-gather, reduce-scatter, all-to-all; not pipeline sends)."""
+    return sum(c["bytes"] for c in manifest.get("comm_per_collective", {}).values())
+
+
+def check_tp_communicates(manifest, tp):
+    """A --tp > 1 compile that sends nothing splits nothing: every rank
+    computes the whole model. Every model the e2e suites run has a region
+    tensor parallelism splits, so that is a failure."""
+    if tp > 1 and collective_bytes(manifest) == 0:
+        raise RuntimeError(f"--tp {tp} sends 0 bytes in collectives: nothing was "
+                           f"split, every rank computes the whole model")
+
+
+def external_form(name, model_path, out_dir):
+    """The model saved with every initializer as ONNX external data in
+    `out_dir` (as exporters write models over 2 GB); its .json spec is
+    copied along for generated models."""
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, name + ".onnx")
+    onnx.save(onnx.load(model_path), path, save_as_external_data=True,
+              location=name + ".onnx.data")
+    return path
 
 
 def make_inputs(model_path, spec, rng, out_dir):
@@ -338,6 +380,16 @@ def check(name, model_path, spec, args, log, tp, sp=False):
          "--output-dir", os.path.join(work, "ort")] +
         sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), log)
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
+    check_tp_communicates(manifest, tp)
+    if spec.get("embedded"):
+        # The external form splits exactly as the embedded one does.
+        same = os.path.join(args.work, f"{spec['embedded']}-tp{tp}{'-sp' if sp else ''}",
+                            "out", "manifest.json")
+        if os.path.exists(same):
+            want = collective_bytes(json.load(open(same)))
+            if collective_bytes(manifest) != want:
+                raise RuntimeError(f"{collective_bytes(manifest)} B sent in collectives, "
+                                   f"the embedded form sends {want} B")
     if tp > 1 and spec.get("comm_bytes") is not None:
         elem_bytes = 4 if args.dtype == "f32" else 2
         got, want = manifest["comm_bytes_per_forward"], spec["comm_bytes"](tp, elem_bytes, sp)
@@ -395,6 +447,8 @@ def main():
     p.add_argument("--tp", type=int, nargs="+", default=[1], help="tensor-parallel degrees")
     p.add_argument("--sp", action="store_true",
                    help="also run every tp > 1 with sequence parallelism (--sp)")
+    p.add_argument("--external", action="store_true",
+                   help="also run every model with its weights as ONNX external data")
     args = p.parse_args()
     if args.rtol is None:
         args.rtol = {"f32": 1e-4, "bf16": 3e-2, "f16": 4e-3}[args.dtype]
@@ -409,6 +463,15 @@ def main():
                            generated_spec(os.path.join(args.generated, f))))
     if args.only:
         models = [m for m in models if m[0] in args.only]
+    if args.external:
+        # After the embedded form of each model, so that it can compare.
+        ext_dir = os.path.join(args.work, "external-models")
+        # nn-fuse-moe stacks experts from their bytes, which external data
+        # keeps in the file: unfused, each expert's linears split on their
+        # own and send more than the fused MoE.
+        models += [(n + ".ext", external_form(n, path, ext_dir),
+                    dict(spec, embedded=None if spec.get("experts") else n))
+                   for n, path, spec in models]
 
     passed = failed = 0
     print(f"{'model':<52} {'tp':>5} {'outs':>4} {'max abs err':>12} {'max rel err':>12} {'time s':>7}  result")

@@ -12,7 +12,10 @@ single-rank parc program on the same inputs:
 model's own configuration: the manifest's world size is P·T, its layers per
 stage sum to the model's layer count (from the generator's config, or
 counted in the ONNX graph) and equal the layout when one is given, and the
-run prints a measured bubble next to the analytic (P-1)/(V·M+P-1). Specs
+run prints a measured bubble next to the analytic (P-1)/(V·M+P-1), and
+with T > 1 the ranks send collective bytes (differential.py's check). Cases
+on `<model>.ext` run the model saved with its weights as ONNX external data
+(written under --work at test time). Specs
 that do not fit (more stages than layers, a layout that does not sum, a
 batch M does not divide, a rank count other than the mesh's) must be
 refused with a message and leave no output.
@@ -64,6 +67,10 @@ CI_CASES = [
     ("llama_l5", 2, 2, 2, "1,2,1,1", 2),
     # bf16 compute: sends and receives of bf16 activations
     ("gpt2", 2, 2, 2, None, 1, "bf16"),
+    # weights as ONNX external data (--external-models): split as embedded
+    ("gpt2.ext", 2, 2, 1, None),
+    ("llama.ext", 2, 2, 2, None),
+    ("bert_toy_optimized.ext", 2, 2, 1, None),
 ]
 
 # Tolerance per compute dtype (as in differential.py).
@@ -97,6 +104,13 @@ def model_table(args):
         spec = dict(diff.SHARED_MODELS[name])
         spec["shapes"] = {n: [4] + s[1:] for n, s in spec["shapes"].items()}
         models[name] = (os.path.join(diff.SHARED, name + ".onnx"), spec, layers, 4)
+    # The external-data form of every model a case names `<model>.ext`,
+    # written at test time.
+    for name, *_ in CI_CASES:
+        if name.endswith(".ext") and name[:-4] in models:
+            path, spec, layers, batch = models[name[:-4]]
+            ext = diff.external_form(name[:-4], path, os.path.join(args.work, "external-models"))
+            models[name] = (ext, spec, layers, batch)
     return models
 
 
@@ -153,6 +167,7 @@ def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1, dtyp
         raise RuntimeError("run failed: " + r.stdout.strip().splitlines()[-1])
     seconds = time.time() - start
     manifest = json.load(open(os.path.join(compiled, "manifest.json")))
+    diff.check_tp_communicates(manifest, tp)
     if manifest["world_size"] != pp * tp or len(manifest["ranks"]) != pp * tp:
         raise RuntimeError(f"world size {manifest['world_size']}, expected {pp * tp}")
     if len(manifest["programs"]) != pp:

@@ -33,12 +33,19 @@ namespace rt = parc::rt;
 
 namespace {
 
-/// The constant a chain of dist.local_part ops cuts, if any.
-arith::ConstantOp constantUnder(dist::LocalPartOp part) {
+/// The weight (embedded or external) a chain of dist.local_part ops cuts,
+/// if any.
+Value weightUnder(dist::LocalPartOp part) {
   Value v = part.getInput();
   while (auto inner = v.getDefiningOp<dist::LocalPartOp>())
     v = inner.getInput();
-  return v.getDefiningOp<arith::ConstantOp>();
+  return nn::weightSource(v) == v ? v : Value();
+}
+
+/// Read only through rank parts: no rank stores the whole tensor.
+bool onlyCut(Operation *op) {
+  return !op->use_empty() &&
+         llvm::all_of(op->getUsers(), llvm::IsaPred<dist::LocalPartOp>);
 }
 
 MemRefType bufferType(Type tensor) {
@@ -82,6 +89,11 @@ private:
     return name;
   }
   Value buffer(Value tensor) { return map.lookup(tensor); }
+  /// An rt.weight of `type` whose bytes come from the weight `source`: its
+  /// elements, or its external reference (location, offset, length,
+  /// padding), which the weight writer reads.
+  rt::WeightOp weightOf(Location loc, Value source, Type type,
+                        StringRef suffix);
 
   OpBuilder &b;
   IRMapping map;
@@ -130,49 +142,48 @@ LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
   return success();
 }
 
-LogicalResult Lowering::lowerOp(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-    // Read only through rank parts: no rank stores the whole tensor.
-    if (!cst->use_empty() &&
-        llvm::all_of(cst->getUsers(), llvm::IsaPred<dist::LocalPartOp>))
-      return success();
-    auto value = dyn_cast<ElementsAttr>(cst.getValue());
-    if (!value)
-      return op->emitOpError("only tensor constants can become weights");
-    std::string base = "const";
-    if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
-      base = res.getRawHandle().getKey().str();
-    map.map(cst.getResult(),
-            rt::WeightOp::create(b, loc, bufferType(cst.getType()),
-                                 uniqueName(base), value));
-    return success();
-  }
-  if (auto ext = dyn_cast<nn::ExternalWeightOp>(op)) {
-    auto w = rt::WeightOp::create(b, loc, bufferType(ext.getType()),
-                                  uniqueName(ext.getName()), ElementsAttr());
+rt::WeightOp Lowering::weightOf(Location loc, Value source, Type type,
+                                StringRef suffix) {
+  if (auto ext = source.getDefiningOp<nn::ExternalWeightOp>()) {
+    auto w = rt::WeightOp::create(b, loc, bufferType(type),
+                                  uniqueName((ext.getName() + suffix).str()),
+                                  ElementsAttr());
     w->setAttr("location", ext.getLocationAttr());
     w->setAttr("offset", ext.getOffsetAttr());
     w->setAttr("length", ext.getLengthAttr());
-    map.map(ext.getResult(), w);
+    if (ext.getPaddingAttr())
+      w->setAttr("padding", ext.getPaddingAttr());
+    return w;
+  }
+  ElementsAttr value = nn::weightElements(source);
+  std::string base = "const";
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
+    base = res.getRawHandle().getKey().str();
+  return rt::WeightOp::create(b, loc, bufferType(type),
+                              uniqueName(base + suffix.str()), value);
+}
+
+LogicalResult Lowering::lowerOp(Operation *op) {
+  Location loc = op->getLoc();
+  if (op->getNumResults() == 1 &&
+      nn::weightSource(op->getResult(0)) == op->getResult(0)) {
+    if (onlyCut(op))
+      return success();
+    map.map(op->getResult(0),
+            weightOf(loc, op->getResult(0), op->getResult(0).getType(), ""));
     return success();
   }
-  if (auto part = dyn_cast<dist::LocalPartOp>(op);
-      part && constantUnder(part)) {
-    // A rank's part of a constant is a sharded weight: the weight writer
-    // cuts it per rank at compile time. A part of a part (an expert split
-    // over "ep", then its ffn over "tp") is one weight cut twice, the
-    // inner cut first, the outer one under "then".
-    if (!part->use_empty() &&
-        llvm::all_of(part->getUsers(), llvm::IsaPred<dist::LocalPartOp>))
+  if (isa<arith::ConstantOp>(op))
+    return op->emitOpError("only tensor constants can become weights");
+  if (auto part = dyn_cast<dist::LocalPartOp>(op); part && weightUnder(part)) {
+    // A rank's part of a weight is a sharded weight: the weight writer cuts
+    // it per rank at compile time, from the constant's elements or from the
+    // external file. A part of a part (an expert split over "ep", then its
+    // ffn over "tp") is one weight cut twice, the inner cut first, the outer
+    // one under "then".
+    if (onlyCut(part))
       return success();
-    auto cst = constantUnder(part);
-    auto value = cast<ElementsAttr>(cst.getValue());
-    std::string base = "const";
-    if (auto res = dyn_cast<DenseResourceElementsAttr>(value))
-      base = res.getRawHandle().getKey().str();
-    auto w = rt::WeightOp::create(b, loc, bufferType(part.getType()),
-                                  uniqueName(base + ".part"), value);
+    auto w = weightOf(loc, weightUnder(part), part.getType(), ".part");
     DictionaryAttr shard;
     for (auto p = part; p; p = p.getInput().getDefiningOp<dist::LocalPartOp>()) {
       SmallVector<NamedAttribute> cut{b.getNamedAttr("dim", p.getDimAttr()),

@@ -78,6 +78,18 @@ bool keepInline(Type elementType, int64_t numElements) {
   return numElements <= 16;
 }
 
+/// Whether an external tensor is read at import (when its file is at hand)
+/// instead of referenced: integer and bool tensors that keepInline keeps
+/// inline (shape constants, masks, at most 64K elements) and float scalars
+/// (a scale, an epsilon), so that they fold as embedded ones do.
+bool readAtImport(RankedTensorType type) {
+  Type et = type.getElementType();
+  if (isa<FloatType>(et))
+    return type.getNumElements() == 1;
+  return keepInline(et, type.getNumElements()) &&
+         type.getNumElements() <= (1 << 16);
+}
+
 std::string describe(const onnx::NodeProto &node) {
   return "node '" + node.name() + "' (" +
          (node.domain().empty() || node.domain() == "ai.onnx"
@@ -930,7 +942,8 @@ FailureOr<Value> GraphImporter::importExternal(const onnx::TensorProto &t,
   SmallString<256> file(dir);
   llvm::sys::path::append(file, location);
   uint64_t size = 0;
-  if (llvm::sys::fs::file_size(file, size)) {
+  bool present = !llvm::sys::fs::file_size(file, size);
+  if (!present) {
     if (!warnedMissingData)
       emitWarning(fileLoc())
           << "external data file '" << file
@@ -950,8 +963,27 @@ FailureOr<Value> GraphImporter::importExternal(const onnx::TensorProto &t,
                    << " bytes (offset + length must lie within the file)",
            failure();
   }
+  if (present && readAtImport(type)) {
+    // A shape constant or mask the exporter moved out with the weights:
+    // read it as if embedded, so that it folds the same way.
+    auto buffer = llvm::MemoryBuffer::getFileSlice(file, length, offset);
+    if (!buffer)
+      return error() << "cannot read external data '" << file
+                     << "': " << buffer.getError().message(),
+             failure();
+    onnx::TensorProto inlined = t;
+    inlined.clear_external_data();
+    inlined.set_data_location(onnx::TensorProto::DEFAULT);
+    inlined.set_raw_data((*buffer)->getBufferStart(),
+                         (*buffer)->getBufferSize());
+    auto attr = tensorAttr(inlined, type, /*inlineOnly=*/true);
+    if (failed(attr))
+      return failure();
+    return arith::ConstantOp::create(builder, loc, type, cast<TypedAttr>(*attr))
+        .getResult();
+  }
   return nn::ExternalWeightOp::create(builder, loc, type, t.name(), location,
-                                      offset, length)
+                                      offset, length, DenseI64ArrayAttr())
       .getResult();
 }
 

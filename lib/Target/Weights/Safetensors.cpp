@@ -40,43 +40,69 @@ FailureOr<StringRef> safetensorsDtype(Type t) {
   return failure();
 }
 
-/// The weight's bytes, row-major, one byte per bool.
-FailureOr<std::string> weightBytes(parc::rt::WeightOp op, StringRef modelDir) {
-  MemRefType type = op.getType();
-  if (ElementsAttr value = op.getValueAttr()) {
-    if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      if (!blob)
-        return op.emitOpError("has no data for resource weight"), failure();
-      ArrayRef<char> data = blob->getData();
-      return std::string(data.data(), data.size());
-    }
-    auto dense = dyn_cast<DenseElementsAttr>(value);
-    if (!dense)
-      return op.emitOpError("has an unsupported constant kind"), failure();
-    std::string out;
-    int64_t n = type.getNumElements();
-    if (type.getElementType().isInteger(1)) {
-      for (bool b : dense.getValues<bool>())
-        out.push_back(b ? 1 : 0);
-      if (dense.isSplat())
-        out.assign(n, out.empty() ? 0 : out[0]);
-      return out;
-    }
-    ArrayRef<char> raw = dense.getRawData();
-    if (dense.isSplat()) {
-      for (int64_t i = 0; i < n; ++i)
-        out.append(raw.data(), raw.size());
-      return out;
-    }
-    return std::string(raw.data(), raw.size());
+/// A weight's global bytes, row-major, one byte per bool: borrowed from the
+/// IR's blob or from the mapped external file (only the pages a rank's part
+/// touches are read), owned only where they must be spelled out (a splat,
+/// bools).
+struct Source {
+  StringRef borrowed;
+  std::optional<std::string> owned;
+  std::unique_ptr<llvm::MemoryBuffer> mapped;
+  StringRef bytes() const { return owned ? StringRef(*owned) : borrowed; }
+  /// The shape `bytes` hold, and the one the cuts see: with zeros appended
+  /// per dim (`padding` of an external weight) when they differ.
+  SmallVector<int64_t> stored, global;
+};
+
+FailureOr<Source> embeddedSource(parc::rt::WeightOp op, ElementsAttr value) {
+  Source src;
+  auto type = cast<ShapedType>(value.getType());
+  src.stored.assign(type.getShape().begin(), type.getShape().end());
+  src.global = src.stored;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return op.emitOpError("has no data for resource weight"), failure();
+    src.borrowed = StringRef(blob->getData().data(), blob->getData().size());
+    return src;
   }
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return op.emitOpError("has an unsupported constant kind"), failure();
+  int64_t n = type.getNumElements();
+  ArrayRef<char> raw = dense.getRawData();
+  if (type.getElementType().isInteger(1)) {
+    std::string &out = src.owned.emplace();
+    for (bool b : dense.getValues<bool>())
+      out.push_back(b ? 1 : 0);
+    if (dense.isSplat())
+      out.assign(n, out.empty() ? 0 : out[0]);
+  } else if (dense.isSplat()) {
+    std::string &out = src.owned.emplace();
+    for (int64_t i = 0; i < n; ++i)
+      out.append(raw.data(), raw.size());
+  } else {
+    src.borrowed = StringRef(raw.data(), raw.size());
+  }
+  return src;
+}
+
+/// The external bytes of `op`, whose global shape (before any cut) is
+/// `global`.
+FailureOr<Source> externalSource(parc::rt::WeightOp op, StringRef modelDir,
+                                 ArrayRef<int64_t> global) {
   auto location = op->getAttrOfType<StringAttr>("location");
   auto offset = op->getAttrOfType<IntegerAttr>("offset");
   auto length = op->getAttrOfType<IntegerAttr>("length");
   if (!location || !offset || !length)
     return op.emitOpError("has neither a value nor an external reference"),
            failure();
+  Source src;
+  src.global.assign(global.begin(), global.end());
+  src.stored = src.global;
+  if (auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding"))
+    for (auto [d, pad] : llvm::enumerate(padding.asArrayRef()))
+      src.stored[d] -= pad;
   SmallString<256> file(modelDir);
   llvm::sys::path::append(file, location.getValue());
   auto buffer = llvm::MemoryBuffer::getFileSlice(file, length.getInt(),
@@ -85,32 +111,128 @@ FailureOr<std::string> weightBytes(parc::rt::WeightOp op, StringRef modelDir) {
     return op.emitOpError() << "cannot read external data '" << file
                             << "': " << buffer.getError().message(),
            failure();
-  return (*buffer)->getBuffer().str();
+  src.mapped = std::move(*buffer);
+  src.borrowed = src.mapped->getBuffer();
+  return src;
 }
 
-/// The rank-local part of a sharded weight. `shard` = {dim, parts, index,
-/// blocks}: the global tensor's `dim` holds consecutive blocks (one by
-/// default; a fused QKV projection has three), each split evenly into
-/// `parts`; this rank keeps chunk `index` of every block, in block order.
-std::string sliceBytes(StringRef global, ArrayRef<int64_t> globalShape,
-                       int64_t elementBytes, int64_t dim,
-                       ArrayRef<int64_t> blocks, int64_t parts, int64_t index) {
-  int64_t outer = 1, inner = elementBytes;
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= globalShape[d];
-  for (size_t d = dim + 1; d < globalShape.size(); ++d)
-    inner *= globalShape[d];
-  std::string out;
-  for (int64_t o = 0; o < outer; ++o) {
+/// For each dim of the rank's part, the global index of each of its
+/// entries, cut after cut (a nested "then" cuts the part again). A cut =
+/// {dim, parts, axis, blocks, replicas}: the dim holds consecutive blocks
+/// (one by default; a fused QKV projection has three), each split evenly
+/// into `parts`; the rank keeps chunk `index` of every block, in block
+/// order. A part shared by several ranks (replicas) goes to consecutive
+/// ranks.
+SmallVector<SmallVector<int64_t>>
+partIndices(DictionaryAttr shard, ArrayRef<int64_t> global,
+            llvm::function_ref<int64_t(StringRef)> coordinate) {
+  SmallVector<SmallVector<int64_t>> index;
+  for (int64_t size : global)
+    index.push_back(llvm::to_vector(llvm::seq<int64_t>(0, size)));
+  for (; shard; shard = dyn_cast_or_null<DictionaryAttr>(shard.get("then"))) {
+    int64_t dim = cast<IntegerAttr>(shard.get("dim")).getInt();
+    int64_t parts = cast<IntegerAttr>(shard.get("parts")).getInt();
+    SmallVector<int64_t> blocks{(int64_t)index[dim].size()};
+    if (auto b = dyn_cast_or_null<DenseI64ArrayAttr>(shard.get("blocks")))
+      blocks.assign(b.asArrayRef().begin(), b.asArrayRef().end());
+    int64_t replicas = 1;
+    if (auto r = dyn_cast_or_null<IntegerAttr>(shard.get("replicas")))
+      replicas = r.getInt();
+    int64_t rank =
+        coordinate(cast<StringAttr>(shard.get("axis")).getValue()) / replicas;
+    SmallVector<int64_t> kept;
     int64_t blockStart = 0;
     for (int64_t block : blocks) {
       int64_t chunk = block / parts;
-      int64_t from = (o * globalShape[dim] + blockStart + index * chunk) * inner;
-      out.append(global.substr(from, chunk * inner));
+      auto from = index[dim].begin() + blockStart + rank * chunk;
+      kept.append(from, from + chunk);
       blockStart += block;
     }
+    index[dim] = std::move(kept);
+  }
+  return index;
+}
+
+/// The rank's part of `src`: for every row (all dims but the last) of the
+/// part, runs of consecutive stored elements of the last dim are copied,
+/// entries past the stored size (padding) are zeros.
+std::string cutBytes(const Source &src, ArrayRef<SmallVector<int64_t>> index,
+                     int64_t elementBytes) {
+  int64_t rank = src.global.size();
+  if (rank == 0)
+    return src.bytes().str();
+  SmallVector<int64_t> stride(rank, elementBytes);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    stride[d] = stride[d + 1] * src.stored[d + 1];
+  // Runs of the last dim: (first stored entry or -1 for zeros, length).
+  SmallVector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t g : index.back()) {
+    int64_t from = g < src.stored.back() ? g : -1;
+    bool extends =
+        !runs.empty() &&
+        (from < 0 ? runs.back().first < 0
+                  : runs.back().first >= 0 &&
+                        runs.back().first + runs.back().second == from);
+    if (extends)
+      runs.back().second++;
+    else
+      runs.emplace_back(from, 1);
+  }
+  std::string out;
+  SmallVector<int64_t> at(rank - 1, 0);
+  for (bool done = llvm::any_of(index, [](auto &i) { return i.empty(); });
+       !done;) {
+    int64_t base = 0;
+    bool zero = false;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      int64_t g = index[d][at[d]];
+      zero |= g >= src.stored[d];
+      base += g * stride[d];
+    }
+    for (auto [from, length] : runs) {
+      if (zero || from < 0)
+        out.append(length * elementBytes, '\0');
+      else
+        out.append(src.bytes().substr(base + from * elementBytes,
+                                      length * elementBytes));
+    }
+    // The next row, odometer order.
+    int64_t d = rank - 2;
+    for (; d >= 0 && ++at[d] == (int64_t)index[d].size(); --d)
+      at[d] = 0;
+    done = d < 0;
   }
   return out;
+}
+
+/// This rank's bytes of the weight `op`, row-major, one byte per bool.
+FailureOr<std::string>
+weightBytes(parc::rt::WeightOp op, StringRef modelDir,
+            llvm::function_ref<int64_t(StringRef)> coordinate) {
+  auto shard = op->getAttrOfType<DictionaryAttr>("shard");
+  // The global shape: the part's with every cut undone.
+  SmallVector<int64_t> global(op.getType().getShape());
+  for (auto s = shard; s; s = dyn_cast_or_null<DictionaryAttr>(s.get("then")))
+    global[cast<IntegerAttr>(s.get("dim")).getInt()] *=
+        cast<IntegerAttr>(s.get("parts")).getInt();
+  FailureOr<Source> src = op.getValueAttr()
+                              ? embeddedSource(op, op.getValueAttr())
+                              : externalSource(op, modelDir, global);
+  if (failed(src))
+    return failure();
+  int64_t elementBytes =
+      std::max<unsigned>(op.getType().getElementTypeBitWidth() / 8, 1);
+  int64_t storedBytes = elementBytes;
+  for (int64_t d : src->stored)
+    storedBytes *= d;
+  if ((int64_t)src->bytes().size() != storedBytes)
+    return op.emitOpError() << "holds " << src->bytes().size()
+                            << " bytes where its type needs " << storedBytes,
+           failure();
+  if (!shard && src->stored == src->global)
+    return src->bytes().str();
+  return cutBytes(*src, partIndices(shard, src->global, coordinate),
+                  elementBytes);
 }
 
 } // namespace
@@ -127,38 +249,16 @@ parc::writeWeights(func::FuncOp program, StringRef modelDir, StringRef path,
     if (failedAny || !seen.insert(op.getName()).second)
       return;
     auto dtype = safetensorsDtype(op.getType().getElementType());
-    auto bytes = weightBytes(op, modelDir);
-    if (failed(dtype) || failed(bytes)) {
-      if (failed(dtype))
-        op.emitOpError() << "element type " << op.getType().getElementType()
-                         << " cannot be stored";
+    if (failed(dtype)) {
+      op.emitOpError() << "element type " << op.getType().getElementType()
+                       << " cannot be stored";
       failedAny = true;
       return;
     }
-    // A sharded weight stores its global value; keep this rank's part, cut
-    // after cut (a nested "then" cuts the part again).
-    auto global = cast<ShapedType>(op->getAttrOfType<ElementsAttr>("value")
-                                       ? op.getValueAttr().getType()
-                                       : op.getType());
-    SmallVector<int64_t> shape(global.getShape());
-    for (auto shard = op->getAttrOfType<DictionaryAttr>("shard"); shard;
-         shard = dyn_cast_or_null<DictionaryAttr>(shard.get("then"))) {
-      int64_t dim = cast<IntegerAttr>(shard.get("dim")).getInt();
-      int64_t parts = cast<IntegerAttr>(shard.get("parts")).getInt();
-      SmallVector<int64_t> blocks{shape[dim]};
-      if (auto b = dyn_cast_or_null<DenseI64ArrayAttr>(shard.get("blocks")))
-        blocks.assign(b.asArrayRef().begin(), b.asArrayRef().end());
-      // A part shared by several ranks (replicas) goes to consecutive ranks.
-      int64_t replicas = 1;
-      if (auto r = dyn_cast_or_null<IntegerAttr>(shard.get("replicas")))
-        replicas = r.getInt();
-      int64_t index =
-          coordinate(cast<StringAttr>(shard.get("axis")).getValue()) / replicas;
-      int64_t elementBytes =
-          std::max<int64_t>(global.getElementTypeBitWidth() / 8, 1);
-      *bytes = sliceBytes(*bytes, shape, elementBytes, dim, blocks, parts,
-                          index);
-      shape[dim] /= parts;
+    auto bytes = weightBytes(op, modelDir, coordinate);
+    if (failed(bytes)) {
+      failedAny = true;
+      return;
     }
     // Keep every tensor 64-byte aligned inside the data section.
     data.resize(llvm::alignTo(data.size(), 64), '\0');

@@ -37,20 +37,14 @@ void padOutputHead(nn::LinearOp lin, int64_t tp) {
   int64_t pad = (tp - features % tp) % tp;
   if (!pad || !dist::isOutputHead(lin, 1))
     return;
-  auto weight = lin.getWeight().getDefiningOp<arith::ConstantOp>();
-  auto bias = lin.getBias() ? lin.getBias().getDefiningOp<arith::ConstantOp>()
-                            : arith::ConstantOp();
-  if (!weight || (lin.getBias() && !bias))
-    return;
-  ElementsAttr w = dist::padAlong(cast<ElementsAttr>(weight.getValue()),
-                            lin.getTransposeWeight() ? 0 : 1, pad);
-  ElementsAttr bv = bias ? dist::padAlong(cast<ElementsAttr>(bias.getValue()), 0, pad)
-                         : ElementsAttr();
-  if (!w || (bias && !bv))
+  if (!dist::canPadWeight(lin.getWeight()) ||
+      (lin.getBias() && !dist::canPadWeight(lin.getBias())))
     return;
   OpBuilder b(lin);
-  Value newWeight = arith::ConstantOp::create(b, weight.getLoc(), w);
-  Value newBias = bv ? Value(arith::ConstantOp::create(b, bias.getLoc(), bv)) : Value();
+  Value newWeight = dist::padWeight(b, lin.getWeight(),
+                                    lin.getTransposeWeight() ? 0 : 1, pad);
+  Value newBias =
+      lin.getBias() ? dist::padWeight(b, lin.getBias(), 0, pad) : Value();
   SmallVector<int64_t> shape(type.getShape());
   shape.back() += pad;
   auto head = nn::LinearOp::create(b, lin.getLoc(),

@@ -78,7 +78,7 @@ struct DistExpertParallelPass
         return signalPassFailure();
       }
       for (unsigned i = 2; i < moe->getNumOperands(); ++i)
-        if (!moe->getOperand(i).getDefiningOp<arith::ConstantOp>()) {
+        if (!nn::isWeight(moe->getOperand(i))) {
           moe.emitError() << nodeOf(moe)
                           << ": expert weights must be constants to be split "
                              "over ranks";
@@ -281,9 +281,8 @@ struct DistExpertParallelPass
                                        &moe->getOpOperand(3)};
       if (moe.getFc3())
         weights.push_back(&moe->getOpOperand(4));
-      if (!llvm::all_of(weights, [](OpOperand *w) {
-            return w->get().getDefiningOp<arith::ConstantOp>();
-          })) {
+      if (!llvm::all_of(weights,
+                        [](OpOperand *w) { return nn::isWeight(w->get()); })) {
         moe.emitError() << nodeOf(moe)
                         << ": expert weights must be constants to be split "
                            "over ranks";

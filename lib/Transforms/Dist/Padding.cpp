@@ -25,8 +25,8 @@ using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
 
-/// The bytes of a weight, one element for a splat; none when they are not
-/// at hand (an external weight) or not whole bytes.
+/// The bytes of an embedded weight, one element for a splat; none when they
+/// are not at hand (a resource without its blob) or not whole bytes.
 static std::optional<ArrayRef<char>> rawBytes(ElementsAttr value, bool &splat) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getElementTypeBitWidth() % 8)
@@ -49,10 +49,13 @@ static std::optional<ArrayRef<char>> rawBytes(ElementsAttr value, bool &splat) {
   return bytes;
 }
 
-static bool canPad(Value v) {
+bool dist::canPadWeight(Value v) {
+  v = nn::weightSource(v);
+  if (v && v.getDefiningOp<nn::ExternalWeightOp>())
+    return true;
   bool splat;
-  auto c = v.getDefiningOp<arith::ConstantOp>();
-  return c && rawBytes(cast<ElementsAttr>(c.getValue()), splat).has_value();
+  ElementsAttr value = nn::weightElements(v);
+  return value && rawBytes(value, splat).has_value();
 }
 
 ElementsAttr dist::padAlong(ElementsAttr value, int64_t dim, int64_t pad) {
@@ -90,6 +93,31 @@ ElementsAttr dist::padAlong(ElementsAttr value, int64_t dim, int64_t pad) {
                                         key, std::move(blob));
 }
 
+Value dist::padWeight(OpBuilder &b, Value weight, int64_t dim, int64_t pad) {
+  if (!canPadWeight(weight))
+    return {};
+  Value v = nn::weightSource(weight);
+  auto type = tensorOf(v);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] += pad;
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  if (auto ext = v.getDefiningOp<nn::ExternalWeightOp>()) {
+    SmallVector<int64_t> padding(type.getRank(), 0);
+    if (auto old = ext.getPaddingAttr())
+      padding.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+    padding[dim] += pad;
+    return recast(b, weight,
+                  nn::ExternalWeightOp::create(
+                      b, ext.getLoc(), padded, ext.getNameAttr(),
+                      ext.getLocationAttr(), ext.getOffsetAttr(),
+                      ext.getLengthAttr(), b.getDenseI64ArrayAttr(padding)));
+  }
+  ElementsAttr value = padAlong(nn::weightElements(v), dim, pad);
+  if (!value)
+    return {};
+  return recast(b, weight, arith::ConstantOp::create(b, v.getLoc(), value));
+}
+
 namespace {
 
 /// The ops of one MLP between its column linears and its row linear.
@@ -117,7 +145,7 @@ std::optional<Mlp> analyze(nn::LinearOp row) {
   Mlp m;
   m.row = row;
   auto in = dyn_cast<RankedTensorType>(row.getInput().getType());
-  if (!in || in.getRank() < 1 || !canPad(row.getWeight()))
+  if (!in || in.getRank() < 1 || !dist::canPadWeight(row.getWeight()))
     return std::nullopt;
   m.width = in.getShape().back();
   // Every value between the columns and the row holds the features in its
@@ -136,7 +164,8 @@ std::optional<Mlp> analyze(nn::LinearOp row) {
     if (!def || !features(v))
       return std::nullopt;
     if (auto col = dyn_cast<nn::LinearOp>(def)) {
-      if (!canPad(col.getWeight()) || (col.getBias() && !canPad(col.getBias())))
+      if (!dist::canPadWeight(col.getWeight()) ||
+          (col.getBias() && !dist::canPadWeight(col.getBias())))
         return std::nullopt;
       m.columns.insert(col);
       continue;
@@ -146,9 +175,9 @@ std::optional<Mlp> analyze(nn::LinearOp row) {
       return std::nullopt;
     m.ops.insert(def);
     for (Value operand : def->getOperands()) {
-      if (!dist::isConstant(operand))
+      if (!nn::isWeight(operand))
         work.push_back(operand);
-      else if (spansFeatures(operand, m.width) && !canPad(operand))
+      else if (spansFeatures(operand, m.width) && !dist::canPadWeight(operand))
         return std::nullopt;
     }
   }
@@ -161,7 +190,7 @@ std::optional<Mlp> analyze(nn::LinearOp row) {
   for (Operation *op : ordered) {
     // A padded constant is zero there; a broadcast one is not.
     auto isZero = [&](Value v) {
-      return zero.contains(v) || (dist::isConstant(v) && spansFeatures(v, m.width));
+      return zero.contains(v) || (nn::isWeight(v) && spansFeatures(v, m.width));
     };
     bool z;
     if (keepsZero(op))
@@ -189,10 +218,6 @@ std::optional<Mlp> analyze(nn::LinearOp row) {
   return m;
 }
 
-ElementsAttr constantValue(Value v) {
-  return cast<ElementsAttr>(v.getDefiningOp<arith::ConstantOp>().getValue());
-}
-
 } // namespace
 
 bool dist::isPaddableMlp(nn::LinearOp row) { return analyze(row).has_value(); }
@@ -202,13 +227,14 @@ bool dist::padMlpWidth(nn::LinearOp row, int64_t tp) {
   if (!m || m->width % tp == 0)
     return false;
   int64_t pad = tp - m->width % tp;
-  // Every padded constant first: a weight whose bytes are not at hand (an
-  // external weight) leaves the MLP as it is, and the width a misfit.
-  SmallVector<std::pair<OpOperand *, ElementsAttr>> padded;
+  // Every padded weight first: one whose bytes are not at hand leaves the
+  // MLP as it is, and the width a misfit.
+  SmallVector<std::pair<OpOperand *, Value>> padded;
   auto add = [&](OpOperand &operand, int64_t dim) {
-    ElementsAttr a = padAlong(constantValue(operand.get()), dim, pad);
-    padded.push_back({&operand, a});
-    return bool(a);
+    OpBuilder b(operand.getOwner());
+    Value v = padWeight(b, operand.get(), dim, pad);
+    padded.push_back({&operand, v});
+    return bool(v);
   };
   bool ok = add(row.getWeightMutable(), row.getTransposeWeight() ? 1 : 0);
   for (nn::LinearOp col : m->columns) {
@@ -218,16 +244,25 @@ bool dist::padMlpWidth(nn::LinearOp row, int64_t tp) {
   }
   for (Operation *op : m->ops)
     for (OpOperand &operand : op->getOpOperands())
-      if (isConstant(operand.get()) && spansFeatures(operand.get(), m->width))
+      if (nn::isWeight(operand.get()) && spansFeatures(operand.get(), m->width))
         ok &= add(operand, tensorOf(operand.get()).getRank() - 1);
-  if (!ok)
+  // A weight and its casts, once nothing reads them.
+  auto eraseDead = [](Value v) {
+    while (v && v.use_empty()) {
+      Operation *def = v.getDefiningOp();
+      v = isa<nn::CastOp>(def) ? def->getOperand(0) : Value();
+      def->erase();
+    }
+  };
+  if (!ok) {
+    for (auto [operand, value] : padded)
+      eraseDead(value);
     return false;
+  }
   for (auto [operand, value] : padded) {
-    auto old = operand->get().getDefiningOp<arith::ConstantOp>();
-    OpBuilder b(operand->getOwner());
-    operand->set(arith::ConstantOp::create(b, old.getLoc(), value));
-    if (old->use_empty())
-      old->erase();
+    Value old = operand->get();
+    operand->set(value);
+    eraseDead(old);
   }
   auto grow = [&](Value v) {
     auto t = tensorOf(v);

@@ -1,8 +1,8 @@
 //===- Padding.h - zero padding of widths tp does not divide ----*- C++ -*-===//
 //
 // Output heads and MLPs whose feature width tp does not divide get zero
-// features up to the next multiple of tp, on their constant weights at
-// compile time, so that every rank holds an equal part.
+// features up to the next multiple of tp, on their weights at compile time
+// (embedded or external), so that every rank holds an equal part.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +16,19 @@
 namespace parc::dist {
 
 /// `value` with `pad` zero entries appended along `dim`, or null when its
-/// bytes are not at hand (a splat, an external weight).
+/// bytes are not at hand (a resource without its blob).
 mlir::ElementsAttr padAlong(mlir::ElementsAttr value, int64_t dim, int64_t pad);
+
+/// Whether the weight `v` can take zero padding: an external weight always
+/// (the padding is a description the weight writer applies), an embedded one
+/// when its bytes are at hand.
+bool canPadWeight(mlir::Value v);
+
+/// The weight `v` with `pad` zero entries appended along `dim`, created at
+/// `b`: an embedded weight gets padded elements, an external one records the
+/// padding (its bytes stay in the file). Null when `v` cannot be padded.
+mlir::Value padWeight(mlir::OpBuilder &b, mlir::Value v, int64_t dim,
+                      int64_t pad);
 
 /// Whether the MLP ending at the row linear `row` (column linears →
 /// activations that map 0 to 0, gating products, constant biases → `row`)

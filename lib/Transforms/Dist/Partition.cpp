@@ -164,7 +164,7 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
         dist::ShardingAttr from = dist::shardingOf(in);
         b.setInsertionPoint(shard);
         Value result;
-        if (dist::isConstant(in) && !from) {
+        if (nn::isWeight(in) && !from) {
           // A weight: each rank's part is cut at compile time.
           std::optional<int64_t> dim = dist::splitDimOf(to);
           if (!dim)
@@ -174,13 +174,8 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
           if (auto p = shard->getAttrOfType<DenseI64ArrayAttr>(dist::kPartsAttr))
             parts = p[0];
           auto blocks = shard->getAttrOfType<DenseI64ArrayAttr>(dist::kBlocksAttr);
-          auto type = dist::tensorOf(in);
-          SmallVector<int64_t> shape(type.getShape());
-          shape[*dim] /= parts;
-          result = dist::LocalPartOp::create(
-              b, shard.getLoc(), RankedTensorType::get(shape, type.getElementType()),
-              in, b.getI64IntegerAttr(*dim), b.getI64IntegerAttr(parts),
-              b.getStringAttr(dist::kAxis), blocks,
+          result = dist::cutWeight(
+              b, shard.getLoc(), in, *dim, parts, dist::kAxis, blocks,
               parts == tp ? IntegerAttr() : b.getI64IntegerAttr(tp / parts));
         } else {
           result = dist::ReshardOp::create(

@@ -42,7 +42,7 @@ constexpr StringLiteral kVirtual = "dist.pp_virtual";
 
 /// Values every stage can materialise itself: weights and their rank parts.
 bool isStageFree(Operation *op) {
-  if (isa<arith::ConstantOp, nn::ExternalWeightOp>(op))
+  if (op->getNumResults() == 1 && nn::isWeight(op->getResult(0)))
     return true;
   if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
     Operation *def = part.getInput().getDefiningOp();

@@ -267,7 +267,7 @@ void Propagation::propagateSequence() {
       int64_t d = seq - (out.getRank() - t.getRank());
       if (d < 0 || t.getDimSize(d) == 1)
         continue; // broadcast along the sequence: every rank reads all of it
-      if (dist::isConstant(v))
+      if (nn::isWeight(v))
         annotateConstant(use, dist::splitSharding(ctx, d));
       else
         reshard(use, dist::splitSharding(ctx, d));

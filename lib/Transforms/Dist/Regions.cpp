@@ -24,8 +24,40 @@ using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
 
+Value dist::recast(OpBuilder &b, Value weight, Value source) {
+  SmallVector<nn::CastOp> casts;
+  for (Value v = weight; v != nn::weightSource(weight);) {
+    auto cast = v.getDefiningOp<nn::CastOp>();
+    casts.push_back(cast);
+    v = cast.getInput();
+  }
+  Value v = source;
+  for (nn::CastOp cast : llvm::reverse(casts))
+    v = nn::CastOp::create(
+        b, cast.getLoc(),
+        RankedTensorType::get(tensorOf(v).getShape(),
+                              cast.getType().getElementType()),
+        v);
+  return v;
+}
 
-bool dist::isConstant(Value v) { return v.getDefiningOp<arith::ConstantOp>(); }
+// A cast weight is cut in its stored dtype and cast per use, not at load:
+// the shard and the resident weights keep bf16/f16 (half the bytes of f32),
+// and the f32 copy is one transient arena buffer per forward, the price of
+// one elementwise pass over the rank's part.
+Value dist::cutWeight(OpBuilder &b, Location loc, Value weight, int64_t dim,
+                      int64_t parts, StringRef axis, DenseI64ArrayAttr blocks,
+                      IntegerAttr replicas) {
+  Value source = nn::weightSource(weight);
+  auto type = tensorOf(source);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= parts;
+  Value part = dist::LocalPartOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), source,
+      b.getI64IntegerAttr(dim), b.getI64IntegerAttr(parts),
+      b.getStringAttr(axis), blocks, replicas);
+  return recast(b, weight, part);
+}
 
 std::string dist::nodeOf(Operation *op) { return nn::describeNode(op); }
 
@@ -202,8 +234,9 @@ bool dist::isOutputHead(nn::LinearOp lin, int64_t tp) {
     user = *user->getUsers().begin();
   if (user && isa<nn::CastOp>(user) && user->hasOneUse())
     user = *user->getUsers().begin();
-  return isa_and_nonnull<func::ReturnOp>(user) && isConstant(lin.getWeight()) &&
-         (!lin.getBias() || isConstant(lin.getBias())) &&
+  return isa_and_nonnull<func::ReturnOp>(user) &&
+         nn::isWeight(lin.getWeight()) &&
+         (!lin.getBias() || nn::isWeight(lin.getBias())) &&
          lin.getType().getShape().back() % tp == 0;
 }
 
@@ -244,8 +277,8 @@ nn::GatherOp dist::vocabularyEmbedding(func::FuncOp main, int64_t tp) {
   nn::GatherOp best;
   main.walk([&](nn::GatherOp g) {
     auto table = tensorOf(g.getData());
-    if (g.getAxis() != 0 || table.getRank() != 2 || !isConstant(g.getData()) ||
-        !isa<BlockArgument>(g.getIndices()) ||
+    if (g.getAxis() != 0 || table.getRank() != 2 ||
+        !nn::isWeight(g.getData()) || !isa<BlockArgument>(g.getIndices()) ||
         !isa<FloatType>(table.getElementType()))
       return;
     if (!best || table.getDimSize(0) > tensorOf(best.getData()).getDimSize(0))
@@ -325,8 +358,8 @@ FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {
   if (failed(collect(r)) || failed(planKeyValueParts(r)))
     return failure();
   for (nn::LinearOp col : r.columns) {
-    if (!isConstant(col.getWeight()) ||
-        (col.getBias() && !isConstant(col.getBias())))
+    if (!nn::isWeight(col.getWeight()) ||
+        (col.getBias() && !nn::isWeight(col.getBias())))
       return reject(col, "column weights must be constants");
     auto t = col.getType();
     int64_t n = r.partsOf(col.getResult(), tp);
@@ -359,7 +392,7 @@ SmallVector<unsigned> dist::regionOperands(Operation *op) {
   if (isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp, nn::WhereOp>(op)) {
     SmallVector<unsigned> idx;
     for (unsigned i = 0; i < op->getNumOperands(); ++i)
-      if (!isConstant(op->getOperand(i)))
+      if (!nn::isWeight(op->getOperand(i)))
         idx.push_back(i);
     return idx;
   }
@@ -444,7 +477,7 @@ LogicalResult dist::Planner::elementwise(dist::Region &r, Operation *op) {
     int64_t d = *dim - (out.getRank() - t.getRank());
     if (d < 0 || t.getDimSize(d) == 1)
       continue; // broadcast along the split: every rank reads all of it
-    if (!isConstant(operand.get()))
+    if (!nn::isWeight(operand.get()))
       return reject(op, "a computed side input spans the split dim");
     r.sideParts.push_back({&operand, d});
   }
@@ -613,7 +646,7 @@ LogicalResult dist::Planner::propagate(dist::Region &r) {
   auto it = r.split.find(r.row.getInput());
   if (it == r.split.end() || it->second != in.getRank() - 1)
     return reject(r.row, "its input is not split on the features it reduces");
-  if (!isConstant(r.row.getWeight()))
+  if (!nn::isWeight(r.row.getWeight()))
     return reject(r.row, "row weights must be constants");
   // Nothing computed in the region may be read outside it.
   for (auto &[value, dim] : r.split)

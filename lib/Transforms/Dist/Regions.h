@@ -18,7 +18,7 @@
 namespace parc::dist {
 
 /// The token embedding Megatron splits by vocabulary: among the gathers of
-/// rows of a constant [vocab, hidden] table by a graph input, the one with
+/// rows of a weight [vocab, hidden] table by a graph input, the one with
 /// the most rows (token types and positions are smaller), if `tp` divides
 /// them.
 parc::nn::GatherOp vocabularyEmbedding(mlir::func::FuncOp main, int64_t tp);
@@ -48,7 +48,20 @@ inline int64_t bytesOf(mlir::Type type) {
   auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
   return t ? t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8) : 0;
 }
-bool isConstant(mlir::Value v);
+
+/// The casts between the weight `weight` and its stored source
+/// (nn::weightSource), applied again to `source`, a new form of that source
+/// (padded, or a rank's part): casts keep their element types and take
+/// `source`'s shape. `source` itself when `weight` has no cast.
+mlir::Value recast(mlir::OpBuilder &b, mlir::Value weight, mlir::Value source);
+
+/// This rank's part of the weight `weight` along `dim` over `parts` ranks of
+/// mesh axis `axis` (blocks and replicas as dist.local_part has them): the
+/// stored source is cut, in its stored dtype, and cast afterwards.
+mlir::Value cutWeight(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value weight, int64_t dim, int64_t parts,
+                      llvm::StringRef axis, mlir::DenseI64ArrayAttr blocks = {},
+                      mlir::IntegerAttr replicas = {});
 
 /// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
 std::string nodeOf(mlir::Operation *op);

@@ -126,15 +126,16 @@ struct NNConvertDTypePass
         RankedTensorType t = retype(v.getType(), target);
         if (!t || boundary.contains(v))
           continue;
-        if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
-          auto value = convertConstant(cast<ElementsAttr>(cst.getValue()), t);
+        if (ElementsAttr elements = weightElements(v)) {
+          auto value = convertConstant(elements, t);
           if (failed(value)) {
             op->emitOpError("has a constant that cannot be converted to ") << target;
             return WalkResult::interrupt();
           }
-          cst.setValueAttr(cast<TypedAttr>(*value));
-        } else if (isa<ExternalWeightOp>(op)) {
-          // The file holds f32: load as f32 and cast once per forward.
+          cast<arith::ConstantOp>(op).setValueAttr(cast<TypedAttr>(*value));
+        } else if (weightSource(v) == v) {
+          // An external weight: the file holds f32, its bytes are not in the
+          // IR. Load as f32 and cast once per forward.
           b.setInsertionPointAfter(op);
           auto converted = CastOp::create(b, op->getLoc(), t, v);
           v.replaceAllUsesExcept(converted, converted);

@@ -82,9 +82,7 @@ std::optional<std::pair<Value, double>> matchScaled(Operation *op) {
 
 /// A parameter that tensor parallelism may shard: a constant or an external
 /// weight.
-bool isParameter(Value v) {
-  return matchPattern(v, m_Constant()) || v.getDefiningOp<ExternalWeightOp>();
-}
+bool isParameter(Value v) { return isWeight(v); }
 
 /// A 2-D weight operand: a parameter, or a parameter transposed at run time
 /// (how torch [out, in] weights reach a MatMul). Returns the parameter and

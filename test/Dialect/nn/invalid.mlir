@@ -925,3 +925,29 @@ func.func @external_weight_length() -> tensor<4xf32> {
   %0 = nn.external_weight {name = "w", location = "w.bin", offset = 0 : i64, length = 12 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// With padding the file holds the type less the padding: 4x6 f32 padded to
+// 4x8 is 96 bytes, not 128.
+func.func @external_weight_padded_length() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'nn.external_weight' op length 128 bytes does not hold 'tensor<4x6xf32>'}}
+  %0 = nn.external_weight {name = "w", location = "w.bin", offset = 0 : i64, length = 128 : i64, padding = array<i64: 0, 2>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @external_weight_padding_rank() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'nn.external_weight' op padding needs one entry per dim of 'tensor<4x8xf32>'}}
+  %0 = nn.external_weight {name = "w", location = "w.bin", offset = 0 : i64, length = 96 : i64, padding = array<i64: 2>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @external_weight_padding_size() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'nn.external_weight' op padding 9 does not fit 'tensor<4x8xf32>'}}
+  %0 = nn.external_weight {name = "w", location = "w.bin", offset = 0 : i64, length = 0 : i64, padding = array<i64: 0, 9>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

@@ -149,6 +149,9 @@ def main():
         check_chosen(plan, 2, 1, True)
     elif check == "70b-one-node":
         check_chosen(plan, 8, 1, True)
+    elif check == "70b-one-node-params":
+        check_parameters(plan, meta)
+        check_chosen(plan, 8, 1, True)
     elif check == "405b-two-nodes":
         check_parameters(plan, meta)
         check_chosen(plan, 8, 2, True)

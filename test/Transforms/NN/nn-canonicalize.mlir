@@ -75,6 +75,32 @@ func.func @gather_resource() -> tensor<2x2xi32> {
 
 // -----
 
+// A bf16 initializer (a blob) cast to f32 stays a cast: folding it would
+// make an f32 copy of twice the bytes, and its shards keep bf16. A small
+// inline constant still folds.
+// CHECK-LABEL: func.func @cast_of_initializer
+// CHECK: %[[W:.*]] = arith.constant dense_resource<w_bf16> : tensor<2x2xbf16>
+// CHECK: %[[C:.*]] = nn.cast %[[W]] : tensor<2x2xbf16> to tensor<2x2xf32>
+// CHECK: %[[S:.*]] = arith.constant dense<1.000000e+00> : tensor<2xf32>
+// CHECK: return %[[C]], %[[S]]
+func.func @cast_of_initializer() -> (tensor<2x2xf32>, tensor<2xf32>) {
+  %w = arith.constant dense_resource<w_bf16> : tensor<2x2xbf16>
+  %0 = nn.cast %w : tensor<2x2xbf16> to tensor<2x2xf32>
+  %s = arith.constant dense<1.0> : tensor<2xbf16>
+  %1 = nn.cast %s : tensor<2xbf16> to tensor<2xf32>
+  return %0, %1 : tensor<2x2xf32>, tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      w_bf16: "0x02000000803F0040404080C0"
+    }
+  }
+#-}
+
+// -----
+
 // The Unsqueeze + Concat of a shape: [2] ++ [8] ++ [4, 8] = [2, 8, 4, 8].
 // CHECK-LABEL: func.func @concat_shape
 // CHECK: %[[C:.*]] = arith.constant dense<[2, 8, 4, 8]> : tensor<4xi64>
