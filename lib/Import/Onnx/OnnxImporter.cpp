@@ -699,7 +699,8 @@ void registerContribSchemas() {
 
 /// libonnx 1.12's inference trusts attributes that a model controls: an axis
 /// below -rank makes LayerNormalization's index out of bounds, a zero stride
-/// makes Conv's and MaxPool's divide by zero. Each check runs before that
+/// makes Conv's and MaxPool's divide by zero, attributes longer than the
+/// input's spatial dims make them read past it. Each check runs before that
 /// op's inference (every schema of opsets kMinOpset to kMaxOpset) and turns
 /// such a model into an inference error.
 void guardInference(const char *op,
@@ -729,18 +730,46 @@ void checkAxisInRank(onnx::InferenceContext &ctx) {
                          rank, " (accepted: ", -rank, " to ", rank - 1, ")");
 }
 
-void checkStridesPositive(onnx::InferenceContext &ctx) {
-  if (const auto *strides = ctx.getAttribute("strides"))
-    for (int64_t s : strides->ints())
-      if (s <= 0)
-        fail_shape_inference("strides must be positive, not ", s);
+/// Conv's and MaxPool's inference indexes the spatial dims by the
+/// attributes' lengths and divides by strides: each must fit the input.
+void checkConvPoolAttributes(onnx::InferenceContext &ctx) {
+  auto ints = [&](const char *name) -> const onnx::AttributeProto * {
+    return ctx.getAttribute(name);
+  };
+  for (const char *name : {"strides", "dilations", "kernel_shape"})
+    if (const auto *a = ints(name))
+      for (int64_t v : a->ints())
+        if (v <= 0)
+          fail_shape_inference(name, " must be positive, not ", v);
+  if (!onnx::hasNInputShapes(ctx, 1))
+    return;
+  int64_t rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  if (rank < 3)
+    fail_shape_inference("input rank ", rank,
+                         " has no spatial dims (accepted: N, C and 1 or "
+                         "more spatial dims)");
+  int64_t spatial = rank - 2;
+  for (const char *name : {"strides", "dilations", "kernel_shape"})
+    if (const auto *a = ints(name); a && a->ints_size() != spatial)
+      fail_shape_inference(name, " has ", a->ints_size(), " values for ",
+                           spatial, " spatial dims (accepted: ", spatial, ")");
+  if (const auto *pads = ints("pads"); pads && pads->ints_size() != 2 * spatial)
+    fail_shape_inference("pads has ", pads->ints_size(), " values for ",
+                         spatial, " spatial dims (accepted: ", 2 * spatial,
+                         ")");
+  if (ctx.getNumInputs() > 1 && onnx::hasInputShape(ctx, 1)) {
+    int64_t wrank = ctx.getInputType(1)->tensor_type().shape().dim_size();
+    if (wrank != rank)
+      fail_shape_inference("weight rank ", wrank, " differs from input rank ",
+                           rank, " (they must be equal)");
+  }
 }
 
 void guardOnnxInference() {
   static bool once = [] {
     guardInference("LayerNormalization", checkAxisInRank);
-    guardInference("Conv", checkStridesPositive);
-    guardInference("MaxPool", checkStridesPositive);
+    guardInference("Conv", checkConvPoolAttributes);
+    guardInference("MaxPool", checkConvPoolAttributes);
     return true;
   }();
   (void)once;
