@@ -441,6 +441,23 @@ Value attend(Ops &o, Value q, Value k, Value v, Value allowed, float scale,
 
 /// The head-split keys or values with the cache in front: `past`
 /// [B, N, P, D] (null or empty: none) and the new [B, N, S, D].
+/// Attention's and MultiHeadAttention's common tail: the mask_index (and
+/// `unidirectional`) as allowed keys, the scale (1/sqrt(head size) unless
+/// given), attention with mask_filter_value, heads merged to [B, S, N·D].
+FailureOr<Value> attendMasked(NodeContext &c, Ops &o, Value q, Value k,
+                              Value v, Value mask, int64_t batch, int64_t seq,
+                              int64_t headSize) {
+  auto allowed = allowedKeys(c, o, mask, batch, seq, typeOf(k).getDimSize(2),
+                             c.intAttr("unidirectional", 0) != 0);
+  if (failed(allowed))
+    return failure();
+  float scale = c.floatAttr("scale", 0.0f);
+  if (scale == 0.0f)
+    scale = 1.0f / std::sqrt((float)headSize);
+  return mergeHeads(o, attend(o, q, k, v, *allowed, scale,
+                              c.floatAttr("mask_filter_value", -10000.0f)));
+}
+
 Value withPast(Ops &o, Value past, Value fresh) {
   if (!past || typeOf(past).getDimSize(2) == 0)
     return fresh;
@@ -539,27 +556,19 @@ LogicalResult attention(NodeContext &c) {
   Value q = splitHeads(o, parts[0], heads);
   Value k = withPast(o, pastK, splitHeads(o, parts[1], heads));
   Value v = withPast(o, pastV, splitHeads(o, parts[2], heads));
-  int64_t total = typeOf(k).getDimSize(2);
-  auto allowed = allowedKeys(c, o, *mask, batch, seq, total,
-                             c.intAttr("unidirectional", 0) != 0);
-  if (failed(allowed))
+  auto out = attendMasked(c, o, q, k, v, *mask, batch, seq, dk);
+  if (failed(out))
     return failure();
-  float scale = c.floatAttr("scale", 0.0f);
-  if (scale == 0.0f)
-    scale = 1.0f / std::sqrt((float)dk);
-  Value out =
-      mergeHeads(o, attend(o, q, k, v, *allowed, scale,
-                           c.floatAttr("mask_filter_value", -10000.0f)));
-  auto t = c.outType(0, typeOf(out));
+  auto t = c.outType(0, typeOf(*out));
   if (failed(t))
     return failure();
-  c.set(0, out);
+  c.set(0, *out);
   if (c.outputUsed(1)) {
     if (dk != dv)
       return c.error() << "present needs keys and values of equal head size, "
                           "not "
                        << dk << " and " << dv;
-    SmallVector<int64_t> stacked{1, batch, heads, total, dk};
+    SmallVector<int64_t> stacked{1, batch, heads, typeOf(k).getDimSize(2), dk};
     Value present = o.concat({o.reshape(k, stacked), o.reshape(v, stacked)}, 0);
     if (failed(c.outType(1, typeOf(present))))
       return failure();
@@ -644,20 +653,12 @@ LogicalResult multiHeadAttention(NodeContext &c) {
       typeOf(*key).getDimSize(2) != typeOf(*value).getDimSize(2))
     return c.error() << "query and key head sizes or key and value lengths "
                         "differ";
-  int64_t total = typeOf(*key).getDimSize(2);
-  auto allowed = allowedKeys(c, o, *mask, batch, seq, total,
-                             c.intAttr("unidirectional", 0) != 0);
-  if (failed(allowed))
+  auto out = attendMasked(c, o, *query, *key, *value, *mask, batch, seq, d);
+  if (failed(out))
     return failure();
-  float scale = c.floatAttr("scale", 0.0f);
-  if (scale == 0.0f)
-    scale = 1.0f / std::sqrt((float)d);
-  Value out =
-      mergeHeads(o, attend(o, *query, *key, *value, *allowed, scale,
-                           c.floatAttr("mask_filter_value", -10000.0f)));
-  if (failed(c.outType(0, typeOf(out))))
+  if (failed(c.outType(0, typeOf(*out))))
     return failure();
-  c.set(0, out);
+  c.set(0, *out);
   for (auto [i, kv] : llvm::enumerate(SmallVector<Value>{*key, *value}))
     if (c.outputUsed(i + 1)) {
       if (failed(c.outType(i + 1, typeOf(kv))))
