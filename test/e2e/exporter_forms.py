@@ -30,7 +30,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from differential import output_file, run  # noqa: E402
+from differential import check_tp_communicates, output_file, run  # noqa: E402
 
 
 def load_generator():
@@ -62,6 +62,23 @@ def rel(got, want):
     return err / scale if scale else err
 
 
+def parc_and_ort(model, shapes, inputs, work, args, log, tp):
+    """Compiles `model` at --tp `tp` and runs it on `inputs` (name -> file)
+    with parc-run into work/parc and with onnxruntime into work/ort; a --tp
+    run must communicate. Returns the compile's manifest."""
+    out = os.path.join(work, "out")
+    run([os.path.join(args.tools, "parc"), "compile", model, "-o", out, "--quiet",
+         f"--tp={tp}"] + shapes, log)
+    run([os.path.join(args.tools, "parc-run"), out, "--output-dir",
+         os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()], log)
+    run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), model,
+         "--output-dir", os.path.join(work, "ort")] +
+        sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), log)
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    check_tp_communicates(manifest, tp)
+    return manifest
+
+
 def check(gen, name, args, log, tp):
     work = os.path.join(args.work, f"{name}-tp{tp}")
     os.makedirs(work, exist_ok=True)
@@ -72,18 +89,7 @@ def check(gen, name, args, log, tp):
     feeds, paths = make_inputs(spec, np.random.default_rng(args.seed), work)
     shapes = sum((["--input-shape", f"{n}={'x'.join(map(str, s['shape']))}"]
                   for n, s in spec["inputs"].items()), [])
-    out = os.path.join(work, "out")
-    run([os.path.join(args.tools, "parc"), "compile", path, "-o", out, "--quiet",
-         f"--tp={tp}"] + shapes, log)
-    run([os.path.join(args.tools, "parc-run"), out, "--output-dir",
-         os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in paths.items()], log)
-    run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), path,
-         "--output-dir", os.path.join(work, "ort")] +
-        sum((["--input", f"{n}={p}"] for n, p in paths.items()), []), log)
-    manifest = json.load(open(os.path.join(out, "manifest.json")))
-    if tp > 1 and not manifest["comm_bytes_per_forward"]:
-        raise RuntimeError(f"--tp {tp} communicates nothing: every rank computes "
-                           "the whole model")
+    manifest = parc_and_ort(path, shapes, paths, work, args, log, tp)
     want = reference(feeds)
     worst = {"parc/numpy": 0.0, "parc/ort": 0.0, "ort/numpy": 0.0}
     for out_name, ref in zip(spec["outputs"], want):
@@ -117,17 +123,7 @@ def check_real_tf_bert(shared, args, log, tp):
     inputs = {load(f"input_{i}")[0]: os.path.join(data, f"input_{i}.pb") for i in range(3)}
     shapes = sum((["--input-shape", f"{n}={'x'.join(map(str, s))}"]
                   for n, s in TF_BERT_SHAPES.items()), [])
-    out = os.path.join(work, "out")
-    run([os.path.join(args.tools, "parc"), "compile", model, "-o", out, "--quiet",
-         f"--tp={tp}"] + shapes, log)
-    run([os.path.join(args.tools, "parc-run"), out, "--output-dir",
-         os.path.join(work, "parc")] + [f"--input={n}={p}" for n, p in inputs.items()], log)
-    run(["node", os.path.join(ROOT, "tools", "ort-reference", "ort-run.mjs"), model,
-         "--output-dir", os.path.join(work, "ort")] +
-        sum((["--input", f"{n}={p}"] for n, p in inputs.items()), []), log)
-    manifest = json.load(open(os.path.join(out, "manifest.json")))
-    if tp > 1 and not manifest["comm_bytes_per_forward"]:
-        raise RuntimeError(f"--tp {tp} communicates nothing")
+    manifest = parc_and_ort(model, shapes, inputs, work, args, log, tp)
     worst = {"parc/numpy": 0.0, "parc/ort": 0.0, "ort/numpy": 0.0}
     for i in range(2):
         name, want = load(f"output_{i}")
