@@ -136,6 +136,17 @@ FailureOr<Value> addInto(NodeContext &c, Ops &o, Value l, Value r,
 }
 
 /// A norm's scale (or bias) over the last dim of `x`: [H].
+/// Sets optional output `i` to `v` when the graph reads it, after checking
+/// `v` against the type ONNX inferred for it.
+LogicalResult setIfUsed(NodeContext &c, int i, Value v) {
+  if (!c.outputUsed(i))
+    return success();
+  if (failed(c.outType(i, typeOf(v))))
+    return failure();
+  c.set(i, v);
+  return success();
+}
+
 LogicalResult checkNormParam(NodeContext &c, Value x, Value p, StringRef what) {
   int64_t h = typeOf(x).getShape().back();
   if (typeOf(p).getShape() != ArrayRef<int64_t>{h})
@@ -183,12 +194,7 @@ LogicalResult skipNorm(NodeContext &c, bool rms) {
                       o.b, o.loc, *t, *sum, *gamma, *beta,
                       o.b.getI64IntegerAttr(axis), o.b.getF32FloatAttr(eps)));
   c.set(0, y);
-  if (c.outputUsed(3)) {
-    if (failed(c.outType(3, typeOf(*sum))))
-      return failure();
-    c.set(3, *sum);
-  }
-  return success();
+  return setIfUsed(c, 3, *sum);
 }
 
 /// SimplifiedLayerNormalization(X, scale): RMSNorm over `axis..`.
@@ -291,12 +297,7 @@ LogicalResult embedNorm(NodeContext &c) {
     }
     c.set(1, index);
   }
-  if (c.outputUsed(2)) {
-    if (failed(c.outType(2, typeOf(*s))))
-      return failure();
-    c.set(2, *s);
-  }
-  return success();
+  return setIfUsed(c, 2, *s);
 }
 
 //===----------------------------------------------------------------------===//
@@ -660,11 +661,8 @@ LogicalResult multiHeadAttention(NodeContext &c) {
     return failure();
   c.set(0, *out);
   for (auto [i, kv] : llvm::enumerate(SmallVector<Value>{*key, *value}))
-    if (c.outputUsed(i + 1)) {
-      if (failed(c.outType(i + 1, typeOf(kv))))
-        return failure();
-      c.set(i + 1, kv);
-    }
+    if (failed(setIfUsed(c, i + 1, kv)))
+      return failure();
   return success();
 }
 
@@ -806,11 +804,8 @@ LogicalResult groupQueryAttention(NodeContext &c) {
     return failure();
   c.set(0, out);
   for (auto [i, kv] : llvm::enumerate(SmallVector<Value>{key, value}))
-    if (c.outputUsed(i + 1)) {
-      if (failed(c.outType(i + 1, typeOf(kv))))
-        return failure();
-      c.set(i + 1, kv);
-    }
+    if (failed(setIfUsed(c, i + 1, kv)))
+      return failure();
   return success();
 }
 
