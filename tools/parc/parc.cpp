@@ -845,7 +845,8 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   // collectives under ring algorithms, S the whole tensor's bytes and n the
   // group: all-reduce 2(n-1)/n·S, all-gather and reduce-scatter (n-1)/n·S
   // each, so sequence parallelism's all-gather + reduce-scatter pair costs
-  // what the all-reduce does. Blocking (rt.kernel) or started (rt.start)
+  // what the all-reduce does; an all-to-all sends (n-1)/n of its input.
+  // Blocking (rt.kernel) or started (rt.start)
   // alike; the first operand is this rank's input.
   int64_t n = ranksPerStage();
   program.walk([&](Operation *op) {
@@ -868,8 +869,8 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
       sent = 2 * (g - 1) * in / g;
     else if (callee == "all_gather")
       sent = (g - 1) * in;
-    else if (callee == "reduce_scatter")
-      sent = (g - 1) * in / g;
+    else if (callee == "reduce_scatter" || callee == "all_to_all")
+      sent = (g - 1) * in / g; // every block but its own
     else
       return;
     info.commBytes += sent;

@@ -222,8 +222,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
           dist::AllReduceStartOp, dist::AllGatherStartOp,
           dist::ReduceScatterStartOp, dist::SendOp, dist::RecvOp,
-          dist::SendStartOp, dist::RecvStartOp, dist::AllToAllVOp,
-          dist::AllToAllVStartOp>(op))
+          dist::SendStartOp, dist::RecvStartOp, dist::AllToAllOp,
+          dist::AllToAllStartOp, dist::AllToAllVOp, dist::AllToAllVStartOp>(
+          op))
     return lowerComm(op);
   if (auto wait = dyn_cast<dist::WaitOp>(op)) {
     auto it = started.find(wait.getAsync());
@@ -263,6 +264,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     if (attr.getName() != "operandSegmentSizes")
       kernel->setAttr(attr.getName(), attr.getValue());
   return success();
+}
+
+/// The ranks in each group of collective `op` (its verifier resolved the
+/// mesh).
+static int64_t groupSize(Operation *op) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
+      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+  auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  return *mesh.getGroupSize(
+      llvm::to_vector(axes.getAsValueRange<StringAttr>()));
 }
 
 /// The permutation that moves `axis` to the front, and its inverse.
@@ -376,6 +387,34 @@ LogicalResult Lowering::lowerComm(Operation *op) {
     ins.push_back(buffer(op->getOperand(0)));
     outs.push_back(out);
     finish = [=, this] { return assembleGather(loc, out, axis, type); };
+  } else if (callee == "all_to_all") {
+    // The runtime sends block j of the leading dim to rank j and stacks
+    // block i from rank i: the split axis goes to the front, split into
+    // [ranks, extent / ranks], and each arrived block goes back to the
+    // input's layout, stacked like an all-gather's, to be joined along the
+    // concat axis.
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+    int64_t split = op->getAttrOfType<IntegerAttr>("split_axis").getInt();
+    int64_t concat = op->getAttrOfType<IntegerAttr>("concat_axis").getInt();
+    int64_t ranks = groupSize(op);
+    auto [toFront, back] = leadingPerms(in.getRank(), split);
+    SmallVector<int64_t> blocks{ranks};
+    for (int64_t d : toFront)
+      blocks.push_back(in.getDimSize(d));
+    blocks[1] /= ranks;
+    Type et = in.getElementType();
+    Value src = buffer(op->getOperand(0));
+    src = split > 0 ? permuted(loc, src, toFront) : src;
+    ins.push_back(rt::ViewOp::create(b, loc, MemRefType::get(blocks, et), src));
+    Value out = alloc(loc, RankedTensorType::get(blocks, et));
+    outs.push_back(out);
+    SmallVector<int64_t> unblock{0};
+    for (int64_t d : back)
+      unblock.push_back(d + 1);
+    finish = [=, this, unblock = unblock] {
+      Value stacked = split > 0 ? permuted(loc, out, unblock) : out;
+      return assembleGather(loc, stacked, concat, type);
+    };
   } else if (callee == "all_to_all_v") {
     // Rows and both counts in; the result is the buffer written.
     for (Value v : op->getOperands())
@@ -447,11 +486,11 @@ struct ConvertNNToRTPass
       module.emitError("expected a func.func @main with a body");
       return signalPassFailure();
     }
-    // The mesh becomes a module attribute the code generator reads.
-    for (auto mesh : llvm::make_early_inc_range(module.getOps<dist::MeshOp>())) {
+    // The mesh becomes a module attribute the code generator reads (once
+    // lowering, which sizes groups from it, is done).
+    SmallVector<dist::MeshOp> meshes(module.getOps<dist::MeshOp>());
+    for (dist::MeshOp mesh : meshes)
       module->setAttr("rt.mesh", DictionaryAttr::get(&getContext(), mesh->getAttrs()));
-      mesh.erase();
-    }
     if (Attribute pipeline = module->getAttr("dist.pipeline")) {
       module->setAttr("rt.pipeline", pipeline);
       module->removeAttr("dist.pipeline");
@@ -464,6 +503,8 @@ struct ConvertNNToRTPass
       return signalPassFailure();
     }
     main.erase();
+    for (dist::MeshOp mesh : meshes)
+      mesh.erase();
   }
 };
 

@@ -534,7 +534,8 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     return success();
   }
   if (name == "all_reduce" || name == "all_gather" || name == "send" ||
-      name == "recv" || name == "reduce_scatter" || name == "local_chunk") {
+      name == "recv" || name == "reduce_scatter" || name == "local_chunk" ||
+      name == "all_to_all") {
     if (failed(commCall(op, name, ins, outs, call)))
       return failure();
     emitCall(loc, ("parc_rt_" + name).str(), call, name);
@@ -595,6 +596,14 @@ LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
     call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(ins[1]))
         .lit(sent).value(pointer(outs[0])).value(pointer(ins[2])).lit(room)
         .lit(slice).text(dtype(ins[0]));
+    return success();
+  }
+  if (name == "all_to_all") {
+    // [ranks, block...]: block j goes to rank j, block i arrives from rank i.
+    MemRefType in = memrefOf(ins[0]);
+    call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(outs[0]))
+        .lit(in.getNumElements() / std::max<int64_t>(in.getDimSize(0), 1))
+        .text(dtype(ins[0]));
     return success();
   }
   if (name != "all_reduce" && name != "all_gather" &&
