@@ -17,7 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringMap.h"
 
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
@@ -1070,50 +1070,44 @@ bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
   return op == "SimplifiedLayerNormalization";
 }
 
+namespace {
+using ContribHandler = LogicalResult (*)(NodeContext &);
+
+/// The handler of each com.microsoft op: the one list of the contrib ops
+/// parc imports.
+const llvm::StringMap<ContribHandler> &contribHandlers() {
+  static const llvm::StringMap<ContribHandler> table = {
+      {"Attention", attention},
+      {"GroupQueryAttention", groupQueryAttention},
+      {"MultiHeadAttention", multiHeadAttention},
+      {"RotaryEmbedding", rotaryEmbedding},
+      {"MatMulNBits", matMulNBits},
+      {"SkipLayerNormalization",
+       [](NodeContext &c) { return skipNorm(c, /*rms=*/false); }},
+      {"SkipSimplifiedLayerNormalization",
+       [](NodeContext &c) { return skipNorm(c, /*rms=*/true); }},
+      {"SimplifiedLayerNormalization", simplifiedNorm},
+      {"EmbedLayerNormalization", embedNorm},
+      {"FastGelu",
+       [](NodeContext &c) { return gelu(c, nn::GeluApproximation::tanh); }},
+      {"BiasGelu",
+       [](NodeContext &c) { return gelu(c, nn::GeluApproximation::none); }},
+      {"Gelu",
+       [](NodeContext &c) { return gelu(c, nn::GeluApproximation::none); }},
+      {"QuickGelu", quickGelu},
+  };
+  return table;
+}
+} // namespace
+
 bool parc::contrib::isSupportedContribOp(StringRef op) {
-  static const llvm::StringSet<> ops = {"Attention",
-                                        "GroupQueryAttention",
-                                        "MultiHeadAttention",
-                                        "RotaryEmbedding",
-                                        "MatMulNBits",
-                                        "SkipLayerNormalization",
-                                        "SkipSimplifiedLayerNormalization",
-                                        "SimplifiedLayerNormalization",
-                                        "EmbedLayerNormalization",
-                                        "FastGelu",
-                                        "BiasGelu",
-                                        "Gelu",
-                                        "QuickGelu"};
-  return ops.contains(op);
+  return contribHandlers().contains(op);
 }
 
 LogicalResult parc::contrib::importContribNode(NodeContext &c) {
-  StringRef op = c.node().op_type();
-  if (op == "Attention")
-    return attention(c);
-  if (op == "GroupQueryAttention")
-    return groupQueryAttention(c);
-  if (op == "MultiHeadAttention")
-    return multiHeadAttention(c);
-  if (op == "RotaryEmbedding")
-    return rotaryEmbedding(c);
-  if (op == "MatMulNBits")
-    return matMulNBits(c);
-  if (op == "SkipLayerNormalization")
-    return skipNorm(c, /*rms=*/false);
-  if (op == "SkipSimplifiedLayerNormalization")
-    return skipNorm(c, /*rms=*/true);
-  if (op == "SimplifiedLayerNormalization")
-    return simplifiedNorm(c);
-  if (op == "EmbedLayerNormalization")
-    return embedNorm(c);
-  if (op == "FastGelu")
-    return gelu(c, nn::GeluApproximation::tanh);
-  if (op == "BiasGelu" || op == "Gelu")
-    return gelu(c, nn::GeluApproximation::none);
-  if (op == "QuickGelu")
-    return quickGelu(c);
-  llvm_unreachable("isSupportedContribOp admitted an op without a handler");
+  ContribHandler handler = contribHandlers().lookup(c.node().op_type());
+  assert(handler && "isSupportedContribOp admits only ops with a handler");
+  return handler(c);
 }
 
 //===----------------------------------------------------------------------===//

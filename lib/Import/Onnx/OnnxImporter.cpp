@@ -1073,6 +1073,12 @@ public:
     return success(succeeded(result) && badAttrs.empty());
   }
 
+  /// The handler of each default-domain ONNX op: the one list of the ops
+  /// parc imports (checkSupported admits exactly these; libonnx's schemas
+  /// give each op's versions).
+  using Handler = LogicalResult (*)(NodeImporter &);
+  static const llvm::StringMap<Handler> &handlers();
+
 private:
   LogicalResult importOp();
   /// Constants computed from a smaller description (ConstantOfShape, Range,
@@ -1231,6 +1237,22 @@ private:
   LogicalResult onlyOutputs(int n);
 
   // Handlers.
+  LogicalResult gelu();
+  LogicalResult power();
+  LogicalResult where();
+  LogicalResult castTo();
+  LogicalResult identity();
+  LogicalResult gemm();
+  LogicalResult layerNorm();
+  LogicalResult transpose();
+  LogicalResult expand();
+  LogicalResult concatenate();
+  LogicalResult gather();
+  LogicalResult scatterElements();
+  LogicalResult trilu();
+  LogicalResult topK();
+  LogicalResult shapeOf();
+  LogicalResult sizeOf();
   template <typename Op> LogicalResult unary();
   template <typename Op> LogicalResult binary(int lhs = 0, int rhs = 1);
   template <typename Op> LogicalResult binaryOf(Value lhs, Value rhs);
@@ -2340,347 +2362,372 @@ LogicalResult NodeImporter::mod() {
   return set(0, v);
 }
 
+LogicalResult NodeImporter::gelu() {
+  auto x = in(0);
+  std::string approx = strAttr("approximate", "none");
+  auto mode = nn::symbolizeGeluApproximation(approx);
+  if (failed(x))
+    return failure();
+  if (!mode)
+    return g.nodeError(node) << "approximate '" << approx
+                             << "' is not supported (none or tanh)";
+  return set(0, nn::GeluOp::create(
+                    b, loc, typeOf(*x), *x,
+                    nn::GeluApproximationAttr::get(b.getContext(), *mode)));
+}
+
+LogicalResult NodeImporter::power() {
+  // The runtime computes in the base's type: an exponent of another type
+  // (ONNX allows any numeric pair) is cast to it first.
+  auto base = in(0), exponent = in(1);
+  if (failed(base) || failed(exponent))
+    return failure();
+  Type et = typeOf(*base).getElementType();
+  Value e = *exponent;
+  if (typeOf(e).getElementType() != et)
+    e = b.createOrFold<nn::CastOp>(loc, shaped(typeOf(e).getShape(), et), e);
+  return binaryOf<nn::PowOp>(*base, e);
+}
+
+LogicalResult NodeImporter::where() {
+  auto c = in(0), l = in(1), r = in(2);
+  if (failed(c) || failed(l) || failed(r))
+    return failure();
+  auto lr = nn::broadcastShapes(typeOf(*l).getShape(), typeOf(*r).getShape());
+  FailureOr<SmallVector<int64_t>> all = failure();
+  if (succeeded(lr))
+    all = nn::broadcastShapes(typeOf(*c).getShape(), *lr);
+  if (failed(all))
+    return g.nodeError(node) << "operands do not broadcast" << kBroadcastRule;
+  auto t = outType(0, shaped(*all, typeOf(*l).getElementType()));
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<nn::WhereOp>(loc, *t, *c, *l, *r));
+}
+
+LogicalResult NodeImporter::castTo() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  auto et = elementType(g.ctx, intAttr("to", 0));
+  if (failed(et))
+    return g.nodeError(node) << "unsupported data type "
+                             << typeName(intAttr("to", 0));
+  auto t = outType(0, shaped(typeOf(*x).getShape(), *et));
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<nn::CastOp>(loc, *t, *x));
+}
+
+LogicalResult NodeImporter::identity() {
+  StringRef op = node.op_type();
+  // Inference: Dropout is the identity; its mask output must be unused.
+  auto x = in(0);
+  if (failed(x) || failed(onlyOutputs(1)))
+    return failure();
+  if (op == "Dropout" && has(2)) {
+    auto training = constAttr(2, "training_mode");
+    if (failed(training))
+      return failure();
+    if (training->getSplatValue<bool>())
+      return g.nodeError(node) << "training mode is not supported (parc "
+                                  "compiles inference graphs)";
+  }
+  return set(0, *x);
+}
+
+LogicalResult NodeImporter::gemm() {
+  auto a = in(0), bb = in(1);
+  if (failed(a) || failed(bb))
+    return failure();
+  if (typeOf(*a).getRank() != 2 || typeOf(*bb).getRank() != 2)
+    return g.nodeError(node) << "A and B must be 2-D";
+  int64_t m = typeOf(*a).getDimSize(intAttr("transA", 0) ? 1 : 0);
+  int64_t n = typeOf(*bb).getDimSize(intAttr("transB", 0) ? 0 : 1);
+  auto t = outType(0, shaped({m, n}, typeOf(*a).getElementType()));
+  if (failed(t))
+    return failure();
+  Value c;
+  if (has(2)) {
+    auto cv = in(2);
+    if (failed(cv))
+      return failure();
+    c = *cv;
+  }
+  return set(0, nn::GemmOp::create(b, loc, *t, *a, *bb, c,
+                                   b.getF32FloatAttr(floatAttr("alpha", 1.0f)),
+                                   b.getF32FloatAttr(floatAttr("beta", 1.0f)),
+                                   b.getBoolAttr(intAttr("transA", 0) != 0),
+                                   b.getBoolAttr(intAttr("transB", 0) != 0)));
+}
+
+LogicalResult NodeImporter::layerNorm() {
+  auto x = in(0), s = in(1);
+  if (failed(x) || failed(s) || failed(onlyOutputs(1)))
+    return failure();
+  auto t = outType(0, typeOf(*x));
+  if (failed(t))
+    return failure();
+  Value bias;
+  if (has(2)) {
+    auto bv = in(2);
+    if (failed(bv))
+      return failure();
+    bias = *bv;
+  }
+  int64_t rank = typeOf(*x).getRank();
+  int64_t axis = normAxis(intAttr("axis", -1), rank);
+  if (failed(checkAxis(axis, rank)))
+    return failure();
+  return set(0, nn::LayerNormOp::create(
+                    b, loc, *t, *x, *s, bias, b.getI64IntegerAttr(axis),
+                    b.getF32FloatAttr(floatAttr("epsilon", 1e-5f))));
+}
+
+LogicalResult NodeImporter::transpose() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  SmallVector<int64_t> perm = intsAttr("perm").value_or(
+      llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
+  if (!isPermutationVector(perm) || (int64_t)perm.size() != rank)
+    return g.nodeError(node) << "perm is not a permutation (it must hold "
+                                "each of 0 to "
+                             << rank - 1 << " once)";
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(typeOf(*x).getDimSize(p));
+  auto t = outType(0, shaped(shape, typeOf(*x).getElementType()));
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<nn::TransposeOp>(loc, *t, *x,
+                                                b.getDenseI64ArrayAttr(perm)));
+}
+
+LogicalResult NodeImporter::expand() {
+  auto x = in(0);
+  auto target = constInts(1, "shape");
+  if (failed(x) || failed(target))
+    return failure();
+  auto shape = nn::broadcastShapes(typeOf(*x).getShape(), *target);
+  if (failed(shape))
+    return g.nodeError(node) << "input does not broadcast to the shape"
+                             << kBroadcastRule;
+  auto t = outType(0, shaped(*shape, typeOf(*x).getElementType()));
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<nn::ExpandOp>(loc, *t, *x));
+}
+
+LogicalResult NodeImporter::concatenate() {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < node.input_size(); ++i) {
+    auto v = in(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  int64_t rank = typeOf(inputs.front()).getRank();
+  int64_t axis = normAxis(intAttr("axis", 0), rank);
+  if (failed(checkAxis(axis, rank)))
+    return failure();
+  SmallVector<int64_t> shape(typeOf(inputs.front()).getShape());
+  shape[axis] = 0;
+  for (Value v : inputs)
+    shape[axis] += typeOf(v).getDimSize(axis);
+  auto t = outType(0, shaped(shape, typeOf(inputs.front()).getElementType()));
+  if (failed(t))
+    return failure();
+  // Zero-sized pieces (an empty KV past) contribute nothing.
+  llvm::erase_if(inputs, [&](Value v) { return typeOf(v).getDimSize(axis) == 0; });
+  if (inputs.empty())
+    return g.nodeError(node) << "every input is empty";
+  return set(0, b.createOrFold<nn::ConcatOp>(loc, *t, inputs, axis));
+}
+
+LogicalResult NodeImporter::gather() {
+  auto data = in(0), idx = in(1);
+  if (failed(data) || failed(idx))
+    return failure();
+  int64_t axis = normAxis(intAttr("axis", 0), typeOf(*data).getRank());
+  if (failed(checkAxis(axis, typeOf(*data).getRank())))
+    return failure();
+  auto ds = typeOf(*data).getShape();
+  if (isTable(0) && failed(checkGatherIndices(*idx, ds[axis], axis)))
+    return failure();
+  SmallVector<int64_t> shape(ds.take_front(axis));
+  llvm::append_range(shape, typeOf(*idx).getShape());
+  llvm::append_range(shape, ds.drop_front(axis + 1));
+  auto t = outType(0, shaped(shape, typeOf(*data).getElementType()));
+  if (failed(t))
+    return failure();
+  return set(0, b.createOrFold<nn::GatherOp>(loc, *t, *data, *idx, axis));
+}
+
+LogicalResult NodeImporter::scatterElements() {
+  auto data = in(0), idx = in(1), upd = in(2);
+  if (failed(data) || failed(idx) || failed(upd))
+    return failure();
+  auto t = outType(0, typeOf(*data));
+  if (failed(t))
+    return failure();
+  auto reduction = nn::symbolizeScatterReduction(strAttr("reduction", "none"));
+  if (!reduction)
+    return g.nodeError(node) << "unsupported reduction '"
+                             << strAttr("reduction", "none") << "'";
+  int64_t axis = normAxis(intAttr("axis", 0), t->getRank());
+  if (failed(checkAxis(axis, t->getRank())))
+    return failure();
+  return set(0, nn::ScatterElementsOp::create(b, loc, *t, *data, *idx, *upd,
+                                              axis, *reduction));
+}
+
+LogicalResult NodeImporter::trilu() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  int64_t k = 0;
+  if (has(1)) {
+    auto kv = constInts(1, "k");
+    if (failed(kv))
+      return failure();
+    k = kv->front();
+  }
+  return set(0, nn::TriluOp::create(b, loc, typeOf(*x), *x,
+                                    intAttr("upper", 1) != 0, k));
+}
+
+LogicalResult NodeImporter::topK() {
+  auto x = in(0);
+  auto k = constInts(1, "k");
+  if (failed(x) || failed(k))
+    return failure();
+  int64_t rank = typeOf(*x).getRank();
+  int64_t axis = normAxis(intAttr("axis", -1), rank);
+  if (failed(checkAxis(axis, rank)))
+    return failure();
+  SmallVector<int64_t> shape(typeOf(*x).getShape());
+  shape[axis] = k->front();
+  auto tv = outType(0, shaped(shape, typeOf(*x).getElementType()));
+  auto ti = outType(1, shaped(shape, b.getI64Type()));
+  if (failed(tv) || failed(ti))
+    return failure();
+  auto top = nn::TopKOp::create(b, loc, *tv, *ti, *x, k->front(), axis,
+                                intAttr("largest", 1) != 0,
+                                intAttr("sorted", 1) != 0);
+  (void)set(0, top.getValues());
+  return set(1, top.getIndices());
+}
+
+LogicalResult NodeImporter::shapeOf() {
+  auto x = in(0);
+  if (failed(x))
+    return failure();
+  auto shape = typeOf(*x).getShape();
+  int64_t rank = shape.size();
+  int64_t start = std::clamp<int64_t>(normAxis(intAttr("start", 0), rank), 0, rank);
+  int64_t end = std::clamp<int64_t>(normAxis(intAttr("end", rank), rank), 0, rank);
+  SmallVector<int64_t> dims(shape.begin() + start,
+                            shape.begin() + std::max(start, end));
+  auto t = outType(0, shaped({(int64_t)dims.size()}, b.getI64Type()));
+  if (failed(t))
+    return failure();
+  return set(0, arith::ConstantOp::create(
+                    b, loc, *t, DenseElementsAttr::get(*t, ArrayRef(dims))));
+}
+
+LogicalResult NodeImporter::sizeOf() {
+  auto x = in(0);
+  auto t = outType(0, shaped({}, b.getI64Type()));
+  if (failed(x) || failed(t))
+    return failure();
+  return set(0, arith::ConstantOp::create(
+                    b, loc, *t,
+                    DenseElementsAttr::get(*t, typeOf(*x).getNumElements())));
+}
+
+const llvm::StringMap<NodeImporter::Handler> &NodeImporter::handlers() {
+  static const llvm::StringMap<Handler> table = {
+      // Elementwise.
+      {"Neg", [](NodeImporter &n) { return n.unary<nn::NegOp>(); }},
+      {"Exp", [](NodeImporter &n) { return n.unary<nn::ExpOp>(); }},
+      {"Log", [](NodeImporter &n) { return n.unary<nn::LogOp>(); }},
+      {"Sqrt", [](NodeImporter &n) { return n.unary<nn::SqrtOp>(); }},
+      {"Reciprocal", [](NodeImporter &n) { return n.unary<nn::ReciprocalOp>(); }},
+      {"Tanh", [](NodeImporter &n) { return n.unary<nn::TanhOp>(); }},
+      {"Erf", [](NodeImporter &n) { return n.unary<nn::ErfOp>(); }},
+      {"Gelu", [](NodeImporter &n) { return n.gelu(); }},
+      {"Sigmoid", [](NodeImporter &n) { return n.unary<nn::SigmoidOp>(); }},
+      {"Relu", [](NodeImporter &n) { return n.unary<nn::ReluOp>(); }},
+      {"Not", [](NodeImporter &n) { return n.unary<nn::NotOp>(); }},
+      {"Add", [](NodeImporter &n) { return n.binary<nn::AddOp>(); }},
+      {"Sub", [](NodeImporter &n) { return n.binary<nn::SubOp>(); }},
+      {"Mul", [](NodeImporter &n) { return n.binary<nn::MulOp>(); }},
+      {"Div", [](NodeImporter &n) { return n.binary<nn::DivOp>(); }},
+      {"Mod", [](NodeImporter &n) { return n.mod(); }},
+      {"Pow", [](NodeImporter &n) { return n.power(); }},
+      {"Equal", [](NodeImporter &n) { return n.binary<nn::EqualOp>(); }},
+      {"Less", [](NodeImporter &n) { return n.binary<nn::LessOp>(); }},
+      {"Greater", [](NodeImporter &n) { return n.binary<nn::GreaterOp>(); }},
+      {"And", [](NodeImporter &n) { return n.binary<nn::AndOp>(); }},
+      {"Or", [](NodeImporter &n) { return n.binary<nn::OrOp>(); }},
+      {"Min", [](NodeImporter &n) { return n.variadic<nn::MinOp>(); }},
+      {"Max", [](NodeImporter &n) { return n.variadic<nn::MaxOp>(); }},
+      {"Sum", [](NodeImporter &n) { return n.variadic<nn::AddOp>(); }},
+      {"Where", [](NodeImporter &n) { return n.where(); }},
+      {"OneHot", [](NodeImporter &n) { return n.oneHot(); }},
+      {"Cast", [](NodeImporter &n) { return n.castTo(); }},
+      {"Identity", [](NodeImporter &n) { return n.identity(); }},
+      {"Dropout", [](NodeImporter &n) { return n.identity(); }},
+      // Linear algebra.
+      {"MatMul", [](NodeImporter &n) { return n.binary<nn::MatMulOp>(); }},
+      {"Einsum", [](NodeImporter &n) { return n.einsum(); }},
+      {"Gemm", [](NodeImporter &n) { return n.gemm(); }},
+      // Normalisation and reductions.
+      {"Softmax", [](NodeImporter &n) { return n.softmax(); }},
+      {"LayerNormalization", [](NodeImporter &n) { return n.layerNorm(); }},
+      {"ReduceMean", [](NodeImporter &n) { return n.reduce<nn::ReduceMeanOp>(); }},
+      {"ReduceSum", [](NodeImporter &n) { return n.reduce<nn::ReduceSumOp>(); }},
+      {"ReduceMax", [](NodeImporter &n) { return n.reduce<nn::ReduceMaxOp>(); }},
+      {"ReduceMin", [](NodeImporter &n) { return n.reduce<nn::ReduceMinOp>(); }},
+      {"ReduceProd", [](NodeImporter &n) { return n.reduce<nn::ReduceProdOp>(); }},
+      // Data movement.
+      {"Reshape", [](NodeImporter &n) { return n.reshapeLike(); }},
+      {"Flatten", [](NodeImporter &n) { return n.reshapeLike(); }},
+      {"Squeeze", [](NodeImporter &n) { return n.reshapeLike(); }},
+      {"Unsqueeze", [](NodeImporter &n) { return n.reshapeLike(); }},
+      {"Transpose", [](NodeImporter &n) { return n.transpose(); }},
+      {"Expand", [](NodeImporter &n) { return n.expand(); }},
+      {"Concat", [](NodeImporter &n) { return n.concatenate(); }},
+      {"Split", [](NodeImporter &n) { return n.split(); }},
+      {"Slice", [](NodeImporter &n) { return n.slice(); }},
+      {"Gather", [](NodeImporter &n) { return n.gather(); }},
+      {"ScatterElements", [](NodeImporter &n) { return n.scatterElements(); }},
+      {"Trilu", [](NodeImporter &n) { return n.trilu(); }},
+      {"TopK", [](NodeImporter &n) { return n.topK(); }},
+      // Convolution.
+      {"Conv", [](NodeImporter &n) { return n.conv(); }},
+      {"MaxPool", [](NodeImporter &n) { return n.maxPool(); }},
+      // Ops whose value is known at compile time once shapes are static.
+      {"Constant", [](NodeImporter &n) { return n.constant(); }},
+      {"Shape", [](NodeImporter &n) { return n.shapeOf(); }},
+      {"Size", [](NodeImporter &n) { return n.sizeOf(); }},
+      {"ConstantOfShape", [](NodeImporter &n) { return n.constantOfShape(); }},
+      {"Range", [](NodeImporter &n) { return n.range(); }},
+  };
+  return table;
+}
+
 LogicalResult NodeImporter::importOp() {
   StringRef op = node.op_type();
-  // Elementwise.
   if (node.domain() == "com.microsoft")
     return op == "MoE" ? contribMoE() : contribOp();
   if (parc::contrib::isDefaultDomainContribOp(op))
     return contribOp();
-  if (op == "Neg") return unary<nn::NegOp>();
-  if (op == "Exp") return unary<nn::ExpOp>();
-  if (op == "Log") return unary<nn::LogOp>();
-  if (op == "Sqrt") return unary<nn::SqrtOp>();
-  if (op == "Reciprocal") return unary<nn::ReciprocalOp>();
-  if (op == "Tanh") return unary<nn::TanhOp>();
-  if (op == "Erf") return unary<nn::ErfOp>();
-  if (op == "Gelu") {
-    auto x = in(0);
-    std::string approx = strAttr("approximate", "none");
-    auto mode = nn::symbolizeGeluApproximation(approx);
-    if (failed(x))
-      return failure();
-    if (!mode)
-      return g.nodeError(node) << "approximate '" << approx
-                               << "' is not supported (none or tanh)";
-    return set(0, nn::GeluOp::create(
-                      b, loc, typeOf(*x), *x,
-                      nn::GeluApproximationAttr::get(b.getContext(), *mode)));
-  }
-  if (op == "Sigmoid") return unary<nn::SigmoidOp>();
-  if (op == "Relu") return unary<nn::ReluOp>();
-  if (op == "Not") return unary<nn::NotOp>();
-  if (op == "Add") return binary<nn::AddOp>();
-  if (op == "Sub") return binary<nn::SubOp>();
-  if (op == "Mul") return binary<nn::MulOp>();
-  if (op == "Div") return binary<nn::DivOp>();
-  if (op == "Mod")
-    return mod();
-  if (op == "Pow") {
-    // The runtime computes in the base's type: an exponent of another type
-    // (ONNX allows any numeric pair) is cast to it first.
-    auto base = in(0), exponent = in(1);
-    if (failed(base) || failed(exponent))
-      return failure();
-    Type et = typeOf(*base).getElementType();
-    Value e = *exponent;
-    if (typeOf(e).getElementType() != et)
-      e = b.createOrFold<nn::CastOp>(loc, shaped(typeOf(e).getShape(), et), e);
-    return binaryOf<nn::PowOp>(*base, e);
-  }
-  if (op == "Equal") return binary<nn::EqualOp>();
-  if (op == "Less") return binary<nn::LessOp>();
-  if (op == "Greater") return binary<nn::GreaterOp>();
-  if (op == "And") return binary<nn::AndOp>();
-  if (op == "Or") return binary<nn::OrOp>();
-  if (op == "Min") return variadic<nn::MinOp>();
-  if (op == "Max") return variadic<nn::MaxOp>();
-  if (op == "Sum") return variadic<nn::AddOp>();
-  if (op == "Where") {
-    auto c = in(0), l = in(1), r = in(2);
-    if (failed(c) || failed(l) || failed(r))
-      return failure();
-    auto lr = nn::broadcastShapes(typeOf(*l).getShape(), typeOf(*r).getShape());
-    FailureOr<SmallVector<int64_t>> all = failure();
-    if (succeeded(lr))
-      all = nn::broadcastShapes(typeOf(*c).getShape(), *lr);
-    if (failed(all))
-      return g.nodeError(node) << "operands do not broadcast" << kBroadcastRule;
-    auto t = outType(0, shaped(*all, typeOf(*l).getElementType()));
-    if (failed(t))
-      return failure();
-    return set(0, b.createOrFold<nn::WhereOp>(loc, *t, *c, *l, *r));
-  }
-  if (op == "OneHot") return oneHot();
-  if (op == "Cast") {
-    auto x = in(0);
-    if (failed(x))
-      return failure();
-    auto et = elementType(g.ctx, intAttr("to", 0));
-    if (failed(et))
-      return g.nodeError(node) << "unsupported data type "
-                               << typeName(intAttr("to", 0));
-    auto t = outType(0, shaped(typeOf(*x).getShape(), *et));
-    if (failed(t))
-      return failure();
-    return set(0, b.createOrFold<nn::CastOp>(loc, *t, *x));
-  }
-  if (op == "Identity" || op == "Dropout") {
-    // Inference: Dropout is the identity; its mask output must be unused.
-    auto x = in(0);
-    if (failed(x) || failed(onlyOutputs(1)))
-      return failure();
-    if (op == "Dropout" && has(2)) {
-      auto training = constAttr(2, "training_mode");
-      if (failed(training))
-        return failure();
-      if (training->getSplatValue<bool>())
-        return g.nodeError(node) << "training mode is not supported (parc "
-                                    "compiles inference graphs)";
-    }
-    return set(0, *x);
-  }
-  // Linear algebra.
-  if (op == "MatMul") return binary<nn::MatMulOp>();
-  if (op == "Einsum")
-    return einsum();
-  if (op == "Gemm") {
-    auto a = in(0), bb = in(1);
-    if (failed(a) || failed(bb))
-      return failure();
-    if (typeOf(*a).getRank() != 2 || typeOf(*bb).getRank() != 2)
-      return g.nodeError(node) << "A and B must be 2-D";
-    int64_t m = typeOf(*a).getDimSize(intAttr("transA", 0) ? 1 : 0);
-    int64_t n = typeOf(*bb).getDimSize(intAttr("transB", 0) ? 0 : 1);
-    auto t = outType(0, shaped({m, n}, typeOf(*a).getElementType()));
-    if (failed(t))
-      return failure();
-    Value c;
-    if (has(2)) {
-      auto cv = in(2);
-      if (failed(cv))
-        return failure();
-      c = *cv;
-    }
-    return set(0, nn::GemmOp::create(b, loc, *t, *a, *bb, c,
-                                     b.getF32FloatAttr(floatAttr("alpha", 1.0f)),
-                                     b.getF32FloatAttr(floatAttr("beta", 1.0f)),
-                                     b.getBoolAttr(intAttr("transA", 0) != 0),
-                                     b.getBoolAttr(intAttr("transB", 0) != 0)));
-  }
-  // Normalisation and reductions.
-  if (op == "Softmax") return softmax();
-  if (op == "LayerNormalization") {
-    auto x = in(0), s = in(1);
-    if (failed(x) || failed(s) || failed(onlyOutputs(1)))
-      return failure();
-    auto t = outType(0, typeOf(*x));
-    if (failed(t))
-      return failure();
-    Value bias;
-    if (has(2)) {
-      auto bv = in(2);
-      if (failed(bv))
-        return failure();
-      bias = *bv;
-    }
-    int64_t rank = typeOf(*x).getRank();
-    int64_t axis = normAxis(intAttr("axis", -1), rank);
-    if (failed(checkAxis(axis, rank)))
-      return failure();
-    return set(0, nn::LayerNormOp::create(
-                      b, loc, *t, *x, *s, bias, b.getI64IntegerAttr(axis),
-                      b.getF32FloatAttr(floatAttr("epsilon", 1e-5f))));
-  }
-  if (op == "ReduceMean") return reduce<nn::ReduceMeanOp>();
-  if (op == "ReduceSum") return reduce<nn::ReduceSumOp>();
-  if (op == "ReduceMax") return reduce<nn::ReduceMaxOp>();
-  if (op == "ReduceMin") return reduce<nn::ReduceMinOp>();
-  if (op == "ReduceProd") return reduce<nn::ReduceProdOp>();
-  // Data movement.
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
-      op == "Unsqueeze")
-    return reshapeLike();
-  if (op == "Transpose") {
-    auto x = in(0);
-    if (failed(x))
-      return failure();
-    int64_t rank = typeOf(*x).getRank();
-    SmallVector<int64_t> perm = intsAttr("perm").value_or(
-        llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
-    if (!isPermutationVector(perm) || (int64_t)perm.size() != rank)
-      return g.nodeError(node) << "perm is not a permutation (it must hold "
-                                  "each of 0 to "
-                               << rank - 1 << " once)";
-    SmallVector<int64_t> shape;
-    for (int64_t p : perm)
-      shape.push_back(typeOf(*x).getDimSize(p));
-    auto t = outType(0, shaped(shape, typeOf(*x).getElementType()));
-    if (failed(t))
-      return failure();
-    return set(0, b.createOrFold<nn::TransposeOp>(loc, *t, *x,
-                                                  b.getDenseI64ArrayAttr(perm)));
-  }
-  if (op == "Expand") {
-    auto x = in(0);
-    auto target = constInts(1, "shape");
-    if (failed(x) || failed(target))
-      return failure();
-    auto shape = nn::broadcastShapes(typeOf(*x).getShape(), *target);
-    if (failed(shape))
-      return g.nodeError(node) << "input does not broadcast to the shape"
-                               << kBroadcastRule;
-    auto t = outType(0, shaped(*shape, typeOf(*x).getElementType()));
-    if (failed(t))
-      return failure();
-    return set(0, b.createOrFold<nn::ExpandOp>(loc, *t, *x));
-  }
-  if (op == "Concat") {
-    SmallVector<Value> inputs;
-    for (int i = 0; i < node.input_size(); ++i) {
-      auto v = in(i);
-      if (failed(v))
-        return failure();
-      inputs.push_back(*v);
-    }
-    int64_t rank = typeOf(inputs.front()).getRank();
-    int64_t axis = normAxis(intAttr("axis", 0), rank);
-    if (failed(checkAxis(axis, rank)))
-      return failure();
-    SmallVector<int64_t> shape(typeOf(inputs.front()).getShape());
-    shape[axis] = 0;
-    for (Value v : inputs)
-      shape[axis] += typeOf(v).getDimSize(axis);
-    auto t = outType(0, shaped(shape, typeOf(inputs.front()).getElementType()));
-    if (failed(t))
-      return failure();
-    // Zero-sized pieces (an empty KV past) contribute nothing.
-    llvm::erase_if(inputs, [&](Value v) { return typeOf(v).getDimSize(axis) == 0; });
-    if (inputs.empty())
-      return g.nodeError(node) << "every input is empty";
-    return set(0, b.createOrFold<nn::ConcatOp>(loc, *t, inputs, axis));
-  }
-  if (op == "Split") return split();
-  if (op == "Slice") return slice();
-  if (op == "Gather") {
-    auto data = in(0), idx = in(1);
-    if (failed(data) || failed(idx))
-      return failure();
-    int64_t axis = normAxis(intAttr("axis", 0), typeOf(*data).getRank());
-    if (failed(checkAxis(axis, typeOf(*data).getRank())))
-      return failure();
-    auto ds = typeOf(*data).getShape();
-    if (isTable(0) && failed(checkGatherIndices(*idx, ds[axis], axis)))
-      return failure();
-    SmallVector<int64_t> shape(ds.take_front(axis));
-    llvm::append_range(shape, typeOf(*idx).getShape());
-    llvm::append_range(shape, ds.drop_front(axis + 1));
-    auto t = outType(0, shaped(shape, typeOf(*data).getElementType()));
-    if (failed(t))
-      return failure();
-    return set(0, b.createOrFold<nn::GatherOp>(loc, *t, *data, *idx, axis));
-  }
-  if (op == "ScatterElements") {
-    auto data = in(0), idx = in(1), upd = in(2);
-    if (failed(data) || failed(idx) || failed(upd))
-      return failure();
-    auto t = outType(0, typeOf(*data));
-    if (failed(t))
-      return failure();
-    auto reduction = nn::symbolizeScatterReduction(strAttr("reduction", "none"));
-    if (!reduction)
-      return g.nodeError(node) << "unsupported reduction '"
-                               << strAttr("reduction", "none") << "'";
-    int64_t axis = normAxis(intAttr("axis", 0), t->getRank());
-    if (failed(checkAxis(axis, t->getRank())))
-      return failure();
-    return set(0, nn::ScatterElementsOp::create(b, loc, *t, *data, *idx, *upd,
-                                                axis, *reduction));
-  }
-  if (op == "Trilu") {
-    auto x = in(0);
-    if (failed(x))
-      return failure();
-    int64_t k = 0;
-    if (has(1)) {
-      auto kv = constInts(1, "k");
-      if (failed(kv))
-        return failure();
-      k = kv->front();
-    }
-    return set(0, nn::TriluOp::create(b, loc, typeOf(*x), *x,
-                                      intAttr("upper", 1) != 0, k));
-  }
-  if (op == "TopK") {
-    auto x = in(0);
-    auto k = constInts(1, "k");
-    if (failed(x) || failed(k))
-      return failure();
-    int64_t rank = typeOf(*x).getRank();
-    int64_t axis = normAxis(intAttr("axis", -1), rank);
-    if (failed(checkAxis(axis, rank)))
-      return failure();
-    SmallVector<int64_t> shape(typeOf(*x).getShape());
-    shape[axis] = k->front();
-    auto tv = outType(0, shaped(shape, typeOf(*x).getElementType()));
-    auto ti = outType(1, shaped(shape, b.getI64Type()));
-    if (failed(tv) || failed(ti))
-      return failure();
-    auto top = nn::TopKOp::create(b, loc, *tv, *ti, *x, k->front(), axis,
-                                  intAttr("largest", 1) != 0,
-                                  intAttr("sorted", 1) != 0);
-    (void)set(0, top.getValues());
-    return set(1, top.getIndices());
-  }
-  // Convolution.
-  if (op == "Conv") return conv();
-  if (op == "MaxPool") return maxPool();
-  // Ops whose value is known at compile time once shapes are static.
-  if (op == "Constant") return constant();
-  if (op == "Shape") {
-    auto x = in(0);
-    if (failed(x))
-      return failure();
-    auto shape = typeOf(*x).getShape();
-    int64_t rank = shape.size();
-    int64_t start = std::clamp<int64_t>(normAxis(intAttr("start", 0), rank), 0, rank);
-    int64_t end = std::clamp<int64_t>(normAxis(intAttr("end", rank), rank), 0, rank);
-    SmallVector<int64_t> dims(shape.begin() + start,
-                              shape.begin() + std::max(start, end));
-    auto t = outType(0, shaped({(int64_t)dims.size()}, b.getI64Type()));
-    if (failed(t))
-      return failure();
-    return set(0, arith::ConstantOp::create(
-                      b, loc, *t, DenseElementsAttr::get(*t, ArrayRef(dims))));
-  }
-  if (op == "Size") {
-    auto x = in(0);
-    auto t = outType(0, shaped({}, b.getI64Type()));
-    if (failed(x) || failed(t))
-      return failure();
-    return set(0, arith::ConstantOp::create(
-                      b, loc, *t,
-                      DenseElementsAttr::get(*t, typeOf(*x).getNumElements())));
-  }
-  if (op == "ConstantOfShape") return constantOfShape();
-  if (op == "Range") return range();
-  llvm_unreachable("checkSupported admitted an op without a handler");
-}
-
-/// The ops NodeImporter::import handles, by ONNX op type.
-const llvm::StringSet<> &supportedOps() {
-  static const llvm::StringSet<> ops = {
-      "Neg", "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Erf", "Sigmoid",
-      "Relu", "Not", "Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less",
-      "Greater", "And", "Or", "Min", "Max", "Sum", "Where", "Cast",
-      "Identity", "Dropout", "MatMul", "Gemm", "Softmax",
-      "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax",
-      "ReduceMin", "ReduceProd", "Reshape", "Flatten", "Squeeze",
-      "Unsqueeze", "Transpose", "Expand", "Concat", "Split", "Slice",
-      "Gather", "ScatterElements", "Trilu", "TopK", "Conv", "MaxPool",
-      "Constant", "Shape", "Size", "ConstantOfShape", "Range", "OneHot",
-      "Gelu", "Mod", "Einsum"};
-  return ops;
+  Handler handler = handlers().lookup(op);
+  assert(handler && "checkSupported admits only ops with a handler");
+  return handler(*this);
 }
 
 LogicalResult GraphImporter::checkSupported() {
@@ -2693,7 +2740,7 @@ LogicalResult GraphImporter::checkSupported() {
           parc::contrib::isSupportedContribOp(node.op_type()))) ||
         (defaultDomain &&
          parc::contrib::isDefaultDomainContribOp(node.op_type()));
-    if (!contrib && (!defaultDomain || !supportedOps().contains(node.op_type())))
+    if (!contrib && (!defaultDomain || !NodeImporter::handlers().contains(node.op_type())))
       unsupported.push_back(&node);
   }
   if (unsupported.empty())
