@@ -215,10 +215,12 @@ def dynamo_block(g, x, opset, p):
 
 
 def dynamo_block_reference(w, xv, opset, p):
-    qkv_v = layer_norm(xv, w[p + "ln1.weight"], w[p + "ln1.bias"]) @ w[p + "attn.qkv.weight"] + w[p + "attn.qkv.bias"]
+    ln1 = layer_norm(xv, w[p + "ln1.weight"], w[p + "ln1.bias"])
+    qkv_v = ln1 @ w[p + "attn.qkv.weight"] + w[p + "attn.qkv.bias"]
     qv, kv, vv = np.split(qkv_v, 3, axis=-1)
     hv = xv + attention(qv, kv, vv) @ w[p + "attn.out.weight"] + w[p + "attn.out.bias"]
-    upv = layer_norm(hv, w[p + "ln2.weight"], w[p + "ln2.bias"]) @ w[p + "mlp.fc1.weight"] + w[p + "mlp.fc1.bias"]
+    ln2 = layer_norm(hv, w[p + "ln2.weight"], w[p + "ln2.bias"])
+    upv = ln2 @ w[p + "mlp.fc1.weight"] + w[p + "mlp.fc1.bias"]
     actv = gelu(upv, "tanh" if opset == 21 else "none")
     return hv + actv @ w[p + "mlp.fc2.weight"] + w[p + "mlp.fc2.bias"]
 
@@ -323,7 +325,8 @@ def tf_layer(g, x, bias, p):
 
 def tf_layer_reference(w, xv, maskv, p):
     ln = lambda t, n: layer_norm(t, w[p + n + ".gamma"], w[p + n + ".beta"], 1e-12)
-    q, k, v = (xv @ w[f"{p}attn.{n}.kernel"] + w[f"{p}attn.{n}.bias"] for n in ("query", "key", "value"))
+    q, k, v = (xv @ w[f"{p}attn.{n}.kernel"] + w[f"{p}attn.{n}.bias"]
+               for n in ("query", "key", "value"))
     hv = ln(attention(q, k, v, maskv) @ w[p + "attn.output.kernel"] + w[p + "attn.output.bias"] + xv,
             "attn.ln")
     upv = hv @ w[p + "ffn.in.kernel"] + w[p + "ffn.in.bias"]
@@ -475,7 +478,8 @@ def decoder(f):
             p = f"layers.{layer}."
             n = rms_norm(xv, w[p + "input_layernorm"])
             q, k, v = (n @ w[f"{p}self_attn.{m}"] for m in ("q_proj", "k_proj", "v_proj"))
-            xv = xv + attention(q, k, v, heads=f.heads, kv_heads=f.kv_heads) @ w[p + "self_attn.o_proj"]
+            att = attention(q, k, v, heads=f.heads, kv_heads=f.kv_heads)
+            xv = xv + att @ w[p + "self_attn.o_proj"]
             n = rms_norm(xv, w[p + "post_attention_layernorm"])
             act = silu(n @ w[p + "mlp.gate_proj"]) * (n @ w[p + "mlp.up_proj"])
             xv = xv + act @ w[p + "mlp.down_proj"]
