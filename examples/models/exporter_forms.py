@@ -470,7 +470,13 @@ def decoder(f):
     spec = {"inputs": {"x": {"shape": [BATCH, SEQ, f.hidden], "dtype": "float32"}},
             "outputs": [y], "opset": 18,
             "megatron": {"batch": BATCH, "seq": SEQ, "hidden": f.hidden, "layers": LAYERS,
-                         "embedding": False, "lm_head": False}}
+                         "embedding": False, "lm_head": False},
+            # What each linear's split dim counts (heads, key/value heads,
+            # MLP features): --tp N keeps ceil(units / N) of them per rank
+            # (zero-padded heads when N does not divide), the norms whole.
+            "split_units": {"q_proj": f.heads, "o_proj": f.heads, "k_proj": f.kv_heads,
+                            "v_proj": f.kv_heads, "gate_proj": DEC_FFN, "up_proj": DEC_FFN,
+                            "down_proj": DEC_FFN}}
 
     def reference(feeds):
         w, xv = g.weights, feeds["x"].astype(np.float64)

@@ -22,7 +22,10 @@ for ref = onnxruntime and the numpy reference, a --tp run communicates
 TFBertForQuestionAnswering, comm_bytes_per_forward at --tp N (with or
 without --sp, no --pp) equals Megatron's count for the fused form,
 computed from the model dims (differential.megatron_comm_bytes): an
-unfused attention or MLP must communicate what the fused form does.
+unfused attention or MLP must communicate what the fused form does. For
+the Llama-style decoders each rank's weight_bytes must equal the fused
+form's split too (megatron_weight_bytes: ceil(units / N) heads or features
+of each linear, the norms whole).
 
 A refusal passes only where the configuration cannot exist and the message
 says so: REFUSALS below lists each such (model, configuration) with the
@@ -85,10 +88,29 @@ class Model:
     references (label -> {output name: array}, onnxruntime added by
     `prepare`), its tolerance and the analytic comm count, if any."""
 
-    def __init__(self, name, path, inputs, shapes, numpy=None, rtol=None, megatron=None):
+    def __init__(self, name, path, inputs, shapes, numpy=None, rtol=None, megatron=None,
+                 split_units=None):
         self.name, self.path, self.inputs, self.shapes = name, path, inputs, shapes
         self.refs = {"numpy": numpy} if numpy is not None else {}
-        self.rtol, self.megatron = rtol, megatron
+        self.rtol, self.megatron, self.split_units = rtol, megatron, split_units
+
+
+def megatron_weight_bytes(path, split_units, tp):
+    """The weight bytes each of tp ranks keeps, from the ONNX initializers
+    (in their stored dtype): a linear whose name holds a key of
+    `split_units` keeps ceil(units / tp) of its units, zero-padded; every
+    other float tensor (the norms) is whole. Scalars and integer shape
+    constants are folded into the code, not weights."""
+    import onnx
+    kept = 0
+    for init in onnx.load(path).graph.initializer:
+        if init.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.BFLOAT16) or \
+                not init.dims:
+            continue
+        nbytes = int(np.prod(init.dims)) * (4 if init.data_type == onnx.TensorProto.FLOAT else 2)
+        units = [u for k, u in split_units.items() if k in init.name]
+        kept += nbytes if not units else nbytes // units[0] * -(-units[0] // tp)
+    return kept
 
 
 def corpus_model(name, work, rng):
@@ -108,7 +130,8 @@ def corpus_model(name, work, rng):
         np.save(inputs[n], x)
     shapes = diff.shape_flags({"shapes": {n: s["shape"] for n, s in spec["inputs"].items()}})
     want = dict(zip(spec["outputs"], reference(feeds)))
-    return Model(name, path, inputs, shapes, numpy=want, megatron=spec.get("megatron"))
+    return Model(name, path, inputs, shapes, numpy=want, megatron=spec.get("megatron"),
+                 split_units=spec.get("split_units"))
 
 
 def tf_bert_model(work):
@@ -238,6 +261,12 @@ def check(model, config, args, log):
         if comm != want:
             raise RuntimeError(f"{comm} B sent per rank per forward, the fused form's "
                                f"Megatron count is {want} B")
+    if model.split_units and config not in PIPELINED:
+        want = megatron_weight_bytes(model.path, model.split_units, tp)
+        for r in manifest["ranks"]:
+            if r["weight_bytes"] != want:
+                raise RuntimeError(f"rank {r['rank']} holds {r['weight_bytes']} B of weights, "
+                                   f"the fused form's Megatron split {want} B")
     return compare(model, manifest, os.path.join(work, "parc")), comm
 
 
