@@ -83,10 +83,12 @@ REFUSALS = {(m, c): ONE_LAYER
 REFUSALS[(CONV, "pp2-m2")] = "--micro-batches 2 does not divide the batch of input 'input'"
 REFUSALS[(QWEN, "tp2-sp")] = "--sp splits the sequence (dim 1 of size 1) over --tp 2"
 
+
 class Model:
     """A model, its inputs (name -> file), its --input-shape flags, its
     references (label -> {output name: array}, onnxruntime added by
-    `prepare`), its tolerance and the analytic comm count, if any."""
+    `prepare`), its tolerance, and the dims of Megatron's comm and weight
+    counts where they apply."""
 
     def __init__(self, name, path, inputs, shapes, numpy=None, rtol=None, megatron=None,
                  split_units=None):
@@ -101,7 +103,7 @@ def megatron_weight_bytes(path, split_units, tp):
     `split_units` keeps ceil(units / tp) of its units, zero-padded; every
     other float tensor (the norms) is whole. Scalars and integer shape
     constants are folded into the code, not weights."""
-    import onnx
+    import onnx  # noqa: PLC0415 — only this check needs it
     kept = 0
     for init in onnx.load(path).graph.initializer:
         if init.data_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.BFLOAT16) or \
@@ -172,6 +174,8 @@ def real_model(name, work, rng):
             inputs[n] = os.path.join(work, n + ".npy")
             np.save(inputs[n], feeds[n])
         return Model(name, path, inputs, shapes, rtol=rtol)
+    if name not in diff.SHARED_MODELS:
+        raise RuntimeError(f"no input shapes for {name}: add them to differential.SHARED_MODELS")
     spec = diff.SHARED_MODELS[name]
     path = os.path.join(diff.SHARED, name + ".onnx")
     return Model(name, path, diff.make_inputs(path, spec, rng, work), diff.shape_flags(spec))
