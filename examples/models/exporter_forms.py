@@ -1,19 +1,21 @@
 #!/usr/bin/python3
 """Small models in the forms other exporters emit, each with a numpy reference.
+Each has two layers, so that two pipeline stages exist.
 
-  dynamo18 .. dynamo21   one pre-LN transformer block as the torch dynamo
-                         exporter writes it at opsets 18-21: the
+  dynamo18 .. dynamo21   pre-LN transformer blocks as the torch dynamo
+                         exporter writes them at opsets 18-21: the
                          LayerNormalization op, a fused QKV split with
-                         Split(num_outputs=3), Reduce* with axes as an
-                         input, Reshape with allowzero, Cast(saturate) at 19+,
-                         the Gelu op at 20+ (erf GELU below), IR 8 / 9 / 9 / 10
-  tf_bert                a post-LN BERT layer as keras2onnx / tf2onnx write
-                         it: Tensordot reshapes computed by
+                         Split(num_outputs=3), K transposed with perm
+                         [0, 2, 3, 1], Reduce* with axes as an input, Reshape
+                         with allowzero (the batch fixed in one), Cast(saturate)
+                         at 19+, the Gelu op at 20+ (erf GELU below), IR 8 / 9 / 9 / 10
+  tf_bert                post-LN BERT layers as keras2onnx / tf2onnx write
+                         them: Tensordot reshapes computed by
                          Shape -> Cast -> Gather -> ReduceProd -> Unsqueeze ->
                          Concat -> Cast -> Reshape, LayerNorm from moments,
                          Rsqrt as Reciprocal(Sqrt), attention scores with
                          Einsum, int32 inputs and the batch fixed in the graph
-  sdpa_div               a Llama-style decoder (2 layers, no biases) as torch's
+  sdpa_div               a Llama-style decoder (no biases) as torch's
                          SDPA decomposition writes it: K transposed with
                          perm [0, 1, 3, 2] after the head split, the scale
                          as Div by sqrt(head_dim)
