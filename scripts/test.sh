@@ -11,8 +11,9 @@
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   data-parallel — --dp replicas (with tp, pp, ep) vs onnxruntime and single-rank
-#   exporter-forms — opset 18-21 and TF-style models (and the real TF BERT
-#                    when ../shared/models has it) vs onnxruntime and numpy
+#   matrix       — the exporter-form corpus and every model in test/Inputs/models
+#                  at 1 rank, tp 2, tp 4, tp 2 + sp, pp 2, pp 2 x 2 micro-batches
+#                  and pp 2 x tp 2 vs onnxruntime (and numpy) (test/e2e/matrix.py)
 #   conformance  — ONNX backend node tests with their own expected outputs
 #   fuzz         — the importer's libFuzzer target for 2 minutes (build-fuzz/,
 #                  ASan + UBSan): passes when no crash, leak or timeout is found
@@ -95,8 +96,8 @@ counted contrib /usr/bin/python3 test/e2e/contrib.py --tools build/bin \
   --work build/e2e-contrib --tp 1 2
 counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \
   --generated build/models --work build/e2e-moe
-counted exporter-forms /usr/bin/python3 test/e2e/exporter_forms.py --tools build/bin \
-  --work build/e2e/exporter-forms --tp 1 2
+counted matrix /usr/bin/python3 test/e2e/matrix.py --tools build/bin --work build/e2e/matrix \
+  --jobs 2
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/bin \

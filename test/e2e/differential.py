@@ -107,30 +107,36 @@ SHARED_MODELS = {
 }
 
 
+def megatron_comm_bytes(c, tp, elem_bytes, sp, embedding=True, lm_head=True):
+    """Megatron's bytes each of tp ranks sends per forward (ring
+    algorithms) for a model of c["layers"] layers on [c["batch"], c["seq"],
+    c["hidden"]] activations: per layer one all-reduce after attention and
+    one after the MLP (SP: all-gather + reduce-scatter each), the
+    vocabulary-parallel token embedding's lookups reduced once, decoders'
+    LM head all-gathering batch·seq·vocab, and SP gathering the final
+    activation."""
+    act = c["batch"] * c["seq"] * c["hidden"] * elem_bytes
+    all_reduce = lambda s: 2 * (tp - 1) * s // tp
+    gather = scatter = lambda s: (tp - 1) * s // tp
+    per_layer = 2 * (gather(act) + scatter(act)) if sp else 2 * all_reduce(act)
+    total = c["layers"] * per_layer + sp * gather(act)
+    if embedding:
+        # Its partial lookups are all-reduced (SP: reduce-scattered along
+        # the sequence).
+        total += scatter(act) if sp else all_reduce(act)
+    if lm_head:
+        total += gather(c["batch"] * c["seq"] * c["vocab"] * elem_bytes)
+    return total
+
+
 def generated_spec(config_path):
     cfg = json.load(open(config_path))
     c = cfg["config"]
     analytic = weights = None
     if not c.get("experts"):
-        # Ring algorithms: what each of the n ranks sends per collective on
-        # a tensor of S bytes. The token embedding's lookups are reduced
-        # once; per layer one all-reduce after attention and one after the
-        # MLP (SP: all-gather + reduce-scatter each); decoders all-gather
-        # the LM head's batch·seq·vocab; SP gathers the final
-        # batch·seq·hidden activation (before the LM head or the output).
         lm_head = cfg["family"] != "bert"
-        def analytic(tp, elem_bytes, sp):
-            act = c["batch"] * c["seq"] * c["hidden"] * elem_bytes
-            logits = c["batch"] * c["seq"] * c["vocab"] * elem_bytes
-            all_reduce = lambda s: 2 * (tp - 1) * s // tp
-            gather = scatter = lambda s: (tp - 1) * s // tp
-            per_layer = (2 * (gather(act) + scatter(act)) if sp
-                         else 2 * all_reduce(act))
-            # The vocabulary-parallel token embedding's partial lookups are
-            # all-reduced (SP: reduce-scattered along the sequence).
-            embedding = scatter(act) if sp else all_reduce(act)
-            return (embedding + c["layers"] * per_layer +
-                    lm_head * gather(logits) + sp * gather(act))
+        analytic = lambda tp, elem_bytes, sp: megatron_comm_bytes(c, tp, elem_bytes, sp,
+                                                                  lm_head=lm_head)
         weights = lambda model, tp: shardable_weight_bytes(model, cfg, tp)
     shapes, ints, binary = {}, {}, []
     for name in cfg["inputs"]:
