@@ -124,11 +124,18 @@ DEEP_MODELS = {
 }
 
 # MLP widths that tp 2 and 4 do not divide (75: padded to 76), GELU with
-# biases and SwiGLU: written only when named with --only.
+# biases and SwiGLU, and head counts they do not divide: written only when
+# named with --only.
 ODD_MODELS = {
     "gpt2_ffn75": ModelConfig("gpt2", seed=1015, ffn=75),
     "llama_ffn75": ModelConfig("llama", seed=1016, kv_heads=2, ffn=75,
                                rotary_dim=16, eps=1e-6),
+    # Head counts that tp 4 (and, for 3 key/value heads, tp 2) does not
+    # divide: padded with zero heads (6 -> 8; grouped 6/3 -> 8/4).
+    "gpt2_h6": ModelConfig("gpt2", seed=1017, hidden=48, heads=6, kv_heads=6,
+                           ffn=128),
+    "llama_h6kv3": ModelConfig("llama", seed=1018, hidden=48, heads=6,
+                               kv_heads=3, ffn=128, rotary_dim=8, eps=1e-6),
 }
 
 # Benchmark shapes: written only when named with --only.
