@@ -109,9 +109,10 @@ counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/b
 counted differential-checkpoint /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models-ckpt --work build/e2e/ckpt --tp 1 2 4 --external \
   --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt
-# Deeper models (4-6 layers) for 4 stages and uneven layouts.
+# Deeper models (4-6 layers) for 4 stages and uneven layouts; models that
+# fix their batch of 4 in the graph.
 /usr/bin/python3 examples/models/generate.py --out build/models-deep \
-  --only gpt2_l6 llama_l5 bert_l4 neox_l4 >/dev/null
+  --only gpt2_l6 llama_l5 bert_l4 neox_l4 gpt2_fixed llama_fixed >/dev/null
 counted pipeline /usr/bin/python3 test/e2e/pipeline.py --tools build/bin \
   --generated build/models --deep build/models-deep --work build/e2e/pipeline
 # A fixed seed and run count from a clean corpus: the inputs fuzzed before
