@@ -143,6 +143,11 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
            << " does not fit this model: "
            << dist::sequenceMisfit(t.getDimSize(d), d, tp);
       diag.attachNote() << dist::fittingTpHint(main, sp);
+      // Every region fit (misfits are reported first): only the sequence
+      // stands in the way.
+      diag.attachNote() << "--tp " << int64_t(tp)
+                        << " without --sp fits this model (the sequence "
+                           "stays whole on every rank)";
       misfit = true;
     };
     SmallVector<Operation *> norms;

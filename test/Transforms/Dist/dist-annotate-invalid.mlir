@@ -4,6 +4,7 @@
 // sequence of 3, which 2 ranks cannot share evenly; 3 ranks could.
 func.func @main(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
   %g = arith.constant dense<1.0> : tensor<8xf32>
+  // expected-note @+3 {{--tp 2 without --sp fits this model (the sequence stays whole on every rank)}}
   // expected-note @+2 {{--tp values that fit every region of this model: 3}}
   // expected-error @+1 {{'nn.layer_norm': --tp 2 does not fit this model: --sp splits the sequence (dim 1 of size 3) over --tp 2, which does not divide it (--tp values that would: 3)}}
   %n = nn.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
@@ -20,6 +21,7 @@ func.func @main(%x: tensor<7x8xf32>) -> tensor<7x8xf32> {
   %w2 = arith.constant dense<0.5> : tensor<16x8xf32>
   %h = nn.linear %x, %w1 : (tensor<7x8xf32>, tensor<8x16xf32>) -> tensor<7x16xf32>
   %g = nn.relu %h : tensor<7x16xf32>
+  // expected-note @+3 {{--tp 2 without --sp fits this model (the sequence stays whole on every rank)}}
   // expected-note @+2 {{--tp values that fit every region of this model: 7}}
   // expected-error @+1 {{'nn.linear': --tp 2 does not fit this model: --sp splits the sequence (dim 0 of size 7) over --tp 2, which does not divide it (--tp values that would: 7)}}
   %y = nn.linear %g, %w2 : (tensor<7x16xf32>, tensor<16x8xf32>) -> tensor<7x8xf32>
@@ -72,6 +74,7 @@ func.func @main(%x: tensor<7x8xf32>) -> tensor<7x8xf32> {
   %w2 = arith.constant dense<0.5> : tensor<16x8xf32>
   %h = nn.linear %x, %w1 : (tensor<7x8xf32>, tensor<8x16xf32>) -> tensor<7x16xf32>
   %g = nn.sigmoid %h : tensor<7x16xf32>
+  // expected-note @+3 {{--tp 2 without --sp fits this model (the sequence stays whole on every rank)}}
   // expected-note @+2 {{no --tp from 2 to 64 fits every region of this model; --tp 1 runs it whole}}
   // expected-error @+1 {{'nn.linear': --tp 2 does not fit this model: --sp splits the sequence (dim 0 of size 7) over --tp 2, which does not divide it (--tp values that would: 7)}}
   %y = nn.linear %g, %w2 : (tensor<7x16xf32>, tensor<16x8xf32>) -> tensor<7x8xf32>
