@@ -113,7 +113,8 @@ DimOrRefusal attentionRule(nn::AttentionOp op, const BatchDims &dims) {
     if (dims.lookup(v) != 0 || !dims.count(v))
       return Refusal{"its query, key and value must hold the batch on dim 0"};
   for (Value m : op.getMasks())
-    if (!dims.count(m) && rankOf(m) == 4 && dist::tensorOf(m).getDimSize(0) != 1)
+    if (!dims.count(m) && rankOf(m) == 4 &&
+        dist::tensorOf(m).getDimSize(0) != 1)
       return Refusal{"a mask computed without the inputs spans the batch"};
   // Constants of the score modifier broadcast along the batch, or it holds.
   Block &mod = op.getScoreModBlock();
@@ -122,7 +123,8 @@ DimOrRefusal attentionRule(nn::AttentionOp op, const BatchDims &dims) {
     if (inner.getNumOperands() == 0 && inner.getNumResults() == 1 &&
         rankOf(inner.getResult(0)) == rank &&
         dist::tensorOf(inner.getResult(0)).getDimSize(0) != 1)
-      return Refusal{"its score modifier holds a constant that spans the batch"};
+      return Refusal{
+          "its score modifier holds a constant that spans the batch"};
   return int64_t(0);
 }
 
@@ -168,8 +170,9 @@ DimOrRefusal batchRule(Operation *op, const BatchDims &dims, int64_t batch) {
   if (isa<nn::LayerNormOp, nn::RmsNormOp>(op))
     return d < axisOf(op, rank) ? DimOrRefusal(d)
                                 : Refusal{"it normalises along the batch"};
-  if (isa<nn::ConcatOp>(op) &&
-      llvm::any_of(op->getOperands(), [&](Value v) { return at(v) != d || !dims.count(v); }))
+  if (isa<nn::ConcatOp>(op) && llvm::any_of(op->getOperands(), [&](Value v) {
+        return at(v) != d || !dims.count(v);
+      }))
     return Refusal{"its inputs do not all hold the batch on one dim"};
   if (isa<nn::SoftmaxOp, nn::ConcatOp, nn::SplitOp, nn::TopKOp>(op))
     return offAxis(d, axisOf(op, rank), "works");
@@ -186,7 +189,8 @@ DimOrRefusal batchRule(Operation *op, const BatchDims &dims, int64_t batch) {
           nn::ReduceProdOp>(op)) {
     auto keep = op->getAttrOfType<BoolAttr>("keepdims");
     int64_t before = 0;
-    for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef()) {
+    for (int64_t a :
+         op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef()) {
       a = a < 0 ? a + rank : a;
       if (a == d)
         return Refusal{"it reduces along the batch"};
@@ -198,8 +202,7 @@ DimOrRefusal batchRule(Operation *op, const BatchDims &dims, int64_t batch) {
                  "' has no rule for the batch"};
 }
 
-struct DistSplitBatchPass
-    : dist::impl::DistSplitBatchBase<DistSplitBatchPass> {
+struct DistSplitBatchPass : dist::impl::DistSplitBatchBase<DistSplitBatchPass> {
   using Base::Base;
   void runOnOperation() override;
   LogicalResult findBatch(func::FuncOp main, BatchDims &dims, int64_t &batch);
@@ -270,14 +273,15 @@ void DistSplitBatchPass::runOnOperation() {
   // Attentions' score modifiers follow their (now smaller) scores and masks.
   main.walk([](nn::AttentionOp att) {
     Block &mod = att.getScoreModBlock();
-    for (auto [arg, mask] : llvm::zip(mod.getArguments().drop_front(), att.getMasks()))
+    for (auto [arg, mask] :
+         llvm::zip(mod.getArguments().drop_front(), att.getMasks()))
       arg.setType(mask.getType());
     dist::retypeScoreModifier(att);
   });
   Block &body = main.getBody().front();
-  main.setFunctionType(FunctionType::get(
-      &getContext(), body.getArgumentTypes(),
-      body.getTerminator()->getOperandTypes()));
+  main.setFunctionType(
+      FunctionType::get(&getContext(), body.getArgumentTypes(),
+                        body.getTerminator()->getOperandTypes()));
   LLVM_DEBUG(llvm::dbgs() << "dist-split-batch: " << dims.size()
                           << " value(s) hold the batch of " << batch << "\n");
 }
