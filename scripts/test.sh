@@ -7,7 +7,7 @@
 #   differential — every model (and its external-data form) through parc (cpu) and onnxruntime, at
 #                  tp 1, 2, 4 and with sequence parallelism at tp 2, 4
 #   contrib      — onnxruntime's com.microsoft ops vs onnxruntime (test/e2e/contrib.py)
-#   differential-odd-ffn — the same for MLP widths tp does not divide (padded)
+#   differential-odd-ffn — the same for MLP widths and heads tp does not fit (padded)
 #   pipeline     — pipeline-parallel configurations vs onnxruntime and single-rank
 #   moe          — MoE sparse routing, expert parallelism and capacity (test/e2e/moe.py)
 #   data-parallel — --dp replicas (with tp, pp, ep) vs onnxruntime and single-rank
@@ -84,12 +84,13 @@ counted differential /usr/bin/python3 test/e2e/differential.py --tools build/bin
   --generated build/models --work build/e2e --tp 1 2 4 --sp --external
 counted differential-bf16 /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models --work build/e2e --tp 1 2 --sp --dtype bf16
-# MLP widths (75) that tp does not divide: zero-padded to 76.
+# MLP widths (75) that tp does not divide: zero-padded to 76; heads (6, and
+# grouped 6/3) that tp does not fit: zero heads up to 8 (8/4).
 /usr/bin/python3 examples/models/generate.py --out build/models-odd \
-  --only gpt2_ffn75 llama_ffn75 >/dev/null
+  --only gpt2_ffn75 llama_ffn75 gpt2_h6 llama_h6kv3 >/dev/null
 counted differential-odd-ffn /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models-odd --work build/e2e/odd-ffn --tp 1 2 4 --sp \
-  --only gpt2_ffn75 llama_ffn75
+  --only gpt2_ffn75 llama_ffn75 gpt2_h6 llama_h6kv3
 counted overlap /usr/bin/python3 test/e2e/overlap.py --tools build/bin \
   --generated build/models --work build/e2e/overlap
 counted contrib /usr/bin/python3 test/e2e/contrib.py --tools build/bin \
@@ -109,9 +110,10 @@ counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/b
 counted differential-checkpoint /usr/bin/python3 test/e2e/differential.py --tools build/bin \
   --generated build/models-ckpt --work build/e2e/ckpt --tp 1 2 4 --external \
   --only gpt2_bf16ckpt llama_bf16ckpt llama_f16ckpt
-# Deeper models (4-6 layers) for 4 stages and uneven layouts.
+# Deeper models (4-6 layers) for 4 stages and uneven layouts; models that
+# fix their batch of 4 in the graph.
 /usr/bin/python3 examples/models/generate.py --out build/models-deep \
-  --only gpt2_l6 llama_l5 bert_l4 neox_l4 >/dev/null
+  --only gpt2_l6 llama_l5 bert_l4 neox_l4 gpt2_fixed llama_fixed >/dev/null
 counted pipeline /usr/bin/python3 test/e2e/pipeline.py --tools build/bin \
   --generated build/models --deep build/models-deep --work build/e2e/pipeline
 # A fixed seed and run count from a clean corpus: the inputs fuzzed before

@@ -75,6 +75,10 @@ class ModelConfig:
     # A mixed-precision checkpoint: 2-D parameters stored as "bf16" or
     # "f16" initializers, each Cast to float before use ("f32": none).
     checkpoint: str = "f32"
+    # TF-export style: the graph's inputs and outputs have static [batch,
+    # seq] dims and every traced size is a constant (Reshape shapes hold
+    # the batch).
+    fixed_batch: bool = False
 
     @property
     def head_dim(self):
@@ -121,14 +125,27 @@ DEEP_MODELS = {
     "bert_l4": ModelConfig("bert", seed=1012, layers=4, ffn=128, type_vocab=2,
                            eps=1e-12, batch=4),
     "neox_l4": ModelConfig("neox", seed=1014, layers=4, rotary_dim=4, batch=4),
+    # The batch of 4 fixed in the graph (inputs and Reshape constants), as
+    # TF exports write it.
+    "gpt2_fixed": ModelConfig("gpt2", seed=1024, batch=4, fixed_batch=True),
+    "llama_fixed": ModelConfig("llama", seed=1025, kv_heads=2, ffn=128,
+                               rotary_dim=16, eps=1e-6, batch=4,
+                               fixed_batch=True),
 }
 
 # MLP widths that tp 2 and 4 do not divide (75: padded to 76), GELU with
-# biases and SwiGLU: written only when named with --only.
+# biases and SwiGLU, and head counts they do not divide: written only when
+# named with --only.
 ODD_MODELS = {
     "gpt2_ffn75": ModelConfig("gpt2", seed=1015, ffn=75),
     "llama_ffn75": ModelConfig("llama", seed=1016, kv_heads=2, ffn=75,
                                rotary_dim=16, eps=1e-6),
+    # Head counts that tp 4 (and, for 3 key/value heads, tp 2) does not
+    # divide: padded with zero heads (6 -> 8; grouped 6/3 -> 8/4).
+    "gpt2_h6": ModelConfig("gpt2", seed=1017, hidden=48, heads=6, kv_heads=6,
+                           ffn=128),
+    "llama_h6kv3": ModelConfig("llama", seed=1018, hidden=48, heads=6,
+                               kv_heads=3, ffn=128, rotary_dim=8, eps=1e-6),
 }
 
 # Benchmark shapes: written only when named with --only.
@@ -311,6 +328,26 @@ class Emitter(Graph):
         super().__init__(opset, np.random.default_rng(cfg.seed))
         self.cfg = cfg
         self.blocks = Counter()
+
+    def static(self, shape):
+        """[batch, seq, ...] with the symbolic dims bound when the batch is
+        fixed."""
+        if not self.cfg.fixed_batch:
+            return shape
+        sizes = {"batch": self.cfg.batch, "seq": self.cfg.seq}
+        return [sizes.get(d, d) for d in shape]
+
+    def input(self, name, elem_type, shape):
+        return super().input(name, elem_type, self.static(shape))
+
+    def output(self, value, name, elem_type, shape):
+        super().output(value, name, elem_type, self.static(shape))
+
+    def dim(self, x, axis):
+        # Every traced size is the batch (axis 0) or the sequence.
+        if self.cfg.fixed_batch:
+            return self.const(self.cfg.batch if axis == 0 else self.cfg.seq)
+        return super().dim(x, axis)
 
     def weight_std(self, fan_in):
         # ~1/sqrt(fan_in) keeps activations O(1), within std 0.02..0.2.
@@ -783,13 +820,15 @@ def build(name, cfg, opset):
 
 def describe(name, cfg, opset, model, expected):
     """The <name>.json contents. Inputs and outputs use the symbolic dims
-    'batch' and 'seq'; config.batch and config.seq are the values to bind
-    for a static compile."""
+    'batch' and 'seq' (static with fixed_batch); config.batch and config.seq
+    are the values to bind for a static compile."""
     skip = {"family", "seed", "rms_reciprocal"}
     if not cfg.experts:
         skip |= {"routing", "router", "renormalize"}
     if cfg.checkpoint == "f32":
         skip.add("checkpoint")
+    if not cfg.fixed_batch:
+        skip.add("fixed_batch")
     config = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)
               if f.name not in skip}
     config["head_dim"] = cfg.head_dim

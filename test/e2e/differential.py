@@ -77,15 +77,15 @@ SHARED_MODELS = {
         "seq": math.gcd(8, 2),
         "shapes": {"input_ids": [2, 8], "token_type_ids": [2, 8], "input_mask": [2, 8]},
         "ints": {"input_ids": 99, "token_type_ids": 2, "input_mask": 2},
-        # 4 heads must divide; its FFN of 37 is padded with zero features
-        # up to a multiple of any tp.
-        "divisor": 4,
+        # Its 4 heads take zero heads, its FFN of 37 zero features, up to a
+        # multiple of any tp.
+        "divisor": None,
     },
     "self_attention_megatron_basic_test": {
         "seq": 3,
         "shapes": {"input": [2, 3, 4], "mask": [2, 1, 3, 3]},
         "positive": ["mask"],  # the model divides by its mask
-        "divisor": 2,  # 2 heads
+        "divisor": None,  # 2 heads: zero heads up to any tp
     },
     "ort_genai_tiny_gpt2_past": {
         # onnxruntime's contrib ops (EmbedLayerNormalization, Attention with
@@ -103,7 +103,8 @@ SHARED_MODELS = {
         "divisor": 4,
     },
     "deeploy_small_conv_transformer_convit_network_infer": {
-        "shapes": {}, "divisor": math.gcd(6, 48), "seq": 95},  # 6 heads, FFN of 48
+        # 6 heads and an FFN of 48, zero-padded up to any tp.
+        "shapes": {}, "divisor": None, "seq": 95},
 }
 
 
@@ -147,11 +148,9 @@ def generated_spec(config_path):
             ints[name] = c["type_vocab"]
         else:
             ints[name] = c["vocab"]
-    # tp must divide the heads (an MLP width it does not divide is padded
-    # with zero features); key/value heads either divide by tp or are
-    # fewer, each then replicated over tp / kv_heads ranks.
-    fits = lambda tp: (c["heads"] % tp == 0 and
-                       (c["kv_heads"] % tp == 0 or tp % c["kv_heads"] == 0))
+    # Every tp fits: an MLP width it does not divide is padded with zero
+    # features, heads it does not fit with zero heads (padded_heads).
+    fits = lambda tp: True
     return {"shapes": shapes, "ints": ints, "binary": binary, "comm_bytes": analytic,
             "experts": c.get("experts", 0),
             "weights": weights, "seq": c["seq"], "vocab": c["vocab"],
@@ -185,12 +184,36 @@ EMBEDDINGS = {"gpt2": "transformer.wte.weight",
               "llama": "model.embed_tokens.weight", "neox": "gpt_neox.embed_in.weight"}
 
 
+# The attention's linears (their heads are padded with zero heads where tp
+# does not fit them) and those of them on the key/value heads.
+ATTENTION_LINEARS = {
+    "gpt2": ("attn.c_attn", "attn.c_proj"),
+    "bert": ("self.query", "self.key", "self.value", "attention.output.dense"),
+    "llama": ("q_proj", "k_proj", "v_proj", "o_proj"),
+    "neox": ("attention.query_key_value", "attention.dense"),
+}
+KV_LINEARS = ("k_proj", "v_proj")
+
+
+def padded_heads(heads, kv_heads, tp):
+    """(query heads, key/value heads) after zero-head padding for tp: the
+    fewest extra key/value heads, each bringing its heads // kv_heads query
+    heads, such that tp divides the query heads and the key/value heads
+    divide by tp or divide it."""
+    group = heads // kv_heads
+    kv = kv_heads
+    while (kv * group) % tp or (kv % tp and tp % kv):
+        kv += 1
+    return kv * group, kv
+
+
 def shardable_weight_bytes(model_path, cfg, tp):
     """(bytes of the sharded weights, bytes each rank keeps of them), from
     the ONNX initializers: every linear inside a layer (weight, and bias of
     a column-parallel one), the LM head and the token embedding. Grouped-query key/value
     projections with fewer heads than ranks keep 1/kv_heads each; MLP weights
-    whose FFN width tp does not divide keep 1/tp of the zero-padded width."""
+    whose FFN width tp does not divide keep 1/tp of the zero-padded width,
+    attention weights 1/tp of their zero-padded heads."""
     from onnx import numpy_helper
     c, family = cfg["config"], cfg["family"]
     model = onnx.load(model_path)
@@ -210,10 +233,14 @@ def shardable_weight_bytes(model_path, cfg, tp):
             linear = False  # GPT-2's causal mask buffer
         if not linear and name not in (LM_HEADS.get(family), EMBEDDINGS[family]):
             continue
-        parts = tp
-        if family == "llama" and module.endswith(("k_proj", "v_proj")):
-            parts = min(tp, c["kv_heads"])
+        heads, kv_heads = padded_heads(c["heads"], c["kv_heads"], tp)
+        kv = family == "llama" and module.endswith(KV_LINEARS)
+        parts = min(tp, kv_heads) if kv else tp
         total += nbytes
+        if layer and module.endswith(ATTENTION_LINEARS[family]):
+            # Its one dim over the heads grows with the zero heads.
+            nbytes = (nbytes * kv_heads // c["kv_heads"] if kv
+                      else nbytes * heads // c["heads"])
         mlp = layer and (module.endswith(MLP_LINEARS[family]) or (
             family == "bert" and module.endswith("output.dense") and
             not module.endswith("attention.output.dense")))

@@ -71,6 +71,14 @@ CI_CASES = [
     ("gpt2.ext", 2, 2, 1, None),
     ("llama.ext", 2, 2, 2, None),
     ("bert_toy_optimized.ext", 2, 2, 1, None),
+    # The batch of 4 fixed inside the graph (dist-split-batch), with stages
+    # and without (pp 1: independent micro-batch chains).
+    ("gpt2_fixed", 2, 1, 2, None),
+    ("gpt2_fixed", 1, 1, 2, None),
+    ("gpt2_fixed", 1, 2, 4, None),
+    ("llama_fixed", 2, 1, 2, None),
+    ("llama_fixed", 1, 1, 2, None),
+    ("llama_fixed", 2, 2, 4, None),
 ]
 
 # Tolerance per compute dtype (as in differential.py).
@@ -172,6 +180,14 @@ def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1, dtyp
         raise RuntimeError(f"world size {manifest['world_size']}, expected {pp * tp}")
     if len(manifest["programs"]) != pp:
         raise RuntimeError(f"{len(manifest['programs'])} programs for {pp} stages")
+    got = diff.outputs_of(os.path.join(work, "parc"), manifest)
+    if pp == 1:
+        # Micro-batches without stages: independent chains, no bubble.
+        if manifest.get("micro_batches") != m:
+            raise RuntimeError(f"manifest micro_batches {manifest.get('micro_batches')}, "
+                               f"expected {m}")
+        return (diff.rel_err(got, ort), diff.rel_err(got, single), [layers], 0.0, 0.0,
+                seconds)
     per_stage = manifest["pipeline"]["layers_per_stage"]
     if sum(per_stage) != layers or len(per_stage) != pp * virtual:
         raise RuntimeError(f"layers per stage {per_stage} for {layers} layers")
@@ -183,7 +199,6 @@ def check_case(args, models, refs, log, name, pp, tp, m, layout, virtual=1, dtyp
     analytic = (pp - 1) / (virtual * m + pp - 1)
     if abs(float(bubble.group(2)) - analytic) > 1e-3:
         raise RuntimeError(f"analytic bubble {bubble.group(2)}, expected {analytic:.3f}")
-    got = diff.outputs_of(os.path.join(work, "parc"), manifest)
     return (diff.rel_err(got, ort), diff.rel_err(got, single), per_stage, float(bubble.group(1)),
             analytic, seconds)
 

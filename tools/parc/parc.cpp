@@ -296,6 +296,8 @@ private:
   SmallVector<int64_t> layersPerStage;
   /// The output shapes of the whole batch (with --micro-batches).
   SmallVector<SmallVector<int64_t>> wholeResults;
+  /// The model fixes its batch: imported whole, split by dist-split-batch.
+  bool fixedBatch = false;
 
   LogicalResult dump(ModuleOp module, StringRef stage);
   LogicalResult runPasses(ModuleOp module, StringRef stage,
@@ -403,6 +405,18 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
     shape[0] /= dp * microBatches;
     options.inputShapes[name] = shape;
   }
+  // A model that fixes its batch (static input dims, Reshape constants)
+  // cannot be imported at one part's batch: it is imported whole and
+  // dist-split-batch divides the batch where it provably is.
+  parc::OnnxImportOptions part = options;
+  if (parc::importOnnxFile(modelPath, &scratch, part))
+    return success();
+  fixedBatch = true;
+  for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
+    auto nameAttr = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
+    options.inputShapes[nameAttr ? nameAttr.str() : "input_" + std::to_string(i)] =
+        llvm::to_vector(cast<RankedTensorType>(type).getShape());
+  }
   return success();
 }
 
@@ -431,13 +445,24 @@ LogicalResult Compilation::run() {
   importTiming.stop();
   if (!module || failed(dump(*module, "import")))
     return failure();
-  // A replica's outputs are stacked into the whole batch's on dim 0.
-  if (dp > 1 && microBatches == 1 &&
+  // A replica's outputs are stacked into the whole batch's on dim 0 (a
+  // fixed batch is split, and checked, after optimizing).
+  if (dp > 1 && microBatches == 1 && !fixedBatch &&
       failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
     return failure();
 
   progress("optimizing (fold, fuse)");
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
+    return failure();
+  if (fixedBatch &&
+      failed(runPasses(*module, "dist-split-batch", [&](OpPassManager &pm) {
+        parc::dist::DistSplitBatchOptions split;
+        split.parts = dp * microBatches;
+        pm.addPass(parc::dist::createDistSplitBatch(split));
+      })))
+    return failure();
+  if (fixedBatch && dp > 1 && microBatches == 1 &&
+      failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
     return failure();
   if (autoPlan) {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||

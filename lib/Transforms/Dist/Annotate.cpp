@@ -4,7 +4,8 @@
 // region split by features, the row linear a pending sum, output heads split
 // by vocabulary and, with sequence parallelism, norms split along the
 // sequence. dist-propagate carries them to every other op. MLPs and output
-// heads whose width tp does not divide are first padded with zero features.
+// heads whose width tp does not divide are first padded with zero features,
+// attentions whose heads it does not fit with zero heads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,15 +91,18 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
       module.emitError("expected func.func @main");
       return signalPassFailure();
     }
-    // MLP widths tp does not divide take zero features first (not
-    // attention heads: a padded head would change the softmax).
+    // MLP widths and attention heads tp does not fit take zero features
+    // and zero heads first (Padding.cpp).
     SmallVector<nn::LinearOp> rows;
     main.walk([&](nn::LinearOp row) { rows.push_back(row); });
     for (nn::LinearOp row : rows) {
       int64_t width = dist::tensorOf(row.getInput()).getShape().back();
-      if (dist::padMlpWidth(row, tp) && explain)
-        row->emitRemark() << dist::nodeOf(row) << " ends an MLP of " << width
-                          << " features, padded with zero features to "
+      bool mlp = dist::padMlpWidth(row, tp);
+      if ((mlp || dist::padAttentionHeads(row, tp)) && explain)
+        row->emitRemark() << dist::nodeOf(row) << " ends "
+                          << (mlp ? "an MLP" : "an attention") << " of "
+                          << width << " features, padded with zero "
+                          << (mlp ? "features" : "heads") << " to "
                           << dist::tensorOf(row.getInput()).getShape().back()
                           << " for --tp " << int64_t(tp);
     }
@@ -139,6 +143,11 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
            << " does not fit this model: "
            << dist::sequenceMisfit(t.getDimSize(d), d, tp);
       diag.attachNote() << dist::fittingTpHint(main, sp);
+      // Every region fit (misfits are reported first): only the sequence
+      // stands in the way.
+      diag.attachNote() << "--tp " << int64_t(tp)
+                        << " without --sp fits this model (the sequence "
+                           "stays whole on every rank)";
       misfit = true;
     };
     SmallVector<Operation *> norms;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Padding.h"
 #include "Regions.h"
 #include "parc/Transforms/Dist/Passes.h"
 
@@ -36,21 +37,6 @@ RankedTensorType localType(RankedTensorType t, dist::ShardingAttr s,
   SmallVector<int64_t> shape(t.getShape());
   shape[*d] /= parts;
   return RankedTensorType::get(shape, t.getElementType());
-}
-
-/// An attention's score modifier is elementwise: retype it from its scores.
-void retypeScoreModifier(nn::AttentionOp att) {
-  Block &mod = att.getScoreModBlock();
-  mod.getArgument(0).setType(att.getScoreType());
-  for (Operation &inner : mod.without_terminator()) {
-    if (inner.getNumOperands() == 0)
-      continue; // constants keep their own type
-    SmallVector<int64_t> shape;
-    for (Value v : inner.getOperands())
-      shape = *nn::broadcastShapes(shape, dist::tensorOf(v).getShape());
-    auto t = dist::tensorOf(inner.getResult(0));
-    inner.getResult(0).setType(RankedTensorType::get(shape, t.getElementType()));
-  }
 }
 
 /// ONNX Gather on the whole vocabulary of `vocab` rows: a negative id wraps
@@ -204,7 +190,7 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
         if (dist::ShardingAttr s = dist::shardingOf(res))
           res.setType(localType(dist::tensorOf(res), s, dist::partsOf(res, tp)));
       if (auto att = dyn_cast<nn::AttentionOp>(op))
-        retypeScoreModifier(att);
+        dist::retypeScoreModifier(att);
       if (auto g = dyn_cast<nn::GatherOp>(op); g && g->hasAttr(dist::kVocabAttr))
         partitionEmbedding(b, g, tp);
       auto lin = dyn_cast<nn::LinearOp>(op);

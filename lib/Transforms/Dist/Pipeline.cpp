@@ -2,7 +2,9 @@
 //
 // Pipeline parallelism on the fused graph. Layers are found, not declared:
 // one per attention, cut where the fewest computed bytes are live between
-// two attentions (the residual stream). Stages take consecutive layers,
+// two attentions (the residual stream); without a fused attention, one per
+// repetition of a subgraph with one computed tensor live between
+// repetitions (repeatedLayers). Stages take consecutive layers,
 // balanced by FLOPs unless a layout is given. The stage programs are written
 // one after another into @main, each op tagged with its stage, so the
 // function stays a valid sequential program and dist-extract-stage only has
@@ -86,6 +88,58 @@ SmallVector<int64_t> balance(ArrayRef<int64_t> costs, int64_t parts) {
   return counts;
 }
 
+/// The layers of a graph whose repeated blocks are not recognised (no
+/// fused attention), found on its dataflow: cut candidates are the points
+/// where exactly one computed tensor is live (`liveCount`), and the segments
+/// between them are compared by their op names. The group of segments that
+/// repeats most often back to back is one layer; the run extends over
+/// neighbouring ops that repeat it too (the first layer reads a graph
+/// input, so more of its points have one live tensor). What comes before
+/// the run joins the first layer, what follows it the last. Returns the
+/// layers' first ops (then n), or nothing without a repetition.
+SmallVector<int64_t> repeatedLayers(ArrayRef<Operation *> ops,
+                                    ArrayRef<int64_t> liveCount) {
+  int64_t n = ops.size();
+  auto isCut = [&](int64_t p) { return p == 0 || p == n || liveCount[p] == 1; };
+  SmallVector<int64_t> cuts;
+  for (int64_t p = 1; p <= n; ++p)
+    if (isCut(p))
+      cuts.push_back(p);
+  auto names = [&](int64_t from, int64_t to) {
+    SmallVector<StringRef> v;
+    for (int64_t q = from; q < to; ++q)
+      v.push_back(ops[q]->getName().getStringRef());
+    return v;
+  };
+  // The run of the most repetitions of a group of `period` segments.
+  int64_t m = (int64_t)cuts.size() - 1, reps = 1, first = 0, period = 0;
+  for (int64_t p = 1; p <= m / 2; ++p)
+    for (int64_t from = 0; from + 2 * p <= m; ++from) {
+      auto unit = names(cuts[from], cuts[from + p]);
+      int64_t r = 1;
+      while (from + (r + 1) * p <= m &&
+             names(cuts[from + r * p], cuts[from + (r + 1) * p]) == unit)
+        ++r;
+      if (r > reps)
+        reps = r, first = from, period = p;
+    }
+  if (reps < 2)
+    return {};
+  int64_t begin = cuts[first], len = cuts[first + period] - begin;
+  int64_t end = begin + reps * len;
+  auto unit = names(begin, begin + len);
+  while (begin - len >= 0 && isCut(begin - len) &&
+         names(begin - len, begin) == unit)
+    begin -= len, ++reps;
+  while (end + len <= n && isCut(end + len) && names(end, end + len) == unit)
+    end += len, ++reps;
+  SmallVector<int64_t> start{0};
+  for (int64_t k = 1; k < reps; ++k)
+    start.push_back(begin + k * len);
+  start.push_back(n);
+  return start;
+}
+
 struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
   using Base::Base;
   void runOnOperation() override;
@@ -120,30 +174,10 @@ void DistPipelinePass::runOnOperation() {
       attentions.push_back(ops.size());
     ops.push_back(&op);
   }
-  const int64_t n = ops.size(), layers = attentions.size();
-  if (layers == 0) {
-    error() << "found no repeated block to cut into pipeline stages: the "
-               "model has no attention layer";
-    return signalPassFailure();
-  }
+  const int64_t n = ops.size();
   if (virtualStages < 1) {
     error() << "--pp-virtual must be at least 1, got "
             << int64_t(virtualStages);
-    return signalPassFailure();
-  }
-  // Chunks of consecutive layers: chunk c runs on stage c mod pp, so with
-  // virtual stages each stage holds several chunks, pp apart.
-  const int64_t chunks = pp * virtualStages;
-  if (chunks > layers) {
-    if (virtualStages == 1)
-      error() << "--pp " << int64_t(pp) << " needs at least one layer per "
-              << "stage, but the model has " << layers
-              << " layer(s) (one per attention block)";
-    else
-      error() << "--pp " << int64_t(pp) << " with --pp-virtual "
-              << int64_t(virtualStages) << " needs at least one layer per "
-              << "virtual stage (" << chunks << "), but the model has "
-              << layers << " layer(s) (one per attention block)";
     return signalPassFailure();
   }
 
@@ -157,8 +191,9 @@ void DistPipelinePass::runOnOperation() {
     return it == index.end() ? -1 : it->second;
   };
 
-  // live[p]: bytes of computed values crossing a cut before op p.
-  SmallVector<int64_t> live(n + 2, 0);
+  // live[p]: bytes (liveCount[p]: number) of computed values crossing a cut
+  // before op p.
+  SmallVector<int64_t> live(n + 2, 0), liveCount(n + 2, 0);
   for (int64_t i = 0; i < n; ++i)
     for (Value r : ops[i]->getResults()) {
       int64_t last = i;
@@ -167,15 +202,20 @@ void DistPipelinePass::runOnOperation() {
       if (last > i) {
         live[i + 1] += dist::bytesOf(r.getType());
         live[last + 1] -= dist::bytesOf(r.getType());
+        ++liveCount[i + 1];
+        --liveCount[last + 1];
       }
     }
-  for (int64_t p = 1; p <= n + 1; ++p)
+  for (int64_t p = 1; p <= n + 1; ++p) {
     live[p] += live[p - 1];
+    liveCount[p] += liveCount[p - 1];
+  }
 
-  // Layer k starts at start[k]: the latest least-live point after the
-  // previous attention, at the latest just before its own.
+  // Layer k starts at start[k]: with attentions, the latest least-live
+  // point after the previous attention, at the latest just before its own;
+  // without, the structure of the dataflow decides (repeatedLayers).
   SmallVector<int64_t> start{0};
-  for (int64_t k = 1; k < layers; ++k) {
+  for (int64_t k = 1; k < (int64_t)attentions.size(); ++k) {
     int64_t best = attentions[k];
     for (int64_t p = attentions[k - 1] + 1; p <= attentions[k]; ++p)
       if (live[p] <= live[best])
@@ -183,6 +223,33 @@ void DistPipelinePass::runOnOperation() {
     start.push_back(best);
   }
   start.push_back(n);
+  StringRef unit = "one per attention block";
+  if (attentions.empty()) {
+    start = repeatedLayers(ops, liveCount);
+    unit = "one per repeated block";
+  }
+  if (start.empty()) {
+    error() << "found no repeated block to cut into pipeline stages: the "
+               "model has no attention layer, and no subgraph repeats with "
+               "one computed tensor live between its repetitions";
+    return signalPassFailure();
+  }
+  const int64_t layers = start.size() - 1;
+  // Chunks of consecutive layers: chunk c runs on stage c mod pp, so with
+  // virtual stages each stage holds several chunks, pp apart.
+  const int64_t chunks = pp * virtualStages;
+  if (chunks > layers) {
+    if (virtualStages == 1)
+      error() << "--pp " << int64_t(pp) << " needs at least one layer per "
+              << "stage, but the model has " << layers << " layer(s) ("
+              << unit << ")";
+    else
+      error() << "--pp " << int64_t(pp) << " with --pp-virtual "
+              << int64_t(virtualStages) << " needs at least one layer per "
+              << "virtual stage (" << chunks << "), but the model has "
+              << layers << " layer(s) (" << unit << ")";
+    return signalPassFailure();
+  }
   SmallVector<int64_t> layerCost(layers, 0);
   for (int64_t k = 0; k < layers; ++k)
     for (int64_t i = start[k]; i < start[k + 1]; ++i)
@@ -210,7 +277,7 @@ void DistPipelinePass::runOnOperation() {
     }
     if (sum != layers) {
       error() << "--pp-layout sums to " << sum << " layer(s), but the "
-              << "model has " << layers << " (one per attention block)";
+              << "model has " << layers << " (" << unit << ")";
       return signalPassFailure();
     }
   } else {

@@ -323,8 +323,9 @@ std::string dist::fittingTpHint(func::FuncOp main, bool sp) {
     Planner planner(t, /*explain=*/false);
     bool ok = true;
     main.walk([&](nn::LinearOp row) {
-      // An MLP takes zero features up to any tp (Padding.cpp).
-      bool padded = isPaddableMlp(row);
+      // An MLP takes zero features, an attention zero heads, up to any tp
+      // (Padding.cpp).
+      bool padded = isPaddableMlp(row) || isPaddableAttention(row);
       FailureOr<dist::Region> r =
           padded ? FailureOr<dist::Region>(failure()) : planner.discover(row);
       if (succeeded(r))

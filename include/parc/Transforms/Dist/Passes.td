@@ -207,6 +207,40 @@ def DistOverlap : Pass<"dist-overlap", "::mlir::ModuleOp"> {
   let dependentDialects = ["::parc::dist::DistDialect", "::parc::nn::NNDialect"];
 }
 
+def DistSplitBatch : Pass<"dist-split-batch", "::mlir::ModuleOp"> {
+  let summary = "Rewrite a batch fixed inside the graph to one part's batch";
+  let description = [{
+    Input: @main imported at the whole batch of a model that fixes it (static
+    input dims, Reshape constants holding the batch), which cannot be
+    imported at one micro-batch's shape. Output: @main at `parts` times
+    smaller a batch, as if imported there, for `dist-micro-batch`,
+    `dist-pipeline` and `--dp` to stack again.
+
+    Dim 0 of every input is the batch; each op's rule places it in its
+    result (elementwise and broadcasting ops align it, a reshape keeps it
+    outermost in the output dim with the same prefix, a transpose moves
+    it, norms, softmax, concat, split, slice and reductions keep it off
+    their axes, attention on dim 0 of query, key, value and the batched
+    masks). Every such dim is divided by `parts`; ops that read no batched
+    value (weights) are untouched.
+
+    Refused, naming the node: a constant or weight that spans the batch, a
+    reshape that spreads the batch over several dims, an op working along
+    the batch, an op without a rule, inputs of different batches, an output
+    without the batch on dim 0.
+
+    ```mlir
+    // parts=2, batch 4 fixed: [4, 16, 64] -> [4, 16, 4, 16] becomes
+    %h = nn.reshape %x : tensor<2x16x64xf32> to tensor<2x16x4x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"parts", "parts", "int64_t", "1",
+           "parts the batch (dim 0 of every input) is divided into">
+  ];
+  let dependentDialects = ["::parc::nn::NNDialect"];
+}
+
 def DistMicroBatch : Pass<"dist-micro-batch", "::mlir::ModuleOp"> {
   let summary = "Split the batch into independent micro-batch chains (without pipeline stages)";
   let description = [{
