@@ -413,7 +413,8 @@ LogicalResult dist::Planner::collect(dist::Region &r) {
     if (carriers.empty())
       return v == input && boundary
                  ? failure()
-                 : reject(def, back.ok() ? "no operand carries the split"
+                 : reject(def, back.ok() ? "no computed operand carries the "
+                                           "split its result needs"
                                          : back.why);
     r.ops.insert(def);
     work.append(carriers);

@@ -101,7 +101,7 @@ func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
 
 // A gather whose result's features come from its constant indices: no
 // computed operand carries their split.
-// CHECK: node 'pick' (nn.gather) stays replicated under tensor parallelism: no operand carries the split
+// CHECK: node 'pick' (nn.gather) stays replicated under tensor parallelism: no computed operand carries the split its result needs
 func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x16xf32>
   %w2 = arith.constant dense<0.25> : tensor<16x8xf32>
