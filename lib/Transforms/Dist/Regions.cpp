@@ -407,15 +407,12 @@ LogicalResult dist::Planner::collect(dist::Region &r) {
     for (unsigned i : rule.getSplitOperands())
       if (back.ok() && back.splits[i])
         carriers.push_back({def->getOperand(i), back.splits[i]->dim});
-    // A linear reading a norm, or an op no computed operand splits (an
-    // embedding), is simply no row-parallel candidate either.
-    bool boundary = isa<nn::LayerNormOp, nn::RmsNormOp>(def) || back.ok();
+    // Where the split would come only from constants (an embedding, the
+    // scale of a norm written out), or the row reads a norm, there is no
+    // region to explain.
+    bool boundary = back.ok() || (v == input && isa<nn::LayerNormOp, nn::RmsNormOp>(def));
     if (carriers.empty())
-      return v == input && boundary
-                 ? failure()
-                 : reject(def, back.ok() ? "no computed operand carries the "
-                                           "split its result needs"
-                                         : back.why);
+      return boundary ? failure() : reject(def, back.why);
     r.ops.insert(def);
     work.append(carriers);
   }

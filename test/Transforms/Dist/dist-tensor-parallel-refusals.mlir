@@ -96,19 +96,3 @@ func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %y = nn.linear %e, %w2 : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
-
-// -----
-
-// A gather whose result's features come from its constant indices: no
-// computed operand carries their split.
-// CHECK: node 'pick' (nn.gather) stays replicated under tensor parallelism: no computed operand carries the split its result needs
-func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
-  %w1 = arith.constant dense<0.5> : tensor<8x16xf32>
-  %w2 = arith.constant dense<0.25> : tensor<16x8xf32>
-  %idx = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : tensor<16xi64>
-  %h = nn.linear %x, %w1 : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
-  %g = nn.gather %h, %idx {axis = 2 : i64} : (tensor<2x4x16xf32>, tensor<16xi64>) -> tensor<2x4x16xf32> loc("pick")
-  %r = nn.relu %g : tensor<2x4x16xf32>
-  %y = nn.linear %r, %w2 : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
-  return %y : tensor<2x4x8xf32>
-}
