@@ -39,7 +39,9 @@ SplitRule splitTo(Operation *op, std::optional<DimSplit> s) {
 std::optional<DimSplit> dimOnly(int64_t d) { return DimSplit{d, 1}; }
 
 /// The single split operand of a one-input rule.
-std::optional<DimSplit> first(Splits in) { return in.empty() ? std::nullopt : in[0]; }
+std::optional<DimSplit> first(Splits in) {
+  return in.empty() ? std::nullopt : in[0];
+}
 
 SmallVector<unsigned> computedOperands(Operation *op) {
   SmallVector<unsigned> idx;
@@ -184,8 +186,8 @@ struct Transpose {
     if (!s)
       return SplitRule::refuse("no operand carries the split");
     ArrayRef<int64_t> perm = cast<nn::TransposeOp>(op).getPerm();
-    return splitTo(op, DimSplit{llvm::find(perm, s->dim) - perm.begin(),
-                                s->parts});
+    return splitTo(op,
+                   DimSplit{llvm::find(perm, s->dim) - perm.begin(), s->parts});
   }
   static SplitRule backward(Operation *op, unsigned, int64_t d) {
     SplitRule r;
@@ -245,7 +247,8 @@ struct Reshape {
     ArrayRef<int64_t> to = typeOf(op->getResult(0)).getShape();
     std::optional<int64_t> od = reshapeDim(to, from, d, 1);
     if (!od)
-      return SplitRule::refuse("it merges the split dim with the dims before it");
+      return SplitRule::refuse(
+          "it merges the split dim with the dims before it");
     SplitRule r;
     r.splits.push_back(dimOnly(*od));
     return r;
@@ -361,9 +364,10 @@ template <typename Op> struct Reduce {
       r.partial = true;
       return r;
     }
-    int64_t before = llvm::count_if(reduced, [&](int64_t a) { return a < s->dim; });
-    return splitTo(op, DimSplit{red.getKeepdims() ? s->dim : s->dim - before,
-                                s->parts});
+    int64_t before =
+        llvm::count_if(reduced, [&](int64_t a) { return a < s->dim; });
+    return splitTo(
+        op, DimSplit{red.getKeepdims() ? s->dim : s->dim - before, s->parts});
   }
   static SplitRule backward(Operation *op, unsigned, int64_t d) {
     auto red = cast<Op>(op);
@@ -422,9 +426,10 @@ struct MatMul {
     }
     if (!role)
       return SplitRule::refuse("no operand carries the split");
-    SplitRule r = splitTo(op, role->first == K ? std::nullopt
-                                               : std::optional(DimSplit{
-                                                     role->second, split->parts}));
+    SplitRule r =
+        splitTo(op, role->first == K
+                        ? std::nullopt
+                        : std::optional(DimSplit{role->second, split->parts}));
     r.partial = role->first == K;
     // A batch dim or K spans both operands: the other must be split alike.
     if (role->first == Batch || role->first == K)
@@ -464,7 +469,8 @@ struct MatMul {
     for (unsigned i = 0; i < 2; ++i)
       for (int64_t od = 0; od < rankOf(op->getOperand(i)); ++od) {
         auto [role, at] = roleOf(op, i, od);
-        if (role != K && at == d && typeOf(op->getOperand(i)).getDimSize(od) != 1)
+        if (role != K && at == d &&
+            typeOf(op->getOperand(i)).getDimSize(od) != 1)
           r.splits[i] = dimOnly(od);
       }
     return r;
@@ -566,7 +572,8 @@ struct Attention {
     auto att = cast<nn::AttentionOp>(op);
     for (unsigned i = 0; i < 3; ++i)
       if (!in[i] || in[i]->dim != 1)
-        return SplitRule::refuse("query, key and value must all be split by heads");
+        return SplitRule::refuse(
+            "query, key and value must all be split by heads");
     for (Value m : att.getMasks())
       if (rankOf(m) == 4 && typeOf(m).getDimSize(1) != 1)
         return SplitRule::refuse("a mask varies over heads");

@@ -379,7 +379,8 @@ LogicalResult dist::Planner::collect(dist::Region &r) {
   // Backwards from the row's input, split on the features it reduces: each
   // op's rule names the operands that carry the split its result needs.
   Value input = r.row.getInput();
-  SmallVector<std::pair<Value, int64_t>> work{{input, tensorOf(input).getRank() - 1}};
+  SmallVector<std::pair<Value, int64_t>> work{
+      {input, tensorOf(input).getRank() - 1}};
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
     auto [v, dim] = work.pop_back_val();
@@ -410,7 +411,8 @@ LogicalResult dist::Planner::collect(dist::Region &r) {
     // Where the split would come only from constants (an embedding, the
     // scale of a norm written out), or the row reads a norm, there is no
     // region to explain.
-    bool boundary = back.ok() || (v == input && isa<nn::LayerNormOp, nn::RmsNormOp>(def));
+    bool boundary =
+        back.ok() || (v == input && isa<nn::LayerNormOp, nn::RmsNormOp>(def));
     if (carriers.empty())
       return boundary ? failure() : reject(def, back.why);
     r.ops.insert(def);
