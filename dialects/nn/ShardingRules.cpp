@@ -230,13 +230,20 @@ struct Reshape {
     // Name the dim that should have split: the target dim where the
     // operand's prefix ends (the heads of a head-split reshape).
     int64_t prefix = 1, toPrefix = 1, size = from[s->dim];
+    bool starts = false;
     for (int64_t i = 0; i < s->dim; ++i)
       prefix *= from[i];
     for (int64_t j = 0; j < (int64_t)to.size() && toPrefix <= prefix; ++j) {
-      if (toPrefix == prefix)
+      if (toPrefix == prefix) {
         size = to[j];
+        starts = true;
+      }
       toPrefix *= to[j];
     }
+    // No target dim starts where the split dim does: no number of parts
+    // would fit, so the spec is not what is wrong.
+    if (!starts && size % s->parts == 0)
+      return SplitRule::refuse("it merges the split dim with the dims before it");
     return SplitRule::misfit(
         llvm::Twine(size) + (to.size() > from.size() ? " heads" : " features") +
         " do not divide by --tp " + llvm::Twine(s->parts) +

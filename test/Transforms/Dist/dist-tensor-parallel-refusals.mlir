@@ -96,3 +96,17 @@ func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %y = nn.linear %e, %w2 : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
   return %y : tensor<2x4x8xf32>
 }
+
+// -----
+
+// A reshape that merges the split features with the sequence before them
+// ([2, 4, 16] to [2, 64]): no rank holds a contiguous part of the 64.
+// CHECK: node 'flat' (nn.reshape) stays replicated under tensor parallelism: it merges the split dim with the dims before it
+func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x8xf32> {
+  %w1 = arith.constant dense<0.5> : tensor<8x16xf32>
+  %w2 = arith.constant dense<0.25> : tensor<64x8xf32>
+  %h = nn.linear %x, %w1 : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
+  %r = nn.reshape %h : tensor<2x4x16xf32> to tensor<2x64xf32> loc("flat")
+  %y = nn.linear %r, %w2 : (tensor<2x64xf32>, tensor<64x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
