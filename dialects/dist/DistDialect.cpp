@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dist/DistDialect.h"
+#include "dist/DistInterfaces.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -15,6 +16,7 @@ using namespace parc::dist;
 
 #include "dist/DistDialect.cpp.inc"
 #include "dist/DistEnums.cpp.inc"
+#include "dist/DistInterfaces.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
 #include "dist/DistTypes.cpp.inc"

@@ -2,6 +2,7 @@
 
 #include "dist/DistDialect.h"
 #include "nn/NNOps.h"
+#include "nn/ShardingRules.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Pipelines/Pipelines.h"
 #include "parc/Support/Version.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
       .insert<parc::nn::NNDialect, parc::dist::DistDialect, parc::rt::RTDialect,
               mlir::arith::ArithDialect, mlir::func::FuncDialect,
               mlir::memref::MemRefDialect, mlir::emitc::EmitCDialect>();
+  parc::nn::registerShardingRuleModels(registry);
   mlir::registerTransformsPasses();
   parc::nn::registerNNPasses();
   parc::rt::registerRTPasses();

@@ -13,6 +13,7 @@
 #include "MoeManifest.h"
 #include "OutputDir.h"
 #include "nn/NNOps.h"
+#include "nn/ShardingRules.h"
 #include "parc/Conversion/Passes.h"
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "parc/Pipelines/Pipelines.h"
@@ -949,6 +950,7 @@ int compile() {
   DialectRegistry registry;
   registry.insert<parc::nn::NNDialect, parc::rt::RTDialect, arith::ArithDialect,
                   func::FuncDialect, memref::MemRefDialect, emitc::EmitCDialect>();
+  parc::nn::registerShardingRuleModels(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;

@@ -5,9 +5,10 @@
 // features in activations), the outputs of column-parallel linears. Such a
 // region needs exactly one reduction, after the row product. dist-annotate
 // discovers regions backwards from each linear; dist-propagate verifies
-// them forwards by giving every value its split dimension; anything that
-// does not fit a rule keeps the whole region replicated, which is always
-// correct.
+// them forwards by giving every value its split dimension. Both ask each
+// op's sharding rule (dist's ShardingRuleOpInterface, nn/ShardingRules.cpp);
+// anything that does not fit a rule keeps the whole region replicated,
+// which is always correct.
 //
 //===----------------------------------------------------------------------===//
 
@@ -375,114 +376,51 @@ FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {
   return r;
 }
 
-/// nn.reduce_* over `axes` (keepdims defaults to true).
-static bool isReduction(Operation *op) {
-  return isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::ReduceMaxOp,
-             nn::ReduceMinOp, nn::ReduceProdOp>(op);
-}
-
-SmallVector<unsigned> dist::regionOperands(Operation *op) {
-  if (isa<nn::AttentionOp>(op))
-    return {0, 1, 2};
-  if (isa<nn::ConcatOp>(op))
-    return llvm::to_vector(llvm::seq<unsigned>(0, op->getNumOperands()));
-  if (isa<nn::RotaryOp, nn::ReshapeOp, nn::TransposeOp, nn::SplitOp,
-          nn::SliceOp, nn::CastOp, nn::SoftmaxOp>(op) || isReduction(op) ||
-      (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1))
-    return {0};
-  if (isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp, nn::WhereOp>(op)) {
-    SmallVector<unsigned> idx;
-    for (unsigned i = 0; i < op->getNumOperands(); ++i)
-      if (!nn::isWeight(op->getOperand(i)))
-        idx.push_back(i);
-    return idx;
-  }
-  return {};
-}
-
 LogicalResult dist::Planner::collect(dist::Region &r) {
-  SmallVector<Value> work{r.row.getInput()};
+  // Backwards from the row's input, split on the features it reduces: each
+  // op's rule names the operands that carry the split its result needs.
+  Value input = r.row.getInput();
+  SmallVector<std::pair<Value, int64_t>> work{
+      {input, tensorOf(input).getRank() - 1}};
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
-    Value v = work.pop_back_val();
+    auto [v, dim] = work.pop_back_val();
     if (!seen.insert(v).second)
       continue;
     Operation *def = v.getDefiningOp();
-    if (!def && v == r.row.getInput())
-      return failure(); // a linear on a graph input is no row candidate
+    // A linear reading a graph input, a norm or an embedding directly is
+    // simply no row-parallel candidate: nothing to explain.
+    if (!def && v == input)
+      return failure();
     if (!def)
       return reject(r.row, "it reads a graph input without a column linear");
     if (auto lin = dyn_cast<nn::LinearOp>(def)) {
       r.columns.insert(lin);
       continue;
     }
-    SmallVector<unsigned> operands = regionOperands(def);
-    if (operands.empty()) {
-      // A linear reading a norm or an embedding directly is simply no
-      // row-parallel candidate: nothing to explain.
-      if (v == r.row.getInput())
-        return failure();
-      return reject(def, "'" + def->getName().getStringRef() +
-                             "' has no tensor-parallel rule");
-    }
+    auto rule = dyn_cast<ShardingRuleOpInterface>(def);
+    if (!rule)
+      return v == input ? failure()
+                        : reject(def, "'" + def->getName().getStringRef() +
+                                          "' has no tensor-parallel rule");
+    SplitRule back =
+        rule.inferOperandSplits(cast<OpResult>(v).getResultNumber(), dim);
+    SmallVector<std::pair<Value, int64_t>> carriers;
+    for (unsigned i : rule.getSplitOperands())
+      if (back.ok() && back.splits[i])
+        carriers.push_back({def->getOperand(i), back.splits[i]->dim});
+    // Where the split would come only from constants (an embedding, the
+    // scale of a norm written out), or the row reads a norm, there is no
+    // region to explain.
+    bool boundary =
+        back.ok() || (v == input && isa<nn::LayerNormOp, nn::RmsNormOp>(def));
+    if (carriers.empty())
+      return boundary ? failure() : reject(def, back.why);
     r.ops.insert(def);
-    for (unsigned i : operands)
-      work.push_back(def->getOperand(i));
+    work.append(carriers);
   }
   if (r.columns.empty())
     return reject(r.row, "no column linear feeds it");
-  return success();
-}
-
-std::optional<int64_t> dist::Planner::reshapeDim(ArrayRef<int64_t> in,
-                                           ArrayRef<int64_t> out, int64_t d,
-                                           int64_t parts) {
-  // A split of dim d keeps the elements of each prefix index together in
-  // equal chunks; it survives where the output has the same prefix size and
-  // a dim that the number of parts divides.
-  if (in[d] % parts)
-    return std::nullopt;
-  int64_t prefix = 1;
-  for (int64_t i = 0; i < d; ++i)
-    prefix *= in[i];
-  int64_t outPrefix = 1;
-  for (size_t j = 0; j < out.size(); ++j) {
-    if (outPrefix == prefix && out[j] % parts == 0)
-      return j;
-    outPrefix *= out[j];
-  }
-  return std::nullopt;
-}
-
-LogicalResult dist::Planner::elementwise(dist::Region &r, Operation *op) {
-  auto out = tensorOf(op->getResult(0));
-  std::optional<int64_t> dim;
-  for (Value v : op->getOperands()) {
-    auto it = r.split.find(v);
-    if (it == r.split.end())
-      continue;
-    int64_t d = it->second + (out.getRank() - tensorOf(v).getRank());
-    if (dim && *dim != d)
-      return reject(op, "its operands are split on different dims");
-    if (r.partsOf(v, tp) != r.partsOf(op->getOperand(0), tp) &&
-        r.split.count(op->getOperand(0)))
-      return reject(op, "its operands are split into different numbers of parts");
-    dim = d;
-  }
-  if (!dim)
-    return reject(op, "no operand carries the split");
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (r.split.count(operand.get()))
-      continue;
-    auto t = tensorOf(operand.get());
-    int64_t d = *dim - (out.getRank() - t.getRank());
-    if (d < 0 || t.getDimSize(d) == 1)
-      continue; // broadcast along the split: every rank reads all of it
-    if (!nn::isWeight(operand.get()))
-      return reject(op, "a computed side input spans the split dim");
-    r.sideParts.push_back({&operand, d});
-  }
-  r.split[op->getResult(0)] = *dim;
   return success();
 }
 
@@ -510,11 +448,70 @@ LogicalResult dist::Planner::planKeyValueParts(dist::Region &r) {
         continue;
       if (!def || !r.ops.contains(def))
         return reject(op, "its key/value do not come from column linears");
-      for (unsigned i : regionOperands(def))
+      for (unsigned i : cast<ShardingRuleOpInterface>(def).getSplitOperands())
         work.push_back(def->getOperand(i));
     }
   }
   return success();
+}
+
+SmallVector<std::optional<dist::DimSplit>>
+dist::Planner::operandSplits(dist::Region &r, Operation *op) {
+  SmallVector<std::optional<DimSplit>> in;
+  for (Value v : op->getOperands()) {
+    auto it = r.split.find(v);
+    in.push_back(it == r.split.end()
+                     ? std::nullopt
+                     : std::optional(DimSplit{it->second, r.partsOf(v, tp)}));
+  }
+  return in;
+}
+
+LogicalResult dist::Planner::apply(dist::Region &r, Operation *op) {
+  SplitRule fwd =
+      cast<ShardingRuleOpInterface>(op).propagateSplit(operandSplits(r, op));
+  if (fwd.status == SplitRule::Status::Misfit)
+    return misfit(op, fwd.why);
+  if (!fwd.ok())
+    return reject(op, fwd.why);
+  // Only the row linear completes partial sums.
+  if (fwd.partial)
+    return reject(op, "it reduces along the split dim");
+  if (fwd.blockwise) {
+    // Only a column output can be split blockwise: its weight is cut per
+    // block so that each rank holds its part of every piece.
+    auto col = op->getOperand(0).getDefiningOp<nn::LinearOp>();
+    if (!col || !r.columns.contains(col))
+      return reject(op, "it splits the split dim of a computed value");
+    SmallVector<int64_t> sizes;
+    for (auto [res, s] : llvm::zip(op->getResults(), fwd.splits))
+      sizes.push_back(tensorOf(res).getDimSize(s->dim));
+    r.blocks[col] = sizes;
+  }
+  for (auto [i, d] : fwd.cuts)
+    r.sideParts.push_back({&op->getOpOperand(i), d});
+  for (auto [res, s] : llvm::zip(op->getResults(), fwd.splits)) {
+    if (!s)
+      continue;
+    r.split[res] = s->dim;
+    if (s->parts != tp)
+      r.parts[res] = s->parts;
+  }
+  return success();
+}
+
+/// Why `user`, outside the region, keeps it replicated: its rule's
+/// refusal of the split it reads, or that it reads the region at all.
+std::string dist::Planner::outsideReader(dist::Region &r, Operation *user) {
+  auto rule = dyn_cast<ShardingRuleOpInterface>(user);
+  if (rule) {
+    SplitRule fwd = rule.propagateSplit(operandSplits(r, user));
+    if (!fwd.ok())
+      return fwd.why;
+    if (fwd.partial)
+      return "it reduces along the split dim";
+  }
+  return "it reads a value of the region from outside";
 }
 
 LogicalResult dist::Planner::propagate(dist::Region &r) {
@@ -523,137 +520,26 @@ LogicalResult dist::Planner::propagate(dist::Region &r) {
   // Program order: every operand is placed before its user.
   SmallVector<Operation *> ordered(r.ops.begin(), r.ops.end());
   llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  for (Operation *op : ordered) {
-    auto at = [&](unsigned i) -> std::optional<int64_t> {
-      auto it = r.split.find(op->getOperand(i));
-      return it == r.split.end() ? std::nullopt : std::optional(it->second);
-    };
-    // Parts travel with the split through every op but the attention,
-    // whose output has the query's split.
-    if (!isa<nn::AttentionOp>(op))
-      for (unsigned i : regionOperands(op))
-        if (r.parts.count(op->getOperand(i)))
-          for (Value res : op->getResults())
-            r.parts[res] = r.parts.lookup(op->getOperand(i));
-    if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
-      int64_t n = r.partsOf(reshape.getInput(), tp);
-      if (n != tp)
-        r.parts[reshape.getResult()] = n;
-      auto d = reshapeDim(tensorOf(reshape.getInput()).getShape(),
-                          reshape.getType().getShape(), *at(0), n);
-      if (!d) {
-        // Name the dim that should have split: the output dim where the
-        // input's prefix ends (the heads of a head-split reshape).
-        auto in = tensorOf(reshape.getInput()).getShape();
-        auto out = reshape.getType().getShape();
-        int64_t prefix = 1, outPrefix = 1, size = in[*at(0)];
-        for (int64_t i = 0; i < *at(0); ++i)
-          prefix *= in[i];
-        for (int64_t j = 0; j < (int64_t)out.size() && outPrefix <= prefix; ++j) {
-          if (outPrefix == prefix)
-            size = out[j];
-          outPrefix *= out[j];
-        }
-        return misfit(op, Twine(size) + (out.size() > in.size() ? " heads" : " features") +
-                              " do not divide by --tp " + Twine(tp) +
-                              " (use a tp that divides " + Twine(size) + ")");
-      }
-      r.split[reshape.getResult()] = *d;
-    } else if (auto tr = dyn_cast<nn::TransposeOp>(op)) {
-      auto perm = tr.getPerm();
-      r.split[tr.getResult()] = llvm::find(perm, *at(0)) - perm.begin();
-    } else if (auto att = dyn_cast<nn::AttentionOp>(op)) {
-      for (unsigned i = 0; i < 3; ++i)
-        if (at(i) != 1)
-          return reject(op, "query, key and value must all be split by heads");
-      if (r.partsOf(att.getQuery(), tp) != tp)
-        return reject(op, "its query is split into fewer parts than ranks");
-      for (Value m : att.getMasks())
-        if (tensorOf(m).getRank() == 4 && tensorOf(m).getDimSize(1) != 1)
-          return reject(op, "a mask varies over heads");
-      r.split[att.getResult()] = 1;
-    } else if (auto rot = dyn_cast<nn::RotaryOp>(op)) {
-      int64_t d = *at(0);
-      auto x = tensorOf(rot.getInput());
-      if (d == x.getRank() - 1)
-        return reject(op, "rotary splits its rotated dim");
-      for (Value table : {rot.getCos(), rot.getSin()}) {
-        int64_t td = d - (x.getRank() - tensorOf(table).getRank());
-        if (td >= 0 && tensorOf(table).getDimSize(td) != 1)
-          return reject(op, "its cos/sin tables vary along the split dim");
-      }
-      r.split[rot.getResult()] = d;
-    } else if (auto split = dyn_cast<nn::SplitOp>(op)) {
-      int64_t d = *at(0);
-      if ((int64_t)split.getAxis() == d) {
-        // Only a column output can be split blockwise: its weight is cut
-        // per block so that each rank holds its part of every piece.
-        auto col = split.getInput().getDefiningOp<nn::LinearOp>();
-        if (!col || !r.columns.contains(col))
-          return reject(op, "it splits the split dim of a computed value");
-        SmallVector<int64_t> sizes;
-        for (Value piece : split.getOutputs()) {
-          sizes.push_back(tensorOf(piece).getDimSize(d));
-          if (sizes.back() % tp)
-            return misfit(op, "a piece of " + Twine(sizes.back()) +
-                                  " does not divide by --tp " + Twine(tp));
-        }
-        r.blocks[col] = sizes;
-      }
-      for (Value piece : split.getOutputs())
-        r.split[piece] = d;
-    } else if (auto concat = dyn_cast<nn::ConcatOp>(op)) {
-      // Pieces split alike and joined along another dim stay split.
-      std::optional<int64_t> d = at(0);
-      for (unsigned i = 1; i < op->getNumOperands(); ++i)
-        if (at(i) != d)
-          return reject(op, "its inputs are split differently");
-      if (!d || *d == (int64_t)concat.getAxis())
-        return reject(op, "it concatenates along the split dim");
-      r.split[concat.getResult()] = *d;
-    } else if (auto slice = dyn_cast<nn::SliceOp>(op)) {
-      int64_t d = *at(0);
-      if (slice.getStarts()[d] != 0 || slice.getSteps()[d] != 1 ||
-          slice.getType().getDimSize(d) != tensorOf(slice.getInput()).getDimSize(d))
-        return reject(op, "it slices the split dim");
-      r.split[slice.getResult()] = d;
-    } else if (auto softmax = dyn_cast<nn::SoftmaxOp>(op)) {
-      int64_t d = *at(0), rank = tensorOf(softmax.getInput()).getRank();
-      // The accessor is unsigned: read the attribute's signed value.
-      int64_t axis = softmax.getAxisAttr().getInt();
-      if (axis < 0)
-        axis += rank;
-      if (axis == d)
-        return reject(op, "it normalises along the split dim");
-      r.split[softmax.getResult()] = d;
-    } else if (isReduction(op)) {
-      // Reducing other dims keeps the split; reducing the split dim would
-      // leave partial results that no rule carries on.
-      int64_t d = *at(0), rank = tensorOf(op->getOperand(0)).getRank();
-      auto keep = op->getAttrOfType<BoolAttr>("keepdims");
-      int64_t before = 0;
-      for (int64_t a : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef()) {
-        a = a < 0 ? a + rank : a;
-        if (a == d)
-          return reject(op, "it reduces along the split dim");
-        before += a < d;
-      }
-      r.split[op->getResult(0)] = (!keep || keep.getValue()) ? d : d - before;
-    } else if (failed(elementwise(r, op))) {
+  for (Operation *op : ordered)
+    if (failed(apply(r, op)))
       return failure();
-    }
-  }
-  auto in = tensorOf(r.row.getInput());
-  auto it = r.split.find(r.row.getInput());
-  if (it == r.split.end() || it->second != in.getRank() - 1)
+  // The row linear's rule must turn its input's split into partial sums.
+  Value input = r.row.getInput();
+  auto it = r.split.find(input);
+  if (it == r.split.end())
     return reject(r.row, "its input is not split on the features it reduces");
-  if (!nn::isWeight(r.row.getWeight()))
+  SmallVector<std::optional<DimSplit>> in = operandSplits(r, r.row);
+  SplitRule row = cast<ShardingRuleOpInterface>(*r.row).propagateSplit(in);
+  if (row.ok() && !row.partial)
+    return reject(r.row, "its input is not split on the features it reduces");
+  if (!row.ok())
     return reject(r.row, "row weights must be constants");
+  if (in[0]->parts != tp)
+    return reject(r.row, "its input is split into fewer parts than ranks");
   // Nothing computed in the region may be read outside it.
   for (auto &[value, dim] : r.split)
     for (Operation *user : value.getUsers())
       if (user != r.row && !r.ops.contains(user))
-        return reject(user, "it reads a value of the region from outside");
+        return reject(user, outsideReader(r, user));
   return success();
 }
-

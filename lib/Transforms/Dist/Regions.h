@@ -10,6 +10,7 @@
 #define PARC_LIB_TRANSFORMS_DIST_REGIONS_H
 
 #include "dist/DistDialect.h"
+#include "dist/DistInterfaces.h"
 #include "nn/NNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -159,18 +160,16 @@ private:
     misfits.push_back({op, why.str()});
     return mlir::failure();
   }
-  std::optional<int64_t> reshapeDim(llvm::ArrayRef<int64_t> in,
-                                    llvm::ArrayRef<int64_t> out, int64_t d,
-                                    int64_t parts);
   mlir::LogicalResult planKeyValueParts(Region &r);
-  mlir::LogicalResult elementwise(Region &r, mlir::Operation *op);
+  /// Gives `op`'s results their splits by its sharding rule.
+  mlir::LogicalResult apply(Region &r, mlir::Operation *op);
+  /// The splits `op`'s operands have in `r`, as its rule reads them.
+  llvm::SmallVector<std::optional<DimSplit>> operandSplits(Region &r,
+                                                           mlir::Operation *op);
+  std::string outsideReader(Region &r, mlir::Operation *user);
 
   int64_t tp;
 };
-
-/// Which operands of `op` carry a region's split (the others are side
-/// inputs: masks, tables, constants).
-llvm::SmallVector<unsigned> regionOperands(mlir::Operation *op);
 
 /// How a layout reads in remarks ("split on dim 1", "partial sums").
 std::string describeSharding(ShardingAttr s);

@@ -14,7 +14,7 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = nn.linear %g, %w2 : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
   // expected-remark @+1 {{'nn.linear' reads the result of 'nn.linear' (partial sums) as replicated: all-reduce}}
   %h2 = nn.linear %y, %w3 : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
-  // expected-remark @+1 {{stays replicated under tensor parallelism: 'nn.layer_norm' has no tensor-parallel rule}}
+  // expected-remark @+1 {{'nn.layer_norm' stays replicated under tensor parallelism: it normalises along the split dim}}
   %m = nn.layer_norm %h2, %g1 {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   %n = nn.relu %m : tensor<4x16xf32>
   // expected-remark @+1 {{is an output head split over 2 ranks by its 8 features, then all-gathered}}
