@@ -23,7 +23,8 @@ def main(out, model):
     print("fields:", " ".join(sorted(stats)))
     shards = glob.glob(os.path.join(out, "weights", "*.safetensors"))
     on_disk = sum(os.path.getsize(p) for p in shards)
-    print(f"bytes written equal the {len(shards)} shards' sizes:",
+    print("shards:", len(shards))
+    print("bytes written equal the shards' sizes:",
           stats["weight_bytes_written"] == on_disk)
     m = onnx.load(model)
     arrays = [numpy_helper.to_array(t, os.path.dirname(model))
