@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "CompileStats.h"
 #include "Debugging.h"
 #include "MoeManifest.h"
 #include "OutputDir.h"
@@ -318,6 +319,8 @@ private:
   int stageNo = 0;
   /// The file --cluster names, found once for every pass that prices.
   std::string clusterFile;
+  /// compile-stats.json: weight-writing time and bytes, the model's bytes.
+  parc::driver::CompileStats stats;
 };
 
 LogicalResult Compilation::dump(ModuleOp module, StringRef stage) {
@@ -446,6 +449,7 @@ LogicalResult Compilation::run() {
   importTiming.stop();
   if (!module || failed(dump(*module, "import")))
     return failure();
+  stats.modelWeightBytes = parc::driver::modelWeightBytes(*module);
   // A replica's outputs are stacked into the whole batch's on dim 0 (a
   // fixed batch is split, and checked, after optimizing).
   if (dp > 1 && microBatches == 1 && !fixedBatch &&
@@ -722,7 +726,11 @@ LogicalResult Compilation::run() {
                                       .str()
                                 : std::string())
                .str());
-  return success();
+  // Apart from the manifest, which stays the same for the same inputs.
+  int64_t peakRss = parc::driver::peakRssBytes();
+  progress(parc::driver::describe(stats, peakRss));
+  return parc::driver::writeCompileStats(path("compile-stats.json"), stats,
+                                         peakRss);
 }
 
 LogicalResult Compilation::replicate(llvm::json::Object &mesh,
@@ -844,6 +852,8 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   progress("writing weights of " + name);
   // Rank = stage·width + index in the stage (mesh ["pp", "tp"|"ep"]).
   const int64_t width = ranksPerStage();
+  parc::driver::WeightWriteMeter meter(stats, name, width * rankWeightBytes,
+                                       /*show=*/!quiet);
   for (int64_t t = 0; t < width; ++t) {
     int64_t rank = stage * width + t;
     std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
@@ -856,7 +866,8 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
             return axis == "ep" ? t / tp : t % tp;
           return t;
         },
-        parc::ShardIdentity{rank, name.str()});
+        parc::ShardIdentity{rank, name.str()},
+        [&](int64_t bytes) { meter.advance(bytes); });
     if (failed(shard))
       return failure();
     totalWeightBytes += shard->bytes;
@@ -867,6 +878,7 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
                                        {"weight_bytes", rankWeightBytes},
                                        {"weight_file_bytes", shard->bytes}});
   }
+  meter.finish();
   // Bytes each rank sends in one forward pass: to other stages, and in
   // collectives under ring algorithms, S the whole tensor's bytes and n the
   // group: all-reduce 2(n-1)/n·S, all-gather and reduce-scatter (n-1)/n·S

@@ -240,7 +240,12 @@ weightBytes(parc::rt::WeightOp op, StringRef modelDir,
 FailureOr<parc::WrittenShard>
 parc::writeWeights(func::FuncOp program, StringRef modelDir, StringRef path,
                    llvm::function_ref<int64_t(StringRef)> coordinate,
-                   const ShardIdentity &id) {
+                   const ShardIdentity &id,
+                   llvm::function_ref<void(int64_t)> wrote) {
+  auto report = [&](int64_t bytes) {
+    if (wrote)
+      wrote(bytes);
+  };
   llvm::json::Object header;
   std::string data, tensorChecksums;
   llvm::StringSet<> seen;
@@ -261,9 +266,11 @@ parc::writeWeights(func::FuncOp program, StringRef modelDir, StringRef path,
       return;
     }
     // Keep every tensor 64-byte aligned inside the data section.
+    int64_t before = data.size();
     data.resize(llvm::alignTo(data.size(), 64), '\0');
     int64_t begin = data.size();
     data += *bytes;
+    report(data.size() - before);
     tensorChecksums += (tensorChecksums.empty() ? "" : " ") +
                        rt::crcHex(rt::crc32c(0, bytes->data(), bytes->size()));
     header[op.getName()] = llvm::json::Object{
@@ -298,5 +305,6 @@ parc::writeWeights(func::FuncOp program, StringRef modelDir, StringRef path,
   os.close();
   if (os.has_error())
     return program.emitError() << "cannot write '" << path << "'", failure();
+  report(8 + json.size());
   return WrittenShard{(int64_t)(8 + json.size() + data.size()), checksum};
 }

@@ -34,12 +34,13 @@ struct WrittenShard {
 /// `__metadata__` holds `id` and the CRC-32C of the data section and of
 /// each tensor (runtime/src/io/formats.h). Returns the bytes written and
 /// the checksum, or failure with a diagnostic on the weight op that could
-/// not be materialised.
-mlir::FailureOr<WrittenShard>
-writeWeights(mlir::func::FuncOp program, llvm::StringRef modelDir,
-             llvm::StringRef path,
-             llvm::function_ref<int64_t(llvm::StringRef)> coordinate,
-             const ShardIdentity &id);
+/// not be materialised. `wrote`, when given, hears of the file's bytes as
+/// they are laid down (each tensor with its alignment, then the header);
+/// they add up to WrittenShard::bytes.
+mlir::FailureOr<WrittenShard> writeWeights(
+    mlir::func::FuncOp program, llvm::StringRef modelDir, llvm::StringRef path,
+    llvm::function_ref<int64_t(llvm::StringRef)> coordinate,
+    const ShardIdentity &id, llvm::function_ref<void(int64_t)> wrote = {});
 
 } // namespace parc
 
