@@ -13,6 +13,7 @@
 #   data-parallel — --dp replicas (with tp, pp, ep) vs onnxruntime and single-rank
 #   exporter-forms — opset 18-21 and TF-style models (and the real TF BERT
 #                    when ../shared/models has it) vs onnxruntime and numpy
+#   generate     — parc-run --prompt's greedy tokens vs onnxruntime's KV-cache loop
 #   conformance  — ONNX backend node tests with their own expected outputs
 #   fuzz         — the importer's libFuzzer target for 2 minutes (build-fuzz/,
 #                  ASan + UBSan): passes when no crash, leak or timeout is found
@@ -95,6 +96,8 @@ counted contrib /usr/bin/python3 test/e2e/contrib.py --tools build/bin \
   --work build/e2e-contrib --tp 1 2
 counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \
   --generated build/models --work build/e2e-moe
+counted generate /usr/bin/python3 test/e2e/generate.py --tools build/bin \
+  --work build/e2e/generate
 counted exporter-forms /usr/bin/python3 test/e2e/exporter_forms.py --tools build/bin \
   --work build/e2e/exporter-forms --tp 1 2
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
