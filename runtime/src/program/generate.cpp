@@ -97,14 +97,11 @@ void printFigures(int64_t batch, int64_t promptLen, int64_t generated,
               total > 0 ? double(batch * generated) * 1e3 / total : 0.0);
 }
 
-} // namespace
-
-parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
-                               const parc_rt_program_t *p,
-                               const GenerateOptions &o, void **weights,
-                               const std::string &outputDir, bool writer) {
-  int64_t batch = 0;
-  PARC_RT_RETURN_IF_ERROR(checkProgram(p, batch));
+/// The prompt's token ids, checked against the program: rows of `total`
+/// tokens (prompt then room for the new ones).
+parc_rt_status_t readPrompt(const parc_rt_program_t *p, const GenerateOptions &o,
+                            int64_t batch, int64_t &promptLen, int64_t &total,
+                            std::vector<int64_t> &tokens) {
   parc_rt_dtype_t dtype;
   int64_t rank = 0, dims[PARC_RT_MAX_RANK];
   PARC_RT_RETURN_IF_ERROR(parc_rt_npy_info(o.prompt.c_str(), &dtype, &rank, dims));
@@ -113,7 +110,8 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
                 "--prompt '%s' must hold i64 [%lld, prompt length] token ids "
                 "(the batch the program was compiled for)",
                 o.prompt.c_str(), (long long)batch);
-  const int64_t promptLen = dims[1], total = promptLen + o.maxNewTokens;
+  promptLen = dims[1];
+  total = promptLen + o.maxNewTokens;
   if (total > p->max_seq)
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "a prompt of %lld tokens and --max-new-tokens %ld need a cache "
@@ -124,73 +122,104 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
   std::vector<int64_t> prompt(size_t(batch * promptLen));
   PARC_RT_RETURN_IF_ERROR(parc_rt_npy_read_into(o.prompt.c_str(), PARC_RT_I64,
                                                 2, dims, prompt.data()));
-  std::vector<int64_t> tokens(size_t(batch * total), 0);
+  tokens.assign(size_t(batch * total), 0);
   for (int64_t b = 0; b < batch; ++b)
     std::copy_n(&prompt[b * promptLen], promptLen, &tokens[b * total]);
+  return PARC_RT_OK;
+}
 
-  // The inputs, allocated once; caches start zeroed (deviceAlloc).
-  std::vector<void *> in(p->num_inputs), out(p->num_outputs);
-  std::vector<void *> owned;
-  struct Free {
-    std::vector<void *> &v;
-    ~Free() {
-      for (void *b : v)
-        deviceFree(b);
-    }
-  } freeAll{owned};
-  for (int64_t i = 0; i < p->num_inputs; ++i) {
-    PARC_RT_RETURN_IF_ERROR(deviceAlloc(bytesOf(p->inputs[i]), "inputs", &in[i]));
-    owned.push_back(in[i]);
-  }
+/// The program's buffers for the whole generation: its inputs (the caches
+/// among them start zeroed) and its arena.
+struct StepBuffers {
+  std::vector<void *> in, out;
   parc_rt_arena_t *arena = nullptr;
-  PARC_RT_RETURN_IF_ERROR(
-      parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64, &arena));
-  const parc_rt_tensor_desc_t &logits = p->outputs[0];
-  const int64_t vocab = logits.dims[2];
-  std::vector<float> hostLogits(size_t(batch * vocab));
-  std::vector<char> done(size_t(batch), 0);
-  std::vector<int64_t> column(static_cast<size_t>(batch));
+
+  ~StepBuffers() {
+    for (void *b : in)
+      if (b)
+        deviceFree(b);
+    if (arena)
+      parc_rt_arena_release(arena);
+  }
+  parc_rt_status_t create(const parc_rt_program_t *p) {
+    in.assign(p->num_inputs, nullptr);
+    out.assign(p->num_outputs, nullptr);
+    for (int64_t i = 0; i < p->num_inputs; ++i)
+      PARC_RT_RETURN_IF_ERROR(deviceAlloc(bytesOf(p->inputs[i]), "inputs", &in[i]));
+    return parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64, &arena);
+  }
+};
+
+/// Writes step t's inputs: token t of every row, its position, and the
+/// cache position.
+parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
+                          const std::vector<int64_t> &tokens, int64_t batch,
+                          int64_t total, int64_t t) {
+  std::vector<int64_t> column(static_cast<size_t>(batch)), positions(batch, t);
+  for (int64_t b = 0; b < batch; ++b)
+    column[b] = tokens[b * total + t];
+  const size_t bytes = size_t(batch) * sizeof(int64_t);
+  for (int64_t i = 0; i < p->num_inputs; ++i) {
+    const int64_t role = p->input_roles[i];
+    if (role == PARC_RT_ROLE_TOKENS)
+      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], column.data(), bytes));
+    else if (role == PARC_RT_ROLE_POSITIONS)
+      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], positions.data(), bytes));
+    else if (role == PARC_RT_ROLE_POSITION)
+      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], &t, sizeof t));
+  }
+  return PARC_RT_OK;
+}
+
+/// Token t + 1 of every row: the argmax of step t's logits [batch, 1,
+/// vocab]. A finished row repeats its end token (it stops being reported;
+/// the batch is computed together).
+parc_rt_status_t pickNext(const parc_rt_program_t *p, const StepBuffers &buf,
+                          const GenerateOptions &o, std::vector<int64_t> &tokens,
+                          int64_t total, int64_t t, std::vector<char> &done) {
+  const int64_t batch = int64_t(done.size()), vocab = p->outputs[0].dims[2];
+  std::vector<float> logits(size_t(batch * vocab));
+  const size_t bytes = logits.size() * sizeof(float);
+  if (deviceIsHost())
+    std::memcpy(logits.data(), buf.out[0], bytes);
+  else
+    PARC_RT_RETURN_IF_ERROR(copyToHost(logits.data(), buf.out[0], bytes));
+  for (int64_t b = 0; b < batch; ++b) {
+    const float *row = &logits[b * vocab];
+    int64_t next = std::max_element(row, row + vocab) - row;
+    if (done[b])
+      next = o.eos;
+    tokens[b * total + t + 1] = next;
+    done[b] |= next == o.eos;
+  }
+  return PARC_RT_OK;
+}
+
+} // namespace
+
+parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
+                               const parc_rt_program_t *p,
+                               const GenerateOptions &o, void **weights,
+                               const std::string &outputDir, bool writer) {
+  int64_t batch = 0, promptLen = 0, total = 0;
+  std::vector<int64_t> tokens;
+  PARC_RT_RETURN_IF_ERROR(checkProgram(p, batch));
+  PARC_RT_RETURN_IF_ERROR(readPrompt(p, o, batch, promptLen, total, tokens));
+  StepBuffers buf;
+  PARC_RT_RETURN_IF_ERROR(buf.create(p));
+  std::vector<char> done(static_cast<size_t>(batch), 0);
   std::vector<double> stepMs;
   double ttftMs = 0, elapsed = 0;
-  parc_rt_status_t status = PARC_RT_OK;
   int64_t generated = 0;
-  for (int64_t t = 0; t + 1 < total && status == PARC_RT_OK; ++t) {
+  for (int64_t t = 0; t + 1 < total; ++t) {
     auto start = std::chrono::steady_clock::now();
-    for (int64_t b = 0; b < batch; ++b)
-      column[b] = tokens[b * total + t];
-    const int64_t positions[1] = {t};
-    std::vector<int64_t> pos(size_t(batch), t);
-    for (int64_t i = 0; i < p->num_inputs && status == PARC_RT_OK; ++i) {
-      const int64_t role = p->input_roles[i];
-      if (role == PARC_RT_ROLE_TOKENS)
-        status = upload(in[i], column.data(), column.size() * sizeof(int64_t));
-      else if (role == PARC_RT_ROLE_POSITIONS)
-        status = upload(in[i], pos.data(), pos.size() * sizeof(int64_t));
-      else if (role == PARC_RT_ROLE_POSITION)
-        status = upload(in[i], positions, sizeof positions);
-    }
-    if (status != PARC_RT_OK)
-      break;
-    p->forward(ctx, parc_rt_arena_base(arena), in.data(), weights, out.data());
-    if ((status = deviceSynchronize()) != PARC_RT_OK)
-      break;
+    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, tokens, batch, total, t));
+    p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
+               buf.out.data());
+    PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
+    // The prompt's last step gives the first new token.
     if (t + 1 >= promptLen) {
-      // This step's logits give token t + 1 of every sequence.
-      status = deviceIsHost() ? (std::memcpy(hostLogits.data(), out[0],
-                                             hostLogits.size() * sizeof(float)),
-                                 PARC_RT_OK)
-                              : copyToHost(hostLogits.data(), out[0],
-                                           hostLogits.size() * sizeof(float));
-      for (int64_t b = 0; b < batch; ++b) {
-        const float *row = &hostLogits[b * vocab];
-        int64_t next = std::max_element(row, row + vocab) - row;
-        // A finished sequence repeats its end token (it stops being
-        // reported; the batch is computed together).
-        if (done[b])
-          next = o.eos;
-        tokens[b * total + t + 1] = next;
-        done[b] |= next == o.eos;
-      }
+      PARC_RT_RETURN_IF_ERROR(pickNext(p, buf, o, tokens, total, t, done));
       ++generated;
     }
     const double ms = std::chrono::duration<double, std::milli>(
@@ -205,9 +234,6 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
                                  [](char d) { return d != 0; }))
       break;
   }
-  parc_rt_arena_release(arena);
-  PARC_RT_RETURN_IF_ERROR(status);
-  (void)ctx;
   if (!writer)
     return PARC_RT_OK;
   // Stopped at --eos: the rest of every row is the end token.
