@@ -8,7 +8,8 @@ causal mask is sliced from a buffer at [past_seq : past_seq + seq] by the
 traced lengths, as the exporters emit it. Two families:
 
   gpt2_past    GPT-2 (learned positions, multi-head attention)
-  llama_past   Llama (RoPE, grouped-query attention: 4 heads on 2 kv heads)
+  llama_past   Llama (RoPE, grouped-query attention: 4 heads on 2 kv heads,
+               and an `attention_mask` [batch, past_seq + seq] input)
 
 They are the inputs of `parc compile --max-seq` (see test/e2e/generate.py).
 Needs only Debian's python3-onnx and python3-numpy:
@@ -102,10 +103,19 @@ def build_gpt2_past(g):
     name_presents(g)
 
 
+def padding_mask(g, mask):
+    """HF's (1 - attention_mask[:, None, None, :]) * finfo.min."""
+    keep = g.op("Cast", g.unsqueeze(mask, [1, 2]), to=TensorProto.FLOAT)
+    return g.op("Mul", g.op("Sub", g.const(1.0, np.float32), keep),
+                g.const(FLOAT_MIN, np.float32))
+
+
 def build_llama_past(g):
     c = g.cfg
     ids = g.input("input_ids", TensorProto.INT64, ["batch", "seq"])
     pos = g.input("position_ids", TensorProto.INT64, ["batch", "seq"])
+    padding = padding_mask(g, g.input("attention_mask", TensorProto.INT64,
+                                      ["batch", "total_seq"]))
     n = c.max_positions
     with g.module("model"):
         _, h = g.embedding(ids, "embed_tokens", c.vocab)
@@ -130,8 +140,9 @@ def build_llama_past(g):
                     mask = causal_rows(g, causal, q, k)
                     k, v = g.repeat_kv(k), g.repeat_kv(v)
                     k_t = g.op("Transpose", k, perm=[0, 1, 3, 2])
-                    ctx = g.attention(q, k_t, v,
-                                      lambda s: g.op("Add", s, mask))
+                    ctx = g.attention(
+                        q, k_t, v,
+                        lambda s: g.op("Add", g.op("Add", s, mask), padding))
                     a = g.linear(g.merge_heads(ctx), c.hidden, c.hidden,
                                  "o_proj", bias=False)
                 h = g.op("Add", h, a)

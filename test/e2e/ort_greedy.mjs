@@ -57,6 +57,9 @@ for (let len = promptLen; pos + len <= total - 1 || (pos === 0 && len === prompt
     position_ids: new ort.Tensor('int64', positions, [batch, len]),
     ...past,
   };
+  if (session.inputNames.includes('attention_mask'))
+    feeds.attention_mask = new ort.Tensor('int64', new BigInt64Array(batch * (pos + len)).fill(1n),
+                                          [batch, pos + len]);
   const out = await session.run(feeds);
   const logits = out.logits, vocab = logits.dims[2];
   pos += len;

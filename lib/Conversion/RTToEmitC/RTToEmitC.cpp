@@ -831,6 +831,7 @@ LogicalResult Emitter::run(func::FuncOp program) {
                                         .Case("position", 2)
                                         .Case("tokens", 3)
                                         .Case("positions", 4)
+                                        .Case("attention_mask", 5)
                                         .Default(0);
       }
       pointers[in] = pointerCall(loc, "parc_rt_slot", inputs, in.getIndex());

@@ -198,9 +198,10 @@ void NNKVCachePass::tagInputs(func::FuncOp f) {
     if (f.getArgAttr(i, kRole))
       continue;
     StringRef name = argName(f, i);
-    const char *role = name == "input_ids"      ? "tokens"
-                       : name == "position_ids" ? "positions"
-                                                : nullptr;
+    const char *role = name == "input_ids"        ? "tokens"
+                       : name == "position_ids"   ? "positions"
+                       : name == "attention_mask" ? "attention_mask"
+                                                  : nullptr;
     if (role)
       f.setArgAttr(i, kRole, StringAttr::get(f.getContext(), role));
   }

@@ -64,6 +64,9 @@ typedef enum parc_rt_input_role_t {
   PARC_RT_ROLE_POSITION = 2,  /* i64[1]: where this step's tokens go */
   PARC_RT_ROLE_TOKENS = 3,    /* i64[batch, n]: this step's token ids */
   PARC_RT_ROLE_POSITIONS = 4, /* i64[batch, n]: their positions */
+  /* i64[batch, max_seq]: 1 for the cache entries written so far, this
+   * step's included, 0 for the rest (Hugging Face's attention_mask) */
+  PARC_RT_ROLE_ATTENTION_MASK = 5,
 } parc_rt_input_role_t;
 
 /* The program's main: parses

@@ -54,12 +54,18 @@ parc_rt_status_t checkProgram(const parc_rt_program_t *p, int64_t &batch) {
     if (role == PARC_RT_ROLE_DATA)
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "--prompt: input '%s' has no part in the token loop (it "
-                  "feeds input_ids, position_ids and the KV cache)",
+                  "feeds input_ids, position_ids, attention_mask and the KV "
+                  "cache)",
                   d.name);
     if ((role == PARC_RT_ROLE_TOKENS || role == PARC_RT_ROLE_POSITIONS) &&
         (d.dtype != PARC_RT_I64 || d.rank != 2 || d.dims[1] != 1))
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "--prompt: input '%s' must be i64 [batch, 1]", d.name);
+    if (role == PARC_RT_ROLE_ATTENTION_MASK &&
+        (d.dtype != PARC_RT_I64 || d.rank != 2 || d.dims[1] != p->max_seq))
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--prompt: input '%s' must be i64 [batch, %lld]", d.name,
+                  (long long)p->max_seq);
     if (role == PARC_RT_ROLE_TOKENS)
       batch = d.dims[0];
   }
@@ -156,8 +162,12 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
                           const std::vector<int64_t> &tokens, int64_t batch,
                           int64_t total, int64_t t) {
   std::vector<int64_t> column(static_cast<size_t>(batch)), positions(batch, t);
-  for (int64_t b = 0; b < batch; ++b)
+  // Entries 0..t of every row's cache hold keys.
+  std::vector<int64_t> mask(size_t(batch * p->max_seq), 0);
+  for (int64_t b = 0; b < batch; ++b) {
     column[b] = tokens[b * total + t];
+    std::fill_n(&mask[b * p->max_seq], t + 1, 1);
+  }
   const size_t bytes = size_t(batch) * sizeof(int64_t);
   for (int64_t i = 0; i < p->num_inputs; ++i) {
     const int64_t role = p->input_roles[i];
@@ -167,6 +177,9 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
       PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], positions.data(), bytes));
     else if (role == PARC_RT_ROLE_POSITION)
       PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], &t, sizeof t));
+    else if (role == PARC_RT_ROLE_ATTENTION_MASK)
+      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], mask.data(),
+                                     mask.size() * sizeof(int64_t)));
   }
   return PARC_RT_OK;
 }

@@ -85,7 +85,8 @@ def NNKVCache : Pass<"nn-kv-cache", "::mlir::func::FuncOp"> {
     the present outputs are gone, and every `nn.attention` reading a cache
     gets an additive mask that hides keys past the query's own position
     (key j, query i: j > position + i). Inputs are tagged with their role
-    in the token loop (`parc.kv_role`: cache, position, tokens, positions).
+    in the token loop (`parc.kv_role`: cache, position, tokens, positions,
+    attention_mask).
   }];
   let options = [
     ListOption<"pairs", "pairs", "std::string",
