@@ -54,7 +54,7 @@ cl::opt<std::string>
                        "records for it"),
               cl::value_desc("dir"), cl::cat(ioCategory));
 cl::OptionCategory generateCategory("Generation options (a program compiled "
-                                     "with parc compile --max-seq)");
+                                    "with parc compile --max-seq)");
 cl::opt<std::string>
     prompt("prompt",
            cl::desc("Generate: i64 token ids [batch, prompt length] (.npy); "
@@ -451,12 +451,14 @@ generateArgs(const parc::run::Manifest &m) {
   if (!llvm::sys::fs::is_regular_file(prompt))
     return error("--prompt '" + prompt + "' does not exist");
   if (!m.generates)
-    return error("'" + outDir + "' keeps no KV cache: compile the model with "
+    return error("'" + outDir +
+                 "' keeps no KV cache: compile the model with "
                  "parc compile --max-seq S to generate");
   if (outputDir.empty())
     outputDir = ".";
   std::vector<std::string> args{"--prompt=" + absolute(prompt),
-                                "--max-new-tokens=" + std::to_string(maxNewTokens)};
+                                "--max-new-tokens=" +
+                                    std::to_string(maxNewTokens)};
   if (eos >= 0)
     args.push_back("--eos=" + std::to_string(eos));
   return args;
@@ -498,10 +500,9 @@ int launchAndReport(const parc::run::Manifest &m, const parc::run::LaunchPlan &p
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  parc::cli::parseCommandLine(argc, argv,
-                              "parc-run: run a compiled model with mpirun or srun\n",
-                              {&ioCategory, &generateCategory, &launchCategory,
-                               &benchCategory});
+  parc::cli::parseCommandLine(
+      argc, argv, "parc-run: run a compiled model with mpirun or srun\n",
+      {&ioCategory, &generateCategory, &launchCategory, &benchCategory});
   // prepareInputs refuses a NAME given twice, naming both files.
   auto manifest = parc::run::readManifest(outDir);
   if (!manifest)

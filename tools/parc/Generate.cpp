@@ -45,7 +45,8 @@ Expected<StringSet<>> pastInputs(StringRef modelPath, const onnx::GraphProto &g,
                    "' (give a graph input holding a layer's past)");
     if (!outputs.count(present))
       return error(modelPath + ": --kv-cache: the model has no output '" +
-                   present + "' (give the graph output of that layer's present)");
+                   present +
+                   "' (give the graph output of that layer's present)");
     pasts.insert(past);
   }
   if (!pairs.empty())
@@ -55,7 +56,8 @@ Expected<StringSet<>> pastInputs(StringRef modelPath, const onnx::GraphProto &g,
     if (convention.match(in.name()))
       pasts.insert(in.name());
   if (pasts.empty())
-    return error(modelPath + ": --max-seq: no KV cache found: no input is "
+    return error(modelPath +
+                 ": --max-seq: no KV cache found: no input is "
                  "named past_key_values.{i}.key/value or past_{i} (name the "
                  "pairs with --kv-cache past=present,...)");
   return pasts;
@@ -74,7 +76,7 @@ Error parc::driver::bindDecodeStep(StringRef modelPath, int64_t maxSeq,
   std::ifstream file(modelPath.str(), std::ios::binary);
   if (!file || !model.ParseFromIstream(&file))
     return error(modelPath + ": --max-seq: cannot read the model's graph (a "
-                 "binary ONNX file is needed)");
+                             "binary ONNX file is needed)");
   const onnx::GraphProto &g = model.graph();
   auto pasts = pastInputs(modelPath, g, pairs);
   if (!pasts)
@@ -102,10 +104,10 @@ Error parc::driver::bindDecodeStep(StringRef modelPath, int64_t maxSeq,
     const bool past = pasts->count(in.name());
     for (int d = 0; d < (int)shape.size(); ++d)
       if (shape[d] < 0)
-        shape[d] = d != last ? 1
-                   : past    ? maxSeq - 1
+        shape[d] = d != last                       ? 1
+                   : past                          ? maxSeq - 1
                    : in.name() == "attention_mask" ? maxSeq
-                                                    : 1;
+                                                   : 1;
     options.inputShapes[in.name()] = shape;
   }
   return Error::success();

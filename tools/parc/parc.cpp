@@ -439,7 +439,8 @@ LogicalResult Compilation::run() {
   if ((microBatches > 1 || dp > 1) && failed(bindMicroBatch(options)))
     return failure();
   if (!kvCache.empty() && !maxSeq.getNumOccurrences())
-    return fail("--kv-cache needs --max-seq S (the cache's capacity in tokens)");
+    return fail(
+        "--kv-cache needs --max-seq S (the cache's capacity in tokens)");
   if (maxSeq.getNumOccurrences()) {
     if (tp > 1 || pp > 1 || dp > 1 || ep > 1 || microBatches > 1 || autoPlan)
       return fail("--max-seq: generation runs on one rank so far: --tp, --pp, "
@@ -450,7 +451,8 @@ LogicalResult Compilation::run() {
     if (dtype != "f32")
       return fail("--max-seq: generation computes in f32 so far (--dtype " +
                   dtype + " does not combine with it yet)");
-    if (auto err = parc::driver::bindDecodeStep(modelPath, maxSeq, kvCache, options))
+    if (auto err =
+            parc::driver::bindDecodeStep(modelPath, maxSeq, kvCache, options))
       return fail(llvm::toString(std::move(err)));
   }
 
@@ -479,7 +481,8 @@ LogicalResult Compilation::run() {
           pm.addNestedPass<func::FuncOp>(parc::nn::createNNKVCache(options));
         })))
       return failure();
-    kvBytes = parc::driver::kvCacheBytes(module->lookupSymbol<func::FuncOp>("main"));
+    kvBytes =
+        parc::driver::kvCacheBytes(module->lookupSymbol<func::FuncOp>("main"));
   }
   if (autoPlan) {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||

@@ -554,8 +554,10 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
   if (name == "kv_cache_write") {
     // In place: outs[0] is the cache (a persistent input buffer).
     call.text(dtype(outs[0])).value(pointer(outs[0]));
-    shape(call, outs[0]).value(pointer(ins[0]))
-        .text(table(memrefOf(ins[0]).getShape())).value(pointer(ins[1]))
+    shape(call, outs[0])
+        .value(pointer(ins[0]))
+        .text(table(memrefOf(ins[0]).getShape()))
+        .value(pointer(ins[1]))
         .lit(intAttr("axis"));
     emitCall(loc, "parc_rt_kv_cache_write", call);
     return success();
@@ -825,7 +827,8 @@ LogicalResult Emitter::run(func::FuncOp program) {
         inputDescs.resize(in.getIndex() + 1);
       inputDescs[in.getIndex()] = {in.getName().str(), in.getType()};
       if (auto role = in->getAttrOfType<StringAttr>("role")) {
-        inputRoles.resize(std::max<size_t>(inputRoles.size(), in.getIndex() + 1));
+        inputRoles.resize(
+            std::max<size_t>(inputRoles.size(), in.getIndex() + 1));
         inputRoles[in.getIndex()] = llvm::StringSwitch<int64_t>(role.getValue())
                                         .Case("cache", 1)
                                         .Case("position", 2)
@@ -896,8 +899,8 @@ LogicalResult Emitter::run(func::FuncOp program) {
   std::string generateInit;
   if (auto capacity = program->getAttrOfType<IntegerAttr>("rt.max_seq")) {
     inputRoles.resize(inputDescs.size());
-    generateInit = ", " + table(inputRoles) + ", " +
-                   std::to_string(capacity.getInt());
+    generateInit =
+        ", " + table(inputRoles) + ", " + std::to_string(capacity.getInt());
     if (pipelineInit == ", 1, 1")
       pipelineInit += ", 1"; // virtual_stages precedes the roles
   }

@@ -106,14 +106,17 @@ FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(func::FuncOp f) {
   for (const std::string &spec : pairs) {
     auto [past, present] = StringRef(spec).split('=');
     if (past.empty() || present.empty())
-      return f.emitError() << "--kv-cache: '" << spec
-                           << "' is not PAST=PRESENT (e.g. past_0=present_0)";
+      return emitError(f.getLoc())
+             << "--kv-cache: '" << spec
+             << "' is not PAST=PRESENT (e.g. past_0=present_0)";
     if (!args.count(past))
-      return f.emitError() << "--kv-cache: the model has no input '" << past
-                           << "' (give a graph input holding a layer's past)";
+      return emitError(f.getLoc())
+             << "--kv-cache: the model has no input '" << past
+             << "' (give a graph input holding a layer's past)";
     if (!results.count(present))
-      return f.emitError() << "--kv-cache: the model has no output '" << present
-                           << "' (give the graph output of that layer's present)";
+      return emitError(f.getLoc())
+             << "--kv-cache: the model has no output '" << present
+             << "' (give the graph output of that layer's present)";
     out.push_back({args[past], results[present]});
   }
   if (!pairs.empty())
@@ -124,28 +127,30 @@ FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(func::FuncOp f) {
       out.push_back({args[past], i});
   }
   if (out.empty())
-    return f.emitError("no KV cache found: no output is named present.{i}.key/"
-                       "value or present_{i} with its past input (name the "
-                       "pairs with --kv-cache past=present,...)");
+    return emitError(f.getLoc(),
+                     "no KV cache found: no output is named present.{i}.key/"
+                     "value or present_{i} with its past input (name the "
+                     "pairs with --kv-cache past=present,...)");
   return out;
 }
 
-LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p,
-                                         Value position, int64_t &capacity) {
+LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p, Value position,
+                                         int64_t &capacity) {
   auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
   BlockArgument past = f.getArgument(p.arg);
   auto concat = ret.getOperand(p.result).getDefiningOp<ConcatOp>();
   if (!concat || concat.getInputs().size() != 2 ||
       concat.getInputs()[0] != past)
-    return f.emitError() << "output '" << resultName(f, p.result)
-                         << "' is not Concat(past '" << argName(f, p.arg)
-                         << "', new): only the concat form of the cache is "
-                            "supported (not com.microsoft Attention with past)";
+    return emitError(f.getLoc())
+           << "output '" << resultName(f, p.result) << "' is not Concat(past '"
+           << argName(f, p.arg)
+           << "', new): only the concat form of the cache is "
+              "supported (not com.microsoft Attention with past)";
   const int64_t entries = concat.getType().getDimSize(concat.getAxis());
   if (capacity && entries != capacity)
-    return f.emitError() << "cache '" << argName(f, p.arg) << "' holds "
-                         << entries << " entries, another " << capacity
-                         << ": every past needs the same length";
+    return emitError(f.getLoc()) << "cache '" << argName(f, p.arg) << "' holds "
+                                 << entries << " entries, another " << capacity
+                                 << ": every past needs the same length";
   capacity = entries;
   past.setType(concat.getType());
   f.setArgAttr(p.arg, kRole, StringAttr::get(f.getContext(), "cache"));
@@ -173,8 +178,7 @@ Value NNKVCachePass::positionMask(OpBuilder &b, Location loc,
   auto et = cast<FloatType>(scores.getElementType());
   auto scalar = RankedTensorType::get({1}, et);
   auto constant = [&](APFloat v) -> Value {
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(scalar, v));
+    return arith::ConstantOp::create(b, loc, DenseElementsAttr::get(scalar, v));
   };
   Value hidden = constant(APFloat::getInf(et.getFloatSemantics(), true));
   Value shown = constant(APFloat::getZero(et.getFloatSemantics()));
@@ -222,8 +226,8 @@ void NNKVCachePass::runOnOperation() {
                      StringAttr::get(ctx, "cache_position")),
       NamedAttribute(StringAttr::get(ctx, kRole),
                      StringAttr::get(ctx, "position"))};
-  if (failed(f.insertArgument(posIndex, posType, DictionaryAttr::get(ctx, attrs),
-                              f.getLoc())))
+  if (failed(f.insertArgument(posIndex, posType,
+                              DictionaryAttr::get(ctx, attrs), f.getLoc())))
     return signalPassFailure();
   Value position = f.getArgument(posIndex);
   llvm::BitVector presents(f.getNumResults());
@@ -255,8 +259,9 @@ void NNKVCachePass::runOnOperation() {
     ++masked;
   });
   if (masked == 0) {
-    f.emitError("no fused attention reads the KV cache: the cache needs "
-                "attention recognised by nn-fuse (Q·Kᵀ, softmax, ·V)");
+    emitError(f.getLoc(),
+              "no fused attention reads the KV cache: the cache needs "
+              "attention recognised by nn-fuse (Q·Kᵀ, softmax, ·V)");
     return signalPassFailure();
   }
   tagInputs(f);

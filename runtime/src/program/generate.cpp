@@ -105,12 +105,14 @@ void printFigures(int64_t batch, int64_t promptLen, int64_t generated,
 
 /// The prompt's token ids, checked against the program: rows of `total`
 /// tokens (prompt then room for the new ones).
-parc_rt_status_t readPrompt(const parc_rt_program_t *p, const GenerateOptions &o,
-                            int64_t batch, int64_t &promptLen, int64_t &total,
+parc_rt_status_t readPrompt(const parc_rt_program_t *p,
+                            const GenerateOptions &o, int64_t batch,
+                            int64_t &promptLen, int64_t &total,
                             std::vector<int64_t> &tokens) {
   parc_rt_dtype_t dtype;
   int64_t rank = 0, dims[PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(parc_rt_npy_info(o.prompt.c_str(), &dtype, &rank, dims));
+  PARC_RT_RETURN_IF_ERROR(
+      parc_rt_npy_info(o.prompt.c_str(), &dtype, &rank, dims));
   if (dtype != PARC_RT_I64 || rank != 2 || dims[0] != batch || dims[1] < 1)
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "--prompt '%s' must hold i64 [%lld, prompt length] token ids "
@@ -151,8 +153,10 @@ struct StepBuffers {
     in.assign(p->num_inputs, nullptr);
     out.assign(p->num_outputs, nullptr);
     for (int64_t i = 0; i < p->num_inputs; ++i)
-      PARC_RT_RETURN_IF_ERROR(deviceAlloc(bytesOf(p->inputs[i]), "inputs", &in[i]));
-    return parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64, &arena);
+      PARC_RT_RETURN_IF_ERROR(
+          deviceAlloc(bytesOf(p->inputs[i]), "inputs", &in[i]));
+    return parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64,
+                                &arena);
   }
 };
 
@@ -178,8 +182,8 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
     else if (role == PARC_RT_ROLE_POSITION)
       PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], &t, sizeof t));
     else if (role == PARC_RT_ROLE_ATTENTION_MASK)
-      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], mask.data(),
-                                     mask.size() * sizeof(int64_t)));
+      PARC_RT_RETURN_IF_ERROR(
+          upload(buf.in[i], mask.data(), mask.size() * sizeof(int64_t)));
   }
   return PARC_RT_OK;
 }
@@ -188,8 +192,9 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
 /// vocab]. A finished row repeats its end token (it stops being reported;
 /// the batch is computed together).
 parc_rt_status_t pickNext(const parc_rt_program_t *p, const StepBuffers &buf,
-                          const GenerateOptions &o, std::vector<int64_t> &tokens,
-                          int64_t total, int64_t t, std::vector<char> &done) {
+                          const GenerateOptions &o,
+                          std::vector<int64_t> &tokens, int64_t total,
+                          int64_t t, std::vector<char> &done) {
   const int64_t batch = int64_t(done.size()), vocab = p->outputs[0].dims[2];
   std::vector<float> logits(size_t(batch * vocab));
   const size_t bytes = logits.size() * sizeof(float);
@@ -243,8 +248,8 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
       ttftMs = elapsed;
     else if (t + 1 > promptLen)
       stepMs.push_back(ms);
-    if (generated && std::all_of(done.begin(), done.end(),
-                                 [](char d) { return d != 0; }))
+    if (generated &&
+        std::all_of(done.begin(), done.end(), [](char d) { return d != 0; }))
       break;
   }
   if (!writer)

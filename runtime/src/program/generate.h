@@ -1,4 +1,5 @@
-//===- generate.h - the token loop of a generating program -------*- C++ -*-===//
+//===- generate.h - the token loop of a generating program -------*- C++
+//-*-===//
 #ifndef PARC_RT_PROGRAM_GENERATE_H
 #define PARC_RT_PROGRAM_GENERATE_H
 
@@ -9,9 +10,9 @@
 namespace parc::rt {
 
 struct GenerateOptions {
-  std::string prompt;      // .npy of i64 [batch, prompt length]
+  std::string prompt; // .npy of i64 [batch, prompt length]
   long maxNewTokens = 0;
-  long eos = -1;           // -1: none
+  long eos = -1; // -1: none
 };
 
 /// Runs the prompt and then one step per new token through `p` (a program
