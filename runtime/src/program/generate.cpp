@@ -229,6 +229,12 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
   std::vector<double> stepMs;
   double ttftMs = 0, elapsed = 0;
   int64_t generated = 0;
+  for (long w = 0; w < o.warmup; ++w) {
+    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, tokens, batch, total, 0));
+    p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
+               buf.out.data());
+    PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
+  }
   for (int64_t t = 0; t + 1 < total; ++t) {
     auto start = std::chrono::steady_clock::now();
     PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, tokens, batch, total, t));

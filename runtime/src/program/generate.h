@@ -13,6 +13,9 @@ struct GenerateOptions {
   std::string prompt; // .npy of i64 [batch, prompt length]
   long maxNewTokens = 0;
   long eos = -1; // -1: none
+  /// Untimed runs of the first step before the loop (parc-run --warmup):
+  /// each writes the same cache entry the first timed step then rewrites.
+  long warmup = 0;
 };
 
 /// Runs the prompt and then one step per new token through `p` (a program
