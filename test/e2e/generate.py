@@ -10,7 +10,7 @@ token per step). The token ids must be equal exactly; parc-run must print
 TTFT, per-token latency and tokens/s; the manifest's KV-cache bytes must be
 batch x max-seq x layers x kv-heads x head-dim x 2 (key and value) x 4 bytes.
 A case with --eos set to a token onnxruntime generates checks that the
-sequence stops there (the rest of the row repeats it).
+sequence stops there (the rest of the row repeats it), with --warmup 2.
 
 Prints one row per case and `N passed, N failed`; exits 1 on any failure.
 """
@@ -72,7 +72,10 @@ def parc_tokens(tools, out, prompt_path, new, work, log, eos=None):
     res = os.path.join(work, "parc-out")
     cmd = [os.path.join(tools, "parc-run"), out, "--prompt", prompt_path,
            "--max-new-tokens", str(new), "--greedy", "--output-dir", res]
-    text = run(cmd + (["--eos", str(eos)] if eos is not None else []), log)
+    # With --eos, also --warmup: its untimed first steps must not disturb
+    # the cache.
+    extra = ["--eos", str(eos), "--warmup", "2"] if eos is not None else []
+    text = run(cmd + extra, log)
     for figure in ("TTFT", "per-token latency p50", "tokens/s"):
         if figure not in text:
             raise RuntimeError(f"parc-run printed no {figure}")
