@@ -14,6 +14,7 @@
 #   matrix       — the exporter-form corpus and every model in test/Inputs/models
 #                  at 1 rank, tp 2, tp 4, tp 2 + sp, pp 2, pp 2 x 2 micro-batches
 #                  and pp 2 x tp 2 vs onnxruntime (and numpy) (test/e2e/matrix.py)
+#   generate     — parc-run --prompt's greedy tokens vs onnxruntime's KV-cache loop
 #   conformance  — ONNX backend node tests with their own expected outputs
 #   fuzz         — the importer's libFuzzer target for 2 minutes (build-fuzz/,
 #                  ASan + UBSan): passes when no crash, leak or timeout is found
@@ -99,6 +100,8 @@ counted moe /usr/bin/python3 test/e2e/moe.py --tools build/bin \
   --generated build/models --work build/e2e-moe
 counted matrix /usr/bin/python3 test/e2e/matrix.py --tools build/bin --work build/e2e/matrix \
   --jobs 2
+counted generate /usr/bin/python3 test/e2e/generate.py --tools build/bin \
+  --work build/e2e/generate
 counted conformance /usr/bin/python3 test/e2e/conformance.py --tools build/bin \
   --work build/conformance
 counted data-parallel /usr/bin/python3 test/e2e/data_parallel.py --tools build/bin \

@@ -318,6 +318,25 @@ LogicalResult ConcatOp::verify() {
   return success();
 }
 
+LogicalResult KVCacheWriteOp::verify() {
+  auto cache = tensorType(getCache()), update = tensorType(getUpdate());
+  if (getType() != cache)
+    return emitOpError("result must have the cache's type");
+  if (failed(verifyAxis(*this, getAxis(), cache.getRank())))
+    return failure();
+  if (update.getRank() != cache.getRank() ||
+      update.getElementType() != cache.getElementType())
+    return emitOpError("update must match the cache's rank and element type");
+  for (int64_t d = 0; d < cache.getRank(); ++d)
+    if (d == (int64_t)getAxis() ? update.getDimSize(d) > cache.getDimSize(d)
+                                : update.getDimSize(d) != cache.getDimSize(d))
+      return emitOpError() << "update does not fit the cache in dim " << d;
+  auto pos = tensorType(getPosition());
+  if (!pos.getElementType().isInteger(64) || pos.getNumElements() != 1)
+    return emitOpError("position must be a one-element i64 tensor");
+  return success();
+}
+
 LogicalResult SplitOp::verify() {
   auto in = tensorType(getInput());
   if (failed(verifyAxis(*this, getAxis(), in.getRank())))

@@ -418,6 +418,27 @@ def NN_ConcatOp : NN_Op<"concat", [Pure]> {
   let hasFolder = 1;
 }
 
+def NN_KVCacheWriteOp : NN_Op<"kv_cache_write", [Pure]> {
+  let summary = "the cache with new keys or values written at a position";
+  let description = [{
+    The static KV cache of generation (nn-kv-cache): `cache` holds `capacity`
+    entries along `axis`; the result is `cache` with `update`'s entries at
+    `[position, position + n)` on that axis, where `position` is a one-element
+    i64 tensor read at run time. Value semantics here; the lowering writes in
+    place into the cache's persistent buffer (no copy of the cache per step).
+
+    ```mlir
+    %c = nn.kv_cache_write %cache, %k, %pos {axis = 2 : i64} : (tensor<1x4x32x16xf32>, tensor<1x4x1x16xf32>, tensor<1xi64>) -> tensor<1x4x32x16xf32>
+    ```
+  }];
+  let arguments = (ins NN_Tensor:$cache, NN_Tensor:$update,
+                   NN_Tensor:$position, I64Attr:$axis);
+  let results = (outs NN_Tensor:$output);
+  let assemblyFormat =
+    "$cache `,` $update `,` $position attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def NN_SplitOp : NN_Op<"split", [Pure]> {
   let summary = "split along `axis` into pieces sized by the result types";
   let description = [{

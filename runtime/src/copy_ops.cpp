@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "device.h"
 #include "movement_plans.h"
 
 #include <vector>
@@ -52,6 +53,47 @@ parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
                                      const_cast<void *>(x), rank, dims, axis, n,
                                      axis_sizes, outputs, plans));
   return runCopyPlans("split", dtype, plans);
+}
+
+/* One strided copy of the update into the cache at the position (read
+ * from the position buffer: on a device, one small download per call). */
+parc_rt_status_t parc_rt_kv_cache_write(parc_rt_dtype_t dtype, void *cache,
+                                        int64_t rank, const int64_t *dims,
+                                        const void *update,
+                                        const int64_t *update_dims,
+                                        const void *position, int64_t axis) {
+  const char *op = "kv_cache_write";
+  PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "cache", rank, dims));
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "update", rank, update_dims));
+  int64_t a = 0;
+  PARC_RT_RETURN_IF_ERROR(normalizeAxis(op, axis, rank, a));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d == a ? update_dims[d] > dims[d] : update_dims[d] != dims[d])
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "kv_cache_write: update %s does not fit cache %s",
+                  shapeString(rank, update_dims).c_str(),
+                  shapeString(rank, dims).c_str());
+  int64_t pos = 0;
+  if (deviceIsHost())
+    pos = *static_cast<const int64_t *>(position);
+  else
+    PARC_RT_RETURN_IF_ERROR(copyToHost(&pos, position, sizeof pos));
+  if (pos < 0 || pos + update_dims[a] > dims[a])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "kv_cache_write: positions %lld to %lld do not fit a cache of "
+                "%lld (compile with a larger --max-seq)",
+                (long long)pos, (long long)(pos + update_dims[a] - 1),
+                (long long)dims[a]);
+  StridedCopyPlan p;
+  p.rank = rank;
+  std::copy(update_dims, update_dims + rank, p.dims);
+  contiguousStrides(rank, dims, p.dstStrides);
+  contiguousStrides(rank, update_dims, p.srcStrides);
+  p.dst = static_cast<char *>(cache) +
+          pos * p.dstStrides[a] * int64_t(parc_rt_dtype_size(dtype));
+  p.src = update;
+  return runCopyPlans(op, dtype, {p});
 }
 
 parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,

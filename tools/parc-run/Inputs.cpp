@@ -97,6 +97,7 @@ llvm::Expected<Manifest> readManifest(StringRef dir) {
   m.outputRank = root->getInteger("output_rank").value_or(0);
   // Data-parallel replicas run the same programs: they learn their count.
   m.dataParallel = root->getInteger("data_parallel").value_or(1);
+  m.generates = root->getObject("generation") != nullptr;
   if (auto *mesh = root->getObject("mesh"))
     if (auto *shape = mesh->getArray("shape"))
       for (auto &d : *shape)

@@ -37,6 +37,8 @@ struct Manifest {
   std::vector<std::string> rankBinaries;
   /// Each output's name and the file the compiler chose for it.
   std::vector<std::pair<std::string, std::string>> outputFiles;
+  /// Compiled with --max-seq: the programs run parc-run --prompt's loop.
+  bool generates = false;
 };
 
 /// Reads `dir`/manifest.json.

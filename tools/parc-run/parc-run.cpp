@@ -53,6 +53,26 @@ cl::opt<std::string>
               cl::desc("Write each output here, as the file the manifest "
                        "records for it"),
               cl::value_desc("dir"), cl::cat(ioCategory));
+cl::OptionCategory generateCategory("Generation options (a program compiled "
+                                    "with parc compile --max-seq)");
+cl::opt<std::string>
+    prompt("prompt",
+           cl::desc("Generate: i64 token ids [batch, prompt length] (.npy); "
+                    "writes tokens.npy [batch, prompt + new] to --output-dir "
+                    "(default: the current folder)"),
+           cl::value_desc("ids.npy"), cl::cat(generateCategory));
+cl::opt<unsigned> maxNewTokens("max-new-tokens",
+                               cl::desc("Generate: tokens to add per sequence"),
+                               cl::value_desc("N"), cl::init(0),
+                               cl::cat(generateCategory));
+cl::opt<bool> greedy("greedy",
+                     cl::desc("Generate: pick the most likely token (the only "
+                              "decoding so far, also the default)"),
+                     cl::cat(generateCategory));
+cl::opt<int64_t> eos("eos",
+                     cl::desc("Generate: a sequence stops at this token id"),
+                     cl::value_desc("ID"), cl::init(-1),
+                     cl::cat(generateCategory));
 cl::opt<unsigned> repeat("repeat",
                          cl::desc("Run the forward N times and print latency"),
                          cl::init(1), cl::cat(benchCategory));
@@ -418,6 +438,32 @@ llvm::Error writeJson(const parc::run::LaunchPlan &plan) {
   return llvm::Error::success();
 }
 
+/// The token loop's arguments (--prompt): the program feeds its own inputs.
+llvm::Expected<std::vector<std::string>>
+generateArgs(const parc::run::Manifest &m) {
+  if (!inputs.empty())
+    return error("--prompt feeds the program's inputs itself: drop --input");
+  if (maxNewTokens < 1)
+    return error("--prompt needs --max-new-tokens N (N >= 1)");
+  if (eos < -1)
+    return error("--eos " + llvm::Twine(eos.getValue()) +
+                 " is not a token id (give 0 or more)");
+  if (!llvm::sys::fs::is_regular_file(prompt))
+    return error("--prompt '" + prompt + "' does not exist");
+  if (!m.generates)
+    return error("'" + outDir +
+                 "' keeps no KV cache: compile the model with "
+                 "parc compile --max-seq S to generate");
+  if (outputDir.empty())
+    outputDir = ".";
+  std::vector<std::string> args{"--prompt=" + absolute(prompt),
+                                "--max-new-tokens=" +
+                                    std::to_string(maxNewTokens)};
+  if (eos >= 0)
+    args.push_back("--eos=" + std::to_string(eos));
+  return args;
+}
+
 /// Runs the launch command, then merges what the ranks wrote.
 int launchAndReport(const parc::run::Manifest &m, const parc::run::LaunchPlan &plan,
                     llvm::ArrayRef<std::string> command) {
@@ -454,9 +500,9 @@ int launchAndReport(const parc::run::Manifest &m, const parc::run::LaunchPlan &p
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  parc::cli::parseCommandLine(argc, argv,
-                              "parc-run: run a compiled model with mpirun or srun\n",
-                              {&ioCategory, &launchCategory, &benchCategory});
+  parc::cli::parseCommandLine(
+      argc, argv, "parc-run: run a compiled model with mpirun or srun\n",
+      {&ioCategory, &generateCategory, &launchCategory, &benchCategory});
   // prepareInputs refuses a NAME given twice, naming both files.
   auto manifest = parc::run::readManifest(outDir);
   if (!manifest)
@@ -468,7 +514,9 @@ int main(int argc, char **argv) {
     if (!tmp.empty())
       llvm::sys::fs::remove_directories(tmp);
   });
-  auto inputArgs = parc::run::prepareInputs(*manifest, inputs, tmp);
+  auto inputArgs = prompt.empty()
+                       ? parc::run::prepareInputs(*manifest, inputs, tmp)
+                       : generateArgs(*manifest);
   if (!inputArgs)
     return fail(llvm::toString(inputArgs.takeError()));
   auto plan = planLaunch(*manifest, *inputArgs);

@@ -11,6 +11,7 @@
 #include "Commands.h"
 #include "CompileStats.h"
 #include "Debugging.h"
+#include "Generate.h"
 #include "MoeManifest.h"
 #include "OutputDir.h"
 #include "nn/NNOps.h"
@@ -82,6 +83,19 @@ cl::list<std::string> inputShapes(
     cl::desc("Bind a graph input's dims: NAME=D0xD1x... (repeatable, "
              "each NAME once)"),
     cl::value_desc("name=shape"), cl::sub(compileCmd), cl::cat(ioCategory));
+cl::opt<int64_t> maxSeq(
+    "max-seq",
+    cl::desc("Generation: compile the decode step of a decoder exported with "
+             "its KV cache, keeping a cache of this many tokens per sequence "
+             "on each rank (run it with parc-run --prompt)"),
+    cl::value_desc("S"), cl::init(0), cl::sub(compileCmd), cl::cat(ioCategory));
+cl::list<std::string> kvCache(
+    "kv-cache",
+    cl::desc("Generation: the cache's PAST=PRESENT input/output pairs "
+             "(default: past_key_values.{i}.key/value -> present.{i}.key/value "
+             "and past_{i} -> present_{i})"),
+    cl::CommaSeparated, cl::value_desc("past=present,..."), cl::sub(compileCmd),
+    cl::cat(ioCategory));
 cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd),
                     cl::cat(ioCategory));
 cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
@@ -442,6 +456,23 @@ LogicalResult Compilation::run() {
     return failure();
   if ((microBatches > 1 || dp > 1) && failed(bindMicroBatch(options)))
     return failure();
+  if (!kvCache.empty() && !maxSeq.getNumOccurrences())
+    return fail(
+        "--kv-cache needs --max-seq S (the cache's capacity in tokens)");
+  if (maxSeq.getNumOccurrences()) {
+    if (tp > 1 || pp > 1 || dp > 1 || ep > 1 || microBatches > 1 || autoPlan)
+      return fail("--max-seq: generation runs on one rank so far: --tp, --pp, "
+                  "--dp, --ep, --micro-batches and --auto do not combine with "
+                  "it yet");
+    // The caches are the program's f32 inputs: a cast at entry would copy
+    // them, and the writes would miss the persistent buffer.
+    if (dtype != "f32")
+      return fail("--max-seq: generation computes in f32 so far (--dtype " +
+                  dtype + " does not combine with it yet)");
+    if (auto err =
+            parc::driver::bindDecodeStep(modelPath, maxSeq, kvCache, options))
+      return fail(llvm::toString(std::move(err)));
+  }
 
   progress("importing " + modelPath);
   TimingScope importTiming = timing.nest("import");
@@ -469,6 +500,20 @@ LogicalResult Compilation::run() {
   if (fixedBatch && dp > 1 && microBatches == 1 &&
       failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
     return failure();
+  int64_t kvBytes = 0;
+  if (maxSeq.getNumOccurrences()) {
+    progress(llvm::formatv("keeping the KV cache on the rank ({0} tokens)",
+                           maxSeq.getValue())
+                 .str());
+    if (failed(runPasses(*module, "nn-kv-cache", [](OpPassManager &pm) {
+          parc::nn::NNKVCacheOptions options;
+          options.pairs.assign(kvCache.begin(), kvCache.end());
+          pm.addNestedPass<func::FuncOp>(parc::nn::createNNKVCache(options));
+        })))
+      return failure();
+    kvBytes =
+        parc::driver::kvCacheBytes(module->lookupSymbol<func::FuncOp>("main"));
+  }
   if (autoPlan) {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
         microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
@@ -703,6 +748,9 @@ LogicalResult Compilation::run() {
   manifest["comm_per_collective"] = std::move(commJson);
   if (pp == 1 && microBatches > 1)
     manifest["micro_batches"] = microBatches.getValue();
+  if (maxSeq.getNumOccurrences())
+    manifest["generation"] = llvm::json::Object{
+        {"max_seq", maxSeq.getValue()}, {"kv_cache_bytes_per_rank", kvBytes}};
   if (pp > 1)
     manifest["pipeline"] = llvm::json::Object{
         {"stages", pp.getValue()},

@@ -105,6 +105,8 @@ private:
 
 LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
   Block &body = oldFunc.getBody().front();
+  if (Attribute capacity = oldFunc->getAttr("parc.kv_max_seq"))
+    newFunc->setAttr("rt.max_seq", capacity);
   b.setInsertionPointToStart(newFunc.addEntryBlock());
   for (BlockArgument arg : body.getArguments()) {
     auto name = oldFunc.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
@@ -113,8 +115,13 @@ LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
     // Located at the graph input it reads: the dumps name it as they name
     // a node.
     Location loc = NameLoc::get(b.getStringAttr(argName), oldFunc.getLoc());
-    map.map(arg, rt::InputOp::create(b, loc, bufferType(arg.getType()),
-                                     arg.getArgNumber(), argName));
+    auto input = rt::InputOp::create(b, loc, bufferType(arg.getType()),
+                                     arg.getArgNumber(), argName);
+    // Its part in the token loop (nn-kv-cache): the runtime feeds it.
+    if (auto role = oldFunc.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                         "parc.kv_role"))
+      input->setAttr("role", role);
+    map.map(arg, input);
   }
   for (Operation &op : body.without_terminator())
     if (failed(lowerOp(&op)))
@@ -243,6 +250,18 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (auto attention = dyn_cast<nn::AttentionOp>(op))
     return lowerAttention(attention);
+  if (auto write = dyn_cast<nn::KVCacheWriteOp>(op)) {
+    // In place: the cache is a persistent input buffer, and the result is
+    // that buffer (nothing else reads the cache before the write).
+    Value cache = buffer(write.getCache());
+    auto kernel = rt::KernelOp::create(
+        b, loc, "kv_cache_write",
+        ValueRange{buffer(write.getUpdate()), buffer(write.getPosition())},
+        ValueRange{cache});
+    kernel->setAttr("axis", write.getAxisAttr());
+    map.map(write.getResult(), cache);
+    return success();
+  }
   // An expert-parallel MoE's permutation reads its counts from buffers:
   // one kernel on the operands and results, like an nn op (the group is in
   // the attributes).

@@ -21,6 +21,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/JSON.h"
 
 #define DEBUG_TYPE "convert-rt-to-emitc"
@@ -551,6 +552,17 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
   }
   if (name.starts_with("moe_"))
     return emitMoeStep(op);
+  if (name == "kv_cache_write") {
+    // In place: outs[0] is the cache (a persistent input buffer).
+    call.text(dtype(outs[0])).value(pointer(outs[0]));
+    shape(call, outs[0])
+        .value(pointer(ins[0]))
+        .text(table(memrefOf(ins[0]).getShape()))
+        .value(pointer(ins[1]))
+        .lit(intAttr("axis"));
+    emitCall(loc, "parc_rt_kv_cache_write", call);
+    return success();
+  }
   if (name == "attention_scores" || name == "attention_values") {
     // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
     // key/value head h / (H / Hkv).
@@ -800,6 +812,8 @@ LogicalResult Emitter::run(func::FuncOp program) {
 
   SmallVector<std::tuple<std::string, MemRefType>> inputDescs, weightDescs,
       outputDescs;
+  // parc_rt_input_role_t of each input, when the program generates.
+  SmallVector<int64_t> inputRoles;
   llvm::StringMap<int64_t> weightIndex;
   auto pointerCall = [&](Location loc, StringRef helper, Value base,
                          int64_t at) {
@@ -821,6 +835,17 @@ LogicalResult Emitter::run(func::FuncOp program) {
       if (in.getIndex() >= inputDescs.size())
         inputDescs.resize(in.getIndex() + 1);
       inputDescs[in.getIndex()] = {in.getName().str(), in.getType()};
+      if (auto role = in->getAttrOfType<StringAttr>("role")) {
+        inputRoles.resize(
+            std::max<size_t>(inputRoles.size(), in.getIndex() + 1));
+        inputRoles[in.getIndex()] = llvm::StringSwitch<int64_t>(role.getValue())
+                                        .Case("cache", 1)
+                                        .Case("position", 2)
+                                        .Case("tokens", 3)
+                                        .Case("positions", 4)
+                                        .Case("attention_mask", 5)
+                                        .Default(0);
+      }
       pointers[in] = pointerCall(loc, "parc_rt_slot", inputs, in.getIndex());
     } else if (auto w = dyn_cast<rt::WeightOp>(op)) {
       auto [it, fresh] = weightIndex.try_emplace(w.getName(), weightDescs.size());
@@ -879,6 +904,15 @@ LogicalResult Emitter::run(func::FuncOp program) {
     pipelineInit = ", " + get("stages") + ", " + get("micro_batches") + ", " +
                    get("virtual_stages");
   }
+  // Generation: the inputs' roles and the cache capacity (nn-kv-cache).
+  std::string generateInit;
+  if (auto capacity = program->getAttrOfType<IntegerAttr>("rt.max_seq")) {
+    inputRoles.resize(inputDescs.size());
+    generateInit =
+        ", " + table(inputRoles) + ", " + std::to_string(capacity.getInt());
+    if (pipelineInit == ", 1, 1")
+      pipelineInit += ", 1"; // virtual_stages precedes the roles
+  }
   std::string programRef = str(programName);
   emitStrings(include);
   anchor = nullptr;
@@ -891,10 +925,12 @@ LogicalResult Emitter::run(func::FuncOp program) {
              std::to_string(weightDescs.size()) + ", " + wTable + ", " +
              std::to_string(outputDescs.size()) + ", " + outTable +
              ", parc_forward" +
-             // Zero-initialised when absent: no mesh, no pipeline.
-             (meshInit == ", 0, nullptr" && pipelineInit == ", 1, 1"
+             // Zero-initialised when absent: no mesh, no pipeline, no
+             // token loop.
+             (meshInit == ", 0, nullptr" && pipelineInit == ", 1, 1" &&
+                      generateInit.empty()
                   ? std::string()
-                  : meshInit + pipelineInit) +
+                  : meshInit + pipelineInit + generateInit) +
              "}"),
          /*extern=*/false, /*static=*/true, /*const=*/true);
   b.setInsertionPointToEnd(module.getBody());

@@ -50,7 +50,24 @@ typedef struct parc_rt_program_t {
   int64_t micro_batches;
   /* Virtual stages per stage (interleaved schedule; 0 reads as 1). */
   int64_t virtual_stages;
+  /* Generation (nn-kv-cache; null and 0 otherwise): each input's role in
+   * the token loop (parc_rt_input_role_t) and the cache's capacity. */
+  const int64_t *input_roles;
+  int64_t max_seq;
 } parc_rt_program_t;
+
+/* What the token loop feeds an input: the cache buffers persist across
+ * steps; the others are written before each step. */
+typedef enum parc_rt_input_role_t {
+  PARC_RT_ROLE_DATA = 0,      /* no role: the loop cannot run this program */
+  PARC_RT_ROLE_CACHE = 1,     /* a layer's key or value cache */
+  PARC_RT_ROLE_POSITION = 2,  /* i64[1]: where this step's tokens go */
+  PARC_RT_ROLE_TOKENS = 3,    /* i64[batch, n]: this step's token ids */
+  PARC_RT_ROLE_POSITIONS = 4, /* i64[batch, n]: their positions */
+  /* i64[batch, max_seq]: 1 for the cache entries written so far, this
+   * step's included, 0 for the rest (Hugging Face's attention_mask) */
+  PARC_RT_ROLE_ATTENTION_MASK = 5,
+} parc_rt_input_role_t;
 
 /* The program's main: parses
  *   --weights-dir=DIR   (reads DIR/rank<world rank>.safetensors)
@@ -97,6 +114,15 @@ parc_rt_status_t parc_rt_rotary_full(
     const void *cos, int64_t cos_rank, const int64_t *cos_dims, const void *sin,
     int64_t sin_rank, const int64_t *sin_dims, void *y, int64_t y_rank,
     const int64_t *y_dims);
+
+/* Writes `update` (update_dims) into `cache` (dims) at entries
+ * [*position, *position + update_dims[axis]) along `axis`, in place: the
+ * KV cache of generation (nn.kv_cache_write). */
+parc_rt_status_t parc_rt_kv_cache_write(parc_rt_dtype_t dtype, void *cache,
+                                        int64_t rank, const int64_t *dims,
+                                        const void *update,
+                                        const int64_t *update_dims,
+                                        const void *position, int64_t axis);
 
 static inline void *parc_rt_at(void *base, int64_t offset) {
   return (char *)base + offset;

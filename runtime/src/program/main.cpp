@@ -19,6 +19,7 @@
 #include "../io/safetensors.h"
 #include "../shape_checks.h"
 #include "../status.h"
+#include "generate.h"
 #include "report.h"
 #include "trace.h"
 
@@ -49,6 +50,8 @@ struct Options {
   long dataParallel = 1;
   /// Check each shard's data against its checksum (parc-run --verify-weights).
   bool verifyWeights = false;
+  /// --prompt=PATH: run the token loop instead of timed forwards.
+  GenerateOptions generate;
 };
 
 bool parseLong(const char *text, long &out) {
@@ -97,6 +100,15 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
     } else if ((v = value("--output-rank="))) {
       if (!parseLong(v, o.outputRank))
         return fail(PARC_RT_INVALID_ARGUMENT, "--output-rank needs a rank");
+    } else if ((v = value("--prompt="))) {
+      o.generate.prompt = v;
+    } else if ((v = value("--max-new-tokens="))) {
+      if (!parseLong(v, o.generate.maxNewTokens) || o.generate.maxNewTokens < 1)
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--max-new-tokens needs a positive count");
+    } else if ((v = value("--eos="))) {
+      if (!parseLong(v, o.generate.eos))
+        return fail(PARC_RT_INVALID_ARGUMENT, "--eos needs a token id");
     } else if ((v = value("--data-parallel="))) {
       if (!parseLong(v, o.dataParallel) || o.dataParallel < 1)
         return fail(PARC_RT_INVALID_ARGUMENT,
@@ -105,7 +117,8 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
       return fail(PARC_RT_INVALID_ARGUMENT,
                   "unknown argument '%s' (expected --weights-dir=, --input=, "
                   "--output-dir=, --output-file=, --repeat=, --warmup=, "
-                  "--output-rank=, --data-parallel=, --verify-weights)",
+                  "--output-rank=, --data-parallel=, --verify-weights, "
+                  "--prompt=, --max-new-tokens=, --eos=)",
                   argv[i]);
     }
   }
@@ -453,6 +466,26 @@ void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node) {
   parc_rt_abort(ctx, status);
 }
 
+/// Releases what start-up acquired and finalizes; the exit code.
+int shutdown(parc_rt_context_t *ctx, parc_rt_weights_t *weights,
+             DeviceBuffers &device) {
+  if (weights)
+    parc_rt_weights_release(weights);
+  device.release(); // before finalize, which may release the device
+  for (parc_rt_comm_t *&comm : meshComms())
+    if (comm) {
+      parc_rt_comm_release(comm);
+      comm = nullptr;
+    }
+  for (parc_rt_comm_t **comm : {&replicas().replica, &replicas().across})
+    if (*comm) {
+      parc_rt_comm_release(*comm);
+      *comm = nullptr;
+    }
+  parc_rt_finalize(ctx);
+  return 0;
+}
+
 } // namespace
 
 extern "C" parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx,
@@ -535,6 +568,15 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
       parc_rt_weights_release(weights);
       weights = nullptr;
     }
+  }
+
+  if (!o.generate.prompt.empty()) {
+    o.generate.warmup = o.warmup;
+    parc_rt_check(ctx,
+                  runGeneration(ctx, p, o.generate, weightSlots.data(),
+                                o.outputDir, rank == o.outputRank),
+                  "<generate>");
+    return shutdown(ctx, weights, device);
   }
 
   // Inputs: exactly the program's, by name.
@@ -698,19 +740,5 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
     parc_rt_check(ctx, parc_rt_moe_report_write(report.c_str()), "<moe report>");
   }
   parc_rt_arena_release(arena);
-  if (weights)
-    parc_rt_weights_release(weights);
-  device.release(); // before finalize, which may release the device
-  for (parc_rt_comm_t *&comm : meshComms())
-    if (comm) {
-      parc_rt_comm_release(comm);
-      comm = nullptr;
-    }
-  for (parc_rt_comm_t **comm : {&replicas().replica, &replicas().across})
-    if (*comm) {
-      parc_rt_comm_release(*comm);
-      *comm = nullptr;
-    }
-  parc_rt_finalize(ctx);
-  return 0;
+  return shutdown(ctx, weights, device);
 }

@@ -70,4 +70,29 @@ def NNConvertDType : Pass<"nn-convert-dtype", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def NNKVCache : Pass<"nn-kv-cache", "::mlir::func::FuncOp"> {
+  let summary = "Turn a decoder's past/present I/O into a static KV cache";
+  let description = [{
+    Input: fused nn IR of a decoder exported with its cache, where each
+    `present` output is `nn.concat(past, new)` of its `past` input along the
+    sequence axis (the Hugging Face / optimum form), bound so that the past
+    holds capacity - new entries. Pairs come from `pairs` (`past=present`)
+    or, without it, from the names `past_key_values.{i}.key|value` →
+    `present.{i}.key|value` and `past_{i}` → `present_{i}`.
+
+    Output: each past input becomes the whole cache (capacity entries), the
+    concat becomes `nn.kv_cache_write` at a new i64 input `cache_position`,
+    the present outputs are gone, and every `nn.attention` reading a cache
+    gets an additive mask that hides keys past the query's own position
+    (key j, query i: j > position + i). Inputs are tagged with their role
+    in the token loop (`parc.kv_role`: cache, position, tokens, positions,
+    attention_mask).
+  }];
+  let options = [
+    ListOption<"pairs", "pairs", "std::string",
+               "past=present pairs (default: recognised by name)">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // PARC_TRANSFORMS_NN_PASSES

@@ -1,0 +1,275 @@
+//===- generate.cpp - the token loop of a generating program ----*- C++ -*-===//
+//
+// One process, one weight load, one set of cache buffers for the whole
+// generation: each step writes its tokens, their positions and the cache
+// position into the program's small input buffers and runs the forward,
+// whose kv_cache_write kernels fill the caches in place. The decode program
+// takes one token per sequence, so the prompt is fed a token per step too
+// (a prefill program with the prompt's length bound at compile time is not
+// there yet); the first new token comes from the prompt's last step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "generate.h"
+
+#include "../device.h"
+#include "../status.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace parc::rt {
+namespace {
+
+size_t bytesOf(const parc_rt_tensor_desc_t &d) {
+  size_t n = parc_rt_dtype_size(d.dtype);
+  for (int64_t i = 0; i < d.rank; ++i)
+    n *= size_t(d.dims[i]);
+  return n;
+}
+
+parc_rt_status_t upload(void *dst, const void *src, size_t bytes) {
+  if (deviceIsHost()) {
+    std::memcpy(dst, src, bytes);
+    return PARC_RT_OK;
+  }
+  return copyToDevice(dst, src, bytes);
+}
+
+/// The program's batch and its checks: every input has a role the loop
+/// fills, the token input is i64 [batch, 1].
+parc_rt_status_t checkProgram(const parc_rt_program_t *p, int64_t &batch) {
+  if (!p->input_roles || p->max_seq < 1)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "--prompt: program '%s' keeps no KV cache (compile the model "
+                "with parc compile --max-seq S)",
+                p->name);
+  batch = -1;
+  for (int64_t i = 0; i < p->num_inputs; ++i) {
+    const parc_rt_tensor_desc_t &d = p->inputs[i];
+    const int64_t role = p->input_roles[i];
+    if (role == PARC_RT_ROLE_DATA)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--prompt: input '%s' has no part in the token loop (it "
+                  "feeds input_ids, position_ids, attention_mask and the KV "
+                  "cache)",
+                  d.name);
+    if ((role == PARC_RT_ROLE_TOKENS || role == PARC_RT_ROLE_POSITIONS) &&
+        (d.dtype != PARC_RT_I64 || d.rank != 2 || d.dims[1] != 1))
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--prompt: input '%s' must be i64 [batch, 1]", d.name);
+    if (role == PARC_RT_ROLE_ATTENTION_MASK &&
+        (d.dtype != PARC_RT_I64 || d.rank != 2 || d.dims[1] != p->max_seq))
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--prompt: input '%s' must be i64 [batch, %lld]", d.name,
+                  (long long)p->max_seq);
+    if (role == PARC_RT_ROLE_TOKENS)
+      batch = d.dims[0];
+  }
+  if (batch < 1 || p->num_outputs < 1 || p->outputs[0].rank != 3 ||
+      p->outputs[0].dtype != PARC_RT_F32 || p->outputs[0].dims[0] != batch)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "--prompt: the program needs input_ids and f32 logits "
+                "[batch, 1, vocab] as its first output");
+  return PARC_RT_OK;
+}
+
+/// Percentile `q` (0..1) of `v` by nearest rank.
+double percentile(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t k = size_t(q * double(v.size()) + 0.999999);
+  return v[std::min(v.size(), std::max<size_t>(k, 1)) - 1];
+}
+
+void printFigures(int64_t batch, int64_t promptLen, int64_t generated,
+                  double ttftMs, const std::vector<double> &stepMs) {
+  double total = ttftMs;
+  for (double ms : stepMs)
+    total += ms;
+  std::printf("parc: generate: batch %lld, prompt %lld tokens, %lld new "
+              "tokens per sequence\n",
+              (long long)batch, (long long)promptLen, (long long)generated);
+  std::printf("parc: TTFT %.3f ms (prompt fed one token per step)\n", ttftMs);
+  std::printf("parc: per-token latency p50 %.3f ms, p99 %.3f ms over %zu "
+              "decode steps\n",
+              percentile(stepMs, 0.5), percentile(stepMs, 0.99), stepMs.size());
+  std::printf("parc: %.1f tokens/s (new tokens of every sequence over the "
+              "whole generation)\n",
+              total > 0 ? double(batch * generated) * 1e3 / total : 0.0);
+}
+
+/// The prompt's token ids, checked against the program: rows of `total`
+/// tokens (prompt then room for the new ones).
+parc_rt_status_t readPrompt(const parc_rt_program_t *p,
+                            const GenerateOptions &o, int64_t batch,
+                            int64_t &promptLen, int64_t &total,
+                            std::vector<int64_t> &tokens) {
+  parc_rt_dtype_t dtype;
+  int64_t rank = 0, dims[PARC_RT_MAX_RANK];
+  PARC_RT_RETURN_IF_ERROR(
+      parc_rt_npy_info(o.prompt.c_str(), &dtype, &rank, dims));
+  if (dtype != PARC_RT_I64 || rank != 2 || dims[0] != batch || dims[1] < 1)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "--prompt '%s' must hold i64 [%lld, prompt length] token ids "
+                "(the batch the program was compiled for)",
+                o.prompt.c_str(), (long long)batch);
+  promptLen = dims[1];
+  total = promptLen + o.maxNewTokens;
+  if (total > p->max_seq)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "a prompt of %lld tokens and --max-new-tokens %ld need a cache "
+                "of %lld tokens, but the program was compiled with --max-seq "
+                "%lld",
+                (long long)promptLen, o.maxNewTokens, (long long)total,
+                (long long)p->max_seq);
+  std::vector<int64_t> prompt(size_t(batch * promptLen));
+  PARC_RT_RETURN_IF_ERROR(parc_rt_npy_read_into(o.prompt.c_str(), PARC_RT_I64,
+                                                2, dims, prompt.data()));
+  tokens.assign(size_t(batch * total), 0);
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy_n(&prompt[b * promptLen], promptLen, &tokens[b * total]);
+  return PARC_RT_OK;
+}
+
+/// The program's buffers for the whole generation: its inputs (the caches
+/// among them start zeroed) and its arena.
+struct StepBuffers {
+  std::vector<void *> in, out;
+  parc_rt_arena_t *arena = nullptr;
+
+  ~StepBuffers() {
+    for (void *b : in)
+      if (b)
+        deviceFree(b);
+    if (arena)
+      parc_rt_arena_release(arena);
+  }
+  parc_rt_status_t create(const parc_rt_program_t *p) {
+    in.assign(p->num_inputs, nullptr);
+    out.assign(p->num_outputs, nullptr);
+    for (int64_t i = 0; i < p->num_inputs; ++i)
+      PARC_RT_RETURN_IF_ERROR(
+          deviceAlloc(bytesOf(p->inputs[i]), "inputs", &in[i]));
+    return parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64,
+                                &arena);
+  }
+};
+
+/// Writes step t's inputs: token t of every row, its position, and the
+/// cache position.
+parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
+                          const std::vector<int64_t> &tokens, int64_t batch,
+                          int64_t total, int64_t t) {
+  std::vector<int64_t> column(static_cast<size_t>(batch)), positions(batch, t);
+  // Entries 0..t of every row's cache hold keys.
+  std::vector<int64_t> mask(size_t(batch * p->max_seq), 0);
+  for (int64_t b = 0; b < batch; ++b) {
+    column[b] = tokens[b * total + t];
+    std::fill_n(&mask[b * p->max_seq], t + 1, 1);
+  }
+  const size_t bytes = size_t(batch) * sizeof(int64_t);
+  for (int64_t i = 0; i < p->num_inputs; ++i) {
+    const int64_t role = p->input_roles[i];
+    if (role == PARC_RT_ROLE_TOKENS)
+      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], column.data(), bytes));
+    else if (role == PARC_RT_ROLE_POSITIONS)
+      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], positions.data(), bytes));
+    else if (role == PARC_RT_ROLE_POSITION)
+      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], &t, sizeof t));
+    else if (role == PARC_RT_ROLE_ATTENTION_MASK)
+      PARC_RT_RETURN_IF_ERROR(
+          upload(buf.in[i], mask.data(), mask.size() * sizeof(int64_t)));
+  }
+  return PARC_RT_OK;
+}
+
+/// Token t + 1 of every row: the argmax of step t's logits [batch, 1,
+/// vocab]. A finished row repeats its end token (it stops being reported;
+/// the batch is computed together).
+parc_rt_status_t pickNext(const parc_rt_program_t *p, const StepBuffers &buf,
+                          const GenerateOptions &o,
+                          std::vector<int64_t> &tokens, int64_t total,
+                          int64_t t, std::vector<char> &done) {
+  const int64_t batch = int64_t(done.size()), vocab = p->outputs[0].dims[2];
+  std::vector<float> logits(size_t(batch * vocab));
+  const size_t bytes = logits.size() * sizeof(float);
+  if (deviceIsHost())
+    std::memcpy(logits.data(), buf.out[0], bytes);
+  else
+    PARC_RT_RETURN_IF_ERROR(copyToHost(logits.data(), buf.out[0], bytes));
+  for (int64_t b = 0; b < batch; ++b) {
+    const float *row = &logits[b * vocab];
+    int64_t next = std::max_element(row, row + vocab) - row;
+    if (done[b])
+      next = o.eos;
+    tokens[b * total + t + 1] = next;
+    done[b] |= next == o.eos;
+  }
+  return PARC_RT_OK;
+}
+
+} // namespace
+
+parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
+                               const parc_rt_program_t *p,
+                               const GenerateOptions &o, void **weights,
+                               const std::string &outputDir, bool writer) {
+  int64_t batch = 0, promptLen = 0, total = 0;
+  std::vector<int64_t> tokens;
+  PARC_RT_RETURN_IF_ERROR(checkProgram(p, batch));
+  PARC_RT_RETURN_IF_ERROR(readPrompt(p, o, batch, promptLen, total, tokens));
+  StepBuffers buf;
+  PARC_RT_RETURN_IF_ERROR(buf.create(p));
+  std::vector<char> done(static_cast<size_t>(batch), 0);
+  std::vector<double> stepMs;
+  double ttftMs = 0, elapsed = 0;
+  int64_t generated = 0;
+  for (long w = 0; w < o.warmup; ++w) {
+    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, tokens, batch, total, 0));
+    p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
+               buf.out.data());
+    PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
+  }
+  for (int64_t t = 0; t + 1 < total; ++t) {
+    auto start = std::chrono::steady_clock::now();
+    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, tokens, batch, total, t));
+    p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
+               buf.out.data());
+    PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
+    // The prompt's last step gives the first new token.
+    if (t + 1 >= promptLen) {
+      PARC_RT_RETURN_IF_ERROR(pickNext(p, buf, o, tokens, total, t, done));
+      ++generated;
+    }
+    const double ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    elapsed += ms;
+    if (t + 1 == promptLen)
+      ttftMs = elapsed;
+    else if (t + 1 > promptLen)
+      stepMs.push_back(ms);
+    if (generated &&
+        std::all_of(done.begin(), done.end(), [](char d) { return d != 0; }))
+      break;
+  }
+  if (!writer)
+    return PARC_RT_OK;
+  // Stopped at --eos: the rest of every row is the end token.
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = promptLen + generated; t < total; ++t)
+      tokens[b * total + t] = o.eos;
+  printFigures(batch, promptLen, generated, ttftMs, stepMs);
+  if (outputDir.empty())
+    return PARC_RT_OK;
+  const std::string path = outputDir + "/tokens.npy";
+  const int64_t shape[2] = {batch, total};
+  return parc_rt_npy_write(path.c_str(), PARC_RT_I64, 2, shape, tokens.data());
+}
+
+} // namespace parc::rt

@@ -1,0 +1,32 @@
+//===- generate.h - the token loop of a generating program -------*- C++
+//-*-===//
+#ifndef PARC_RT_PROGRAM_GENERATE_H
+#define PARC_RT_PROGRAM_GENERATE_H
+
+#include "parc/program.h"
+
+#include <string>
+
+namespace parc::rt {
+
+struct GenerateOptions {
+  std::string prompt; // .npy of i64 [batch, prompt length]
+  long maxNewTokens = 0;
+  long eos = -1; // -1: none
+  /// Untimed runs of the first step before the loop (parc-run --warmup):
+  /// each writes the same cache entry the first timed step then rewrites.
+  long warmup = 0;
+};
+
+/// Runs the prompt and then one step per new token through `p` (a program
+/// nn-kv-cache made: see its input roles), greedily; the cache and weights
+/// stay where they are between steps. The rank holding the outputs writes
+/// `outputDir`/tokens.npy ([batch, prompt + new]) and prints the figures.
+parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
+                               const parc_rt_program_t *p,
+                               const GenerateOptions &o, void **weights,
+                               const std::string &outputDir, bool writer);
+
+} // namespace parc::rt
+
+#endif // PARC_RT_PROGRAM_GENERATE_H

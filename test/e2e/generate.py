@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""Greedy generation with a KV cache: parc-run's token loop vs onnxruntime's.
+
+For each decoder of examples/models/generate_past.py (GPT-2; Llama with RoPE
+and grouped-query attention) and each prompt: `parc compile --max-seq S`,
+then `parc-run OUT --prompt ids.npy --max-new-tokens N --greedy`, against
+test/e2e/ort_greedy.mjs, which steps the same ONNX file in onnxruntime with
+its past/present I/O (the prompt in one step over an empty past, then one
+token per step). The token ids must be equal exactly; parc-run must print
+TTFT, per-token latency and tokens/s; the manifest's KV-cache bytes must be
+batch x max-seq x layers x kv-heads x head-dim x 2 (key and value) x 4 bytes.
+A case with --eos set to a token onnxruntime generates checks that the
+sequence stops there (the rest of the row repeats it), with --warmup 2.
+
+Prints one row per case and `N passed, N failed`; exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
+from generate_past import MODELS  # noqa: E402
+
+MAX_SEQ = 24
+# (model, prompt rows, new tokens): batch 1 and 2, several prompt lengths.
+CASES = [
+    ("gpt2_past", [[5, 17, 42, 3, 88]], 10),
+    ("gpt2_past", [[9, 80, 11, 2, 45, 70], [60, 7, 33, 21, 1, 4]], 8),
+    ("llama_past", [[9, 80, 11, 2, 45, 70]], 12),
+    ("llama_past", [[1, 2, 3], [60, 7, 33]], 16),
+]
+
+
+def run(cmd, log):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    log.write("$ " + " ".join(cmd) + "\n" + r.stdout)
+    if r.returncode:
+        lines = r.stdout.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit {r.returncode}")
+    return r.stdout
+
+
+def ort_tokens(model, prompt_path, new, out, log, eos=None):
+    cmd = ["node", os.path.join(ROOT, "test", "e2e", "ort_greedy.mjs"), model,
+           prompt_path, str(new), out] + ([str(eos)] if eos is not None else [])
+    run(cmd, log)
+    return np.load(out)
+
+
+def compile_model(tools, model, batch, out, log):
+    run([os.path.join(tools, "parc"), "compile", model, "-o", out,
+         "--max-seq", str(MAX_SEQ), "--quiet",
+         "--input-shape", f"input_ids={batch}x1"], log)
+    with open(os.path.join(out, "manifest.json")) as f:
+        return json.load(f)
+
+
+def check_cache_bytes(manifest, cfg, batch):
+    want = batch * MAX_SEQ * cfg.layers * cfg.kv_heads * cfg.head_dim * 2 * 4
+    got = manifest["generation"]["kv_cache_bytes_per_rank"]
+    if got != want:
+        raise RuntimeError(f"manifest KV-cache bytes {got}, formula gives {want}")
+
+
+def parc_tokens(tools, out, prompt_path, new, work, log, eos=None):
+    res = os.path.join(work, "parc-out")
+    cmd = [os.path.join(tools, "parc-run"), out, "--prompt", prompt_path,
+           "--max-new-tokens", str(new), "--greedy", "--output-dir", res]
+    # With --eos, also --warmup: its untimed first steps must not disturb
+    # the cache.
+    extra = ["--eos", str(eos), "--warmup", "2"] if eos is not None else []
+    text = run(cmd + extra, log)
+    for figure in ("TTFT", "per-token latency p50", "tokens/s"):
+        if figure not in text:
+            raise RuntimeError(f"parc-run printed no {figure}")
+    return np.load(os.path.join(res, "tokens.npy"))
+
+
+def run_case(args, index, name, rows, new, log):
+    work = os.path.join(args.work, f"{index}-{name}")
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(args.work, name + ".onnx")
+    prompt = np.array(rows, dtype=np.int64)
+    prompt_path = os.path.join(work, "prompt.npy")
+    np.save(prompt_path, prompt)
+    out = os.path.join(work, "compiled")
+    manifest = compile_model(args.tools, model, len(rows), out, log)
+    check_cache_bytes(manifest, MODELS[name], len(rows))
+    want = ort_tokens(model, prompt_path, new, os.path.join(work, "ort.npy"), log)
+    got = parc_tokens(args.tools, out, prompt_path, new, work, log)
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
+    if len(rows) != 1:
+        return f"{new} new tokens x {len(rows)}"
+    # Stop at a token onnxruntime generates past the first one.
+    eos = int(want[0, prompt.shape[1] + 1])
+    want = ort_tokens(model, prompt_path, new, os.path.join(work, "ort-eos.npy"),
+                      log, eos)
+    got = parc_tokens(args.tools, out, prompt_path, new, work, log, eos)
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"--eos {eos}: parc {got.tolist()} ort {want.tolist()}")
+    return f"{new} new tokens, --eos {eos}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--tools", required=True, help="folder of parc and parc-run")
+    p.add_argument("--work", required=True)
+    p.add_argument("--only", nargs="*", choices=list(MODELS), help="models to run")
+    args = p.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "examples", "models",
+                                                 "generate_past.py"),
+                    "--out", args.work], check=True, stdout=subprocess.DEVNULL)
+    passed = failed = 0
+    with open(os.path.join(args.work, "log.txt"), "w") as log:
+        for i, (name, rows, new) in enumerate(CASES):
+            if args.only and name not in args.only:
+                continue
+            try:
+                row, ok = "PASS: " + run_case(args, i, name, rows, new, log), True
+            except RuntimeError as e:
+                row, ok = f"FAIL: {e}", False
+            print(f"{name:12} batch {len(rows)} prompt {len(rows[0]):2}  {row}",
+                  flush=True)
+            passed, failed = passed + ok, failed + (not ok)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// ort_greedy.mjs: onnxruntime's greedy token loop over a decoder exported with
+// its KV cache, the reference test/e2e/generate.py compares parc-run against.
+//
+//   node test/e2e/ort_greedy.mjs MODEL.onnx PROMPT.npy NEW_TOKENS OUT.npy [EOS]
+//
+// The prompt runs in one step over an empty past (length 0), then one step per
+// new token, each feeding the present.* outputs back as the past_key_values.*
+// inputs and the argmax of the last logits as the next token: the usual
+// Hugging Face / optimum loop, nothing of parc's. Writes the tokens
+// [batch, prompt + new] as int64 .npy (after EOS, a sequence repeats EOS).
+
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const refDir = join(here, '..', '..', 'tools', 'ort-reference');
+const { readNpy, writeNpy } = await import(join(refDir, 'npy.mjs'));
+const ort = createRequire(join(refDir, 'package.json'))('onnxruntime-node');
+
+const [model, promptPath, newTokens, outPath, eosArg] = process.argv.slice(2);
+if (!outPath) {
+  console.error('usage: ort_greedy.mjs MODEL.onnx PROMPT.npy NEW_TOKENS OUT.npy [EOS]');
+  process.exit(2);
+}
+const eos = eosArg === undefined ? -1n : BigInt(eosArg);
+const session = await ort.InferenceSession.create(model, {
+  executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1,
+  graphOptimizationLevel: 'disabled', logSeverityLevel: 3,
+});
+const prompt = readNpy(promptPath);
+const [batch, promptLen] = prompt.shape;
+const total = promptLen + Number(newTokens);
+const tokens = new BigInt64Array(batch * total).fill(eos);
+for (let b = 0; b < batch; b++)
+  for (let t = 0; t < promptLen; t++) tokens[b * total + t] = prompt.data[b * promptLen + t];
+
+const meta = new Map(session.inputMetadata.map((m) => [m.name, m]));
+const pastNames = session.inputNames.filter((n) => n.startsWith('past_key_values.'));
+let past = {};
+for (const name of pastNames) {
+  const shape = meta.get(name).shape.map((d, k) => (k === 0 ? batch : k === 2 ? 0 : d));
+  past[name] = new ort.Tensor('float32', new Float32Array(0), shape);
+}
+const done = new Array(batch).fill(false);
+let pos = 0;
+for (let len = promptLen; pos + len <= total - 1 || (pos === 0 && len === promptLen); ) {
+  const ids = new BigInt64Array(batch * len), positions = new BigInt64Array(batch * len);
+  for (let b = 0; b < batch; b++)
+    for (let t = 0; t < len; t++) {
+      ids[b * len + t] = tokens[b * total + pos + t];
+      positions[b * len + t] = BigInt(pos + t);
+    }
+  const feeds = {
+    input_ids: new ort.Tensor('int64', ids, [batch, len]),
+    position_ids: new ort.Tensor('int64', positions, [batch, len]),
+    ...past,
+  };
+  if (session.inputNames.includes('attention_mask'))
+    feeds.attention_mask = new ort.Tensor('int64', new BigInt64Array(batch * (pos + len)).fill(1n),
+                                          [batch, pos + len]);
+  const out = await session.run(feeds);
+  const logits = out.logits, vocab = logits.dims[2];
+  pos += len;
+  for (let b = 0; b < batch; b++) {
+    let best = 0;
+    const row = (b * len + len - 1) * vocab;
+    for (let v = 1; v < vocab; v++) if (logits.data[row + v] > logits.data[row + best]) best = v;
+    const next = done[b] ? eos : BigInt(best);
+    tokens[b * total + pos] = next;
+    done[b] = done[b] || next === eos;
+  }
+  if (pos + 1 >= total || done.every((d) => d)) break;
+  past = {};
+  for (const name of pastNames) past[name] = out[name.replace('past_key_values.', 'present.')];
+  len = 1;
+}
+writeNpy(outPath, 'int64', [batch, total], tokens);
