@@ -26,6 +26,16 @@ namespace dist = parc::dist;
 
 namespace {
 
+/// Elementwise ops with a sequence rule: binary ops that broadcast like
+/// ONNX, and unary ones. Not casts: nn-convert-dtype puts them before the
+/// outputs, whose readers want the whole value anyway, and gathering before
+/// the cast lets them share one all-gather with the other readers.
+bool isBroadcastElementwise(Operation *op) {
+  return isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp>(op) ||
+         (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1 &&
+          op->getNumResults() == 1 && !isa<nn::CastOp>(op));
+}
+
 class Propagation {
 public:
   Propagation(func::FuncOp main, int64_t tp, bool explain)
@@ -166,8 +176,18 @@ void Propagation::applyRegion(dist::Region &r) {
   nn::LinearOp row = r.row;
   annotateConstant(row.getWeightMutable(),
                    dist::splitSharding(ctx, row.getTransposeWeight() ? 1 : 0));
-  bool sp = row->hasAttr(dist::kSequenceParallelAttr);
   auto type = row.getType();
+  // The sequence split goes on only into ops with a sequence rule (the
+  // residual add) or out of the program (gathered there); a row read
+  // otherwise, such as by the Tensordot reshape of TF exports, is
+  // all-reduced instead.
+  bool sp = row->hasAttr(dist::kSequenceParallelAttr) &&
+            llvm::all_of(row->getUsers(), [&](Operation *user) {
+              return isa<func::ReturnOp>(user) ||
+                     (isBroadcastElementwise(user) &&
+                      dist::tensorOf(user->getResult(0)).getRank() ==
+                          type.getRank());
+            });
   dist::ShardingAttr to =
       sp ? dist::splitSharding(ctx, dist::sequenceDim(type)) : dist::ShardingAttr();
   if (explain)
@@ -213,16 +233,6 @@ void Propagation::applyHead(nn::LinearOp head) {
                        << " features, then all-gathered";
   for (OpOperand &use : llvm::make_early_inc_range(head->getUses()))
     reshard(use, dist::ShardingAttr());
-}
-
-/// Elementwise ops with a sequence rule: binary ops that broadcast like
-/// ONNX, and unary ones. Not casts: nn-convert-dtype puts them before the
-/// outputs, whose readers want the whole value anyway, and gathering before
-/// the cast lets them share one all-gather with the other readers.
-bool isBroadcastElementwise(Operation *op) {
-  return isa<nn::AddOp, nn::SubOp, nn::MulOp, nn::DivOp>(op) ||
-         (op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() == 1 &&
-          op->getNumResults() == 1 && !isa<nn::CastOp>(op));
 }
 
 void Propagation::propagateSequence() {
