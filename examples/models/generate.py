@@ -624,36 +624,51 @@ class Emitter(Graph):
         return self.unsqueeze(pos, [0])
 
 
+def gpt2_blocks(g, h, attention):
+    """GPT-2's pre-norm layers on `h`: ln_1, `attention(g, x, i)` in
+    module "attn", the residual, ln_2, the GELU MLP, the residual; then
+    ln_f."""
+    c = g.cfg
+    for i in range(c.layers):
+        with g.module(f"h.{i}"):
+            a = g.layer_norm(h, "ln_1")
+            with g.module("attn"):
+                a = attention(g, a, i)
+            h = g.op("Add", a, h)
+            m = g.layer_norm(h, "ln_2")
+            with g.module("mlp"):
+                m = g.gelu_tanh(g.linear(m, c.hidden, c.ffn, "c_fc"))
+                m = g.linear(m, c.ffn, c.hidden, "c_proj")
+            h = g.op("Add", h, m)
+    return g.layer_norm(h, "ln_f")
+
+
+def gpt2_logits(g, h, wte):
+    """The LM head tied to the token embedding, as the "logits" output."""
+    with g.module("lm_head"):
+        logits = g.tied_linear(h, wte)
+    g.output(logits, "logits", TensorProto.FLOAT, ["batch", "seq", g.cfg.vocab])
+
+
+def gpt2_attention(g, a, i):
+    c = g.cfg
+    qkv = g.linear(a, c.hidden, 3 * c.hidden, "c_attn")
+    q, k, v = g.op("Split", qkv, g.const([c.hidden] * 3), axis=2, outputs=3)
+    q = g.split_heads(q, c.heads)
+    k_t = g.split_heads(k, c.heads, perm=(0, 2, 3, 1))
+    v = g.split_heads(v, c.heads)
+    ctx = g.attention(q, k_t, v, g.causal_where(q, v))
+    return g.linear(g.merge_heads(ctx), c.hidden, c.hidden, "c_proj")
+
+
 def build_gpt2(g):
     c = g.cfg
     ids = g.input("input_ids", TensorProto.INT64, ["batch", "seq"])
     with g.module("transformer"):
         wte, tok = g.embedding(ids, "wte", c.vocab)
         _, pos = g.embedding(g.arange_positions(ids), "wpe", c.max_positions)
-        h = g.op("Add", tok, pos)
-        for i in range(c.layers):
-            with g.module(f"h.{i}"):
-                a = g.layer_norm(h, "ln_1")
-                with g.module("attn"):
-                    qkv = g.linear(a, c.hidden, 3 * c.hidden, "c_attn")
-                    q, k, v = g.op("Split", qkv, g.const([c.hidden] * 3),
-                                   axis=2, outputs=3)
-                    q = g.split_heads(q, c.heads)
-                    k_t = g.split_heads(k, c.heads, perm=(0, 2, 3, 1))
-                    v = g.split_heads(v, c.heads)
-                    ctx = g.attention(q, k_t, v, g.causal_where(q, v))
-                    a = g.linear(g.merge_heads(ctx), c.hidden, c.hidden,
-                                 "c_proj")
-                h = g.op("Add", a, h)
-                m = g.layer_norm(h, "ln_2")
-                with g.module("mlp"):
-                    m = g.gelu_tanh(g.linear(m, c.hidden, c.ffn, "c_fc"))
-                    m = g.linear(m, c.ffn, c.hidden, "c_proj")
-                h = g.op("Add", h, m)
-        h = g.layer_norm(h, "ln_f")
-    with g.module("lm_head"):
-        logits = g.tied_linear(h, wte)
-    g.output(logits, "logits", TensorProto.FLOAT, ["batch", "seq", c.vocab])
+        h = gpt2_blocks(g, g.op("Add", tok, pos), gpt2_attention)
+    gpt2_logits(g, h, wte)
 
 
 def build_bert(g):

@@ -25,7 +25,8 @@ import numpy as np
 from onnx import TensorProto, checker, shape_inference
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from generate import FLOAT_MIN, Emitter, ModelConfig  # noqa: E402
+from generate import (FLOAT_MIN, Emitter, ModelConfig, gpt2_blocks,  # noqa: E402
+                      gpt2_logits)
 
 MODELS = {
     "gpt2_past": ModelConfig("gpt2", seed=1101, layers=2, hidden=64, heads=4,
@@ -64,42 +65,30 @@ def causal_rows(g, mask, q, k):
     return g.op("Slice", rows, g.const([0]), end, g.const([1]), g.const([1]))
 
 
+def gpt2_past_attention(g, a, i):
+    c = g.cfg
+    n = c.max_positions
+    qkv = g.linear(a, c.hidden, 3 * c.hidden, "c_attn")
+    q, k, v = g.op("Split", qkv, g.const([c.hidden] * 3), axis=2, outputs=3)
+    q, k, v = (g.split_heads(x, c.heads) for x in (q, k, v))
+    k, v = cache_io(g, i, k, v)
+    bias = g.param("bias", np.tril(np.ones((n, n), bool)))
+    mask = causal_rows(g, bias, q, k)
+    fill = g.const(FLOAT_MIN, np.float32)
+    k_t = g.op("Transpose", k, perm=[0, 1, 3, 2])
+    ctx = g.attention(q, k_t, v, lambda s: g.op("Where", mask, s, fill))
+    return g.linear(g.merge_heads(ctx), c.hidden, c.hidden, "c_proj")
+
+
 def build_gpt2_past(g):
     c = g.cfg
     ids = g.input("input_ids", TensorProto.INT64, ["batch", "seq"])
     pos = g.input("position_ids", TensorProto.INT64, ["batch", "seq"])
-    n = c.max_positions
     with g.module("transformer"):
         wte, tok = g.embedding(ids, "wte", c.vocab)
         _, pe = g.embedding(pos, "wpe", c.max_positions)
-        h = g.op("Add", tok, pe)
-        for i in range(c.layers):
-            with g.module(f"h.{i}"):
-                a = g.layer_norm(h, "ln_1")
-                with g.module("attn"):
-                    qkv = g.linear(a, c.hidden, 3 * c.hidden, "c_attn")
-                    q, k, v = g.op("Split", qkv, g.const([c.hidden] * 3),
-                                   axis=2, outputs=3)
-                    q, k, v = (g.split_heads(x, c.heads) for x in (q, k, v))
-                    k, v = cache_io(g, i, k, v)
-                    bias = g.param("bias", np.tril(np.ones((n, n), bool)))
-                    mask = causal_rows(g, bias, q, k)
-                    fill = g.const(FLOAT_MIN, np.float32)
-                    k_t = g.op("Transpose", k, perm=[0, 1, 3, 2])
-                    ctx = g.attention(q, k_t, v,
-                                      lambda s: g.op("Where", mask, s, fill))
-                    a = g.linear(g.merge_heads(ctx), c.hidden, c.hidden,
-                                 "c_proj")
-                h = g.op("Add", a, h)
-                m = g.layer_norm(h, "ln_2")
-                with g.module("mlp"):
-                    m = g.gelu_tanh(g.linear(m, c.hidden, c.ffn, "c_fc"))
-                    m = g.linear(m, c.ffn, c.hidden, "c_proj")
-                h = g.op("Add", h, m)
-        h = g.layer_norm(h, "ln_f")
-    with g.module("lm_head"):
-        logits = g.tied_linear(h, wte)
-    g.output(logits, "logits", TensorProto.FLOAT, ["batch", "seq", c.vocab])
+        h = gpt2_blocks(g, g.op("Add", tok, pe), gpt2_past_attention)
+    gpt2_logits(g, h, wte)
     name_presents(g)
 
 
