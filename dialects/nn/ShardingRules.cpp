@@ -270,7 +270,7 @@ struct Concat {
     for (std::optional<DimSplit> s : in.drop_front())
       if (s != in[0])
         return SplitRule::refuse("its inputs are split differently");
-    if (!in[0] || in[0]->dim == cast<nn::ConcatOp>(op).getAxis())
+    if (!in[0] || in[0]->dim == (int64_t)cast<nn::ConcatOp>(op).getAxis())
       return SplitRule::refuse("it concatenates along the split dim");
     return splitTo(op, in[0]);
   }
