@@ -100,7 +100,6 @@ GAP_EINSUM = ("the keras2onnx-style Einsum attention: --tp 4 and --sp keep parts
 GAP_CUTS = "no structural pipeline cut is found in the keras2onnx-style layers"
 GAP_PAST_BATCH = "dist-split-batch takes the stacked K/V dim of a past for the batch"
 KNOWN_GAPS = {
-    ("tf_bert", "tp4"): GAP_EINSUM,
     ("tf_bert", "tp2-sp"): GAP_EINSUM,
     ("tf_bert", "pp2"): GAP_CUTS,
     ("tf_bert", "pp2-m2"): GAP_CUTS,

@@ -60,6 +60,19 @@ void padOutputHead(nn::LinearOp lin, int64_t tp) {
   lin.erase();
 }
 
+/// A token embedding whose vocabulary tp does not divide (50 rows over 4
+/// ranks) gets zero rows up to the next multiple, as Megatron pads its
+/// vocabulary: no id looks them up (ids wrap by the whole vocabulary, which
+/// dist.vocab_parallel records), so every rank holds an equal part.
+void padEmbedding(nn::GatherOp embedding, int64_t tp) {
+  int64_t rows = dist::tensorOf(embedding.getData()).getDimSize(0);
+  if (int64_t pad = (tp - rows % tp) % tp) {
+    OpBuilder b(embedding);
+    embedding.getDataMutable().assign(
+        dist::padWeight(b, embedding.getData(), 0, pad));
+  }
+}
+
 /// The norm's input if it normalises only the last dim (what Megatron-SP
 /// shards along the sequence), else null.
 Value sequenceNormInput(Operation *op) {
@@ -203,8 +216,10 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
     // The token embedding (vocabulary-parallel in Megatron): each rank looks
     // up the rows it holds, and the partial sums are reduced.
     if (nn::GatherOp embedding = dist::vocabularyEmbedding(main, tp)) {
+      int64_t vocab = dist::tensorOf(embedding.getData()).getDimSize(0);
+      padEmbedding(embedding, tp);
       dist::setSharding(embedding.getResult(), dist::partialSharding(ctx));
-      embedding->setAttr(dist::kVocabAttr, b.getUnitAttr());
+      embedding->setAttr(dist::kVocabAttr, b.getI64IntegerAttr(vocab));
       if (sp)
         embedding->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
     }

@@ -58,7 +58,8 @@ Value wrapVocabularyIds(OpBuilder &b, nn::GatherOp g, int64_t vocab) {
 }
 
 /// A vocabulary-parallel lookup on this rank's rows [r·n, (r+1)·n) of the
-/// table: indices, wrapped by the whole vocabulary, are shifted by the
+/// table: indices, wrapped by the whole vocabulary (dist.vocab_parallel's
+/// size, without the zero rows of padding), are shifted by the
 /// rank's first row, those outside its rows look up row 0, and their rows
 /// are zeroed, so that the ranks' results sum to the whole lookup. The
 /// rank's (first row, 0, n) is its part of one [tp, 3] constant: 3 indices
@@ -86,7 +87,8 @@ Value partitionEmbedding(OpBuilder &b, nn::GatherOp g, int64_t tp) {
                                b.getDenseI64ArrayAttr({1, 1}));
   };
   Value first = bound(0), zero = bound(1), limit = bound(2);
-  Value wrapped = wrapVocabularyIds(b, g, rows * tp);
+  Value wrapped = wrapVocabularyIds(
+      b, g, g->getAttrOfType<IntegerAttr>(dist::kVocabAttr).getInt());
   Value local = nn::SubOp::create(b, loc, ids, wrapped, first);
   auto flags = RankedTensorType::get(ids.getShape(), b.getI1Type());
   Value below = nn::LessOp::create(b, loc, flags, local, zero);

@@ -285,7 +285,8 @@ nn::GatherOp dist::vocabularyEmbedding(func::FuncOp main, int64_t tp) {
     if (!best || table.getDimSize(0) > tensorOf(best.getData()).getDimSize(0))
       best = g;
   });
-  if (best && tensorOf(best.getData()).getDimSize(0) % tp)
+  if (best && tensorOf(best.getData()).getDimSize(0) % tp &&
+      !canPadWeight(best.getData()))
     return {};
   return best;
 }

@@ -21,7 +21,7 @@ namespace parc::dist {
 /// The token embedding Megatron splits by vocabulary: among the gathers of
 /// rows of a weight [vocab, hidden] table by a graph input, the one with
 /// the most rows (token types and positions are smaller), if `tp` divides
-/// them.
+/// them or its table can take zero rows up to a multiple of `tp`.
 parc::nn::GatherOp vocabularyEmbedding(mlir::func::FuncOp main, int64_t tp);
 
 /// The mesh and its one axis: other branches extend the mesh, not rename it.

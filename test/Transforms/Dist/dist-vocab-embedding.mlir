@@ -8,7 +8,7 @@
 // pending sum, its table is split by rows, each rank looks up only its 4
 // rows, and the partial lookups are all-reduced (with sequence parallelism
 // reduce-scattered along the sequence).
-// ANNOTATE: nn.gather {{.*}}dist.result_shardings = [#dist.sharding<@mesh, [], partial = ["tp"]>], dist.vocab_parallel}
+// ANNOTATE: nn.gather {{.*}}dist.result_shardings = [#dist.sharding<@mesh, [], partial = ["tp"]>], dist.vocab_parallel = 8 : i64}
 // ANNOTATE: nn.linear {{.*}}dist.output_head
 
 // PROPAGATE: %[[T:.*]] = dist.shard %{{.*}} to <@mesh, {{\[\[}}"tp"]]> annotate_for_users : tensor<8x4xf32>

@@ -45,7 +45,10 @@ def DistAnnotate : Pass<"dist-annotate", "::mlir::ModuleOp"> {
       `tp` does not divide them).
     * The token embedding (the largest `nn.gather` of rows of a constant
       [vocab, hidden] table by a graph input) is vocabulary-parallel: its
-      result is seeded `partial = ["tp"]` and marked `dist.vocab_parallel`.
+      result is seeded `partial = ["tp"]` and marked `dist.vocab_parallel`
+      with its vocabulary size. A vocabulary `tp` does not divide gets zero
+      rows up to the next multiple (Megatron's padded vocabulary): ids wrap
+      by the recorded size, so none reads them.
     * With `sp` (Megatron sequence parallelism), every `nn.layer_norm` /
       `nn.rms_norm` over the last dim is seeded split along the sequence
       (the dim before the features), and row linears are marked

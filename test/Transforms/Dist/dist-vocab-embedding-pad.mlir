@@ -1,0 +1,25 @@
+// RUN: parc-opt %s --dist-annotate=tp=4 | FileCheck %s --check-prefix=ANNOTATE
+// RUN: parc-opt %s --dist-tensor-parallel=tp=4 | FileCheck %s
+
+// A token embedding of 6 rows over 4 ranks: the table gets 2 zero rows
+// (Megatron's padded vocabulary), the lookup records the vocabulary of 6,
+// and each rank looks up its 2 rows of the 8.
+// ANNOTATE: %[[T:.*]] = arith.constant dense_resource<{{.*}}> : tensor<8x4xf32>
+// ANNOTATE: nn.gather %[[T]], %arg0 {{.*}}dist.vocab_parallel = 6 : i64} : (tensor<8x4xf32>, tensor<2x4xi64>) -> tensor<2x4x4xf32>
+
+// Ids wrap by the 6 ids of the vocabulary (so -1 is row 5, not a zero
+// row), not by the 8 rows of the padded table.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[T:.*]] = dist.local_part %{{.*}} dim = 0 parts = 4 axis = "tp" : tensor<8x4xf32> -> tensor<2x4xf32>
+// CHECK: arith.constant dense<{{\[\[}}0, 0, 2], [2, 0, 2], [4, 0, 2], [6, 0, 2]]> : tensor<4x3xi64>
+// CHECK: %[[IDENTITY:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+// CHECK: nn.gather %[[IDENTITY]], %arg0 {axis = 0 : i64} : (tensor<6xi64>, tensor<2x4xi64>) -> tensor<2x4xi64>
+// CHECK: nn.gather %[[T]], %{{.*}} {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xi64>) -> tensor<2x4x4xf32>
+// CHECK: dist.all_reduce %{{.*}} on @mesh mesh_axes = ["tp"] : tensor<2x4x4xf32>
+func.func @main(%ids: tensor<2x4xi64>) -> tensor<2x4x4xf32> {
+  %table = arith.constant dense<0.5> : tensor<6x4xf32>
+  %g = arith.constant dense<1.0> : tensor<4xf32>
+  %e = nn.gather %table, %ids {axis = 0 : i64} : (tensor<6x4xf32>, tensor<2x4xi64>) -> tensor<2x4x4xf32>
+  %n = nn.layer_norm %e, %g {axis = 2 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x4x4xf32>, tensor<4xf32>) -> tensor<2x4x4xf32>
+  return %n : tensor<2x4x4xf32>
+}
