@@ -36,6 +36,16 @@ bool isBroadcastElementwise(Operation *op) {
           op->getNumResults() == 1 && !isa<nn::CastOp>(op));
 }
 
+/// Ops that run on Megatron-SP's sequence-split stream where their rule
+/// keeps the split: elementwise ops and reductions over other dims (a norm
+/// written from its moments). Products read the gathered stream, as
+/// Megatron's linears do.
+bool onSequenceStream(Operation *op) {
+  return isBroadcastElementwise(op) ||
+         isa<nn::ReduceSumOp, nn::ReduceMeanOp, nn::ReduceMaxOp,
+             nn::ReduceMinOp, nn::ReduceProdOp>(op);
+}
+
 class Propagation {
 public:
   Propagation(func::FuncOp main, int64_t tp, bool explain)
@@ -51,6 +61,12 @@ private:
   void applyHead(nn::LinearOp head);
   void applyEmbedding(nn::GatherOp embedding);
   void propagateSequence();
+  /// The dim each operand of `op` is split on (none: read whole) so that
+  /// its result is split along the sequence, from its sharding rule; none
+  /// when the rule refuses or would move the split of a value on the
+  /// stream.
+  std::optional<SmallVector<std::optional<int64_t>>>
+  sequenceRule(Operation *op);
 
   /// A resharded copy of `v` for `use`'s owner (one per value and layout).
   void reshard(OpOperand &use, dist::ShardingAttr to);
@@ -176,18 +192,38 @@ void Propagation::applyRegion(dist::Region &r) {
   nn::LinearOp row = r.row;
   annotateConstant(row.getWeightMutable(),
                    dist::splitSharding(ctx, row.getTransposeWeight() ? 1 : 0));
-  auto type = row.getType();
+  // Under SP the partial sums pass through reshapes (the reshaped sum is
+  // the sum of the reshaped parts), so that TF's Tensordot, which flattens
+  // [B, S, K] for its product, is reduce-scattered along the sequence it
+  // restores. A bias is added after the reduction, at the row: none here.
+  Value sum = row.getResult();
+  SmallVector<Value> reshaped;
+  if (row->hasAttr(dist::kSequenceParallelAttr) && !row.getBias())
+    while (sum.hasOneUse() && isa<nn::ReshapeOp>(*sum.user_begin())) {
+      sum = sum.user_begin()->getResult(0);
+      reshaped.push_back(sum);
+    }
+  auto type = dist::tensorOf(sum);
   // The sequence split goes on only into ops with a sequence rule (the
   // residual add) or out of the program (gathered there); a row read
-  // otherwise, such as by the Tensordot reshape of TF exports, is
-  // all-reduced instead.
+  // otherwise, such as by a reshape that merges the sequence with the
+  // batch, is all-reduced instead.
   bool sp = row->hasAttr(dist::kSequenceParallelAttr) &&
-            llvm::all_of(row->getUsers(), [&](Operation *user) {
+            dist::sequenceDim(type) >= 0 &&
+            type.getDimSize(dist::sequenceDim(type)) % tp == 0 &&
+            llvm::all_of(sum.getUsers(), [&](Operation *user) {
               return isa<func::ReturnOp>(user) ||
                      (isBroadcastElementwise(user) &&
                       dist::tensorOf(user->getResult(0)).getRank() ==
                           type.getRank());
             });
+  if (!sp) {
+    sum = row.getResult();
+    type = row.getType();
+    reshaped.clear();
+  }
+  for (Value v : reshaped)
+    dist::setSharding(v, dist::partialSharding(ctx));
   dist::ShardingAttr to =
       sp ? dist::splitSharding(ctx, dist::sequenceDim(type)) : dist::ShardingAttr();
   if (explain)
@@ -196,10 +232,10 @@ void Propagation::applyRegion(dist::Region &r) {
                       << " column-parallel linear(s); one "
                       << (sp ? "reduce-scatter" : "all-reduce") << " of "
                       << type << " follows it";
-  for (OpOperand &use : llvm::make_early_inc_range(row->getUses()))
+  for (OpOperand &use : llvm::make_early_inc_range(sum.getUses()))
     reshard(use, to);
   if (sp)
-    sequence.insert(reshards.lookup({row.getResult(), to}));
+    sequence.insert(reshards.lookup({sum, to}));
 }
 
 void Propagation::applyEmbedding(nn::GatherOp embedding) {
@@ -235,9 +271,39 @@ void Propagation::applyHead(nn::LinearOp head) {
     reshard(use, dist::ShardingAttr());
 }
 
+std::optional<SmallVector<std::optional<int64_t>>>
+Propagation::sequenceRule(Operation *op) {
+  auto rule = dyn_cast<dist::ShardingRuleOpInterface>(op);
+  if (!rule || op->getNumResults() != 1)
+    return std::nullopt;
+  auto out = dist::tensorOf(op->getResult(0));
+  int64_t seq = dist::sequenceDim(out);
+  if (seq < 0)
+    return std::nullopt;
+  dist::SplitRule back = rule.inferOperandSplits(0, seq);
+  if (!back.ok() || back.splits.size() != op->getNumOperands())
+    return std::nullopt;
+  SmallVector<std::optional<int64_t>> dims;
+  SmallVector<std::optional<dist::DimSplit>> in;
+  for (auto [v, s] : llvm::zip(op->getOperands(), back.splits)) {
+    // A value on the stream keeps its split: the rule must read it there.
+    if (sequence.contains(v) &&
+        (!s || s->dim != dist::sequenceDim(dist::tensorOf(v))))
+      return std::nullopt;
+    dims.push_back(s ? std::optional(s->dim) : std::nullopt);
+    in.push_back(s ? std::optional(dist::DimSplit{s->dim, tp}) : std::nullopt);
+  }
+  dist::SplitRule fwd = rule.propagateSplit(in);
+  if (!fwd.ok() || fwd.partial || fwd.splits.size() != 1 ||
+      fwd.splits[0] != std::optional(dist::DimSplit{seq, tp}))
+    return std::nullopt;
+  return dims;
+}
+
 void Propagation::propagateSequence() {
-  // Seeded norms join the stream; so do elementwise ops on it. Program
-  // order: an operand's layout is final before its user is visited.
+  // Seeded norms join the stream; so do the ops on it whose rule keeps the
+  // sequence split. Program order: an operand's layout is final before its
+  // user is visited.
   SmallVector<Operation *> ops;
   for (Operation &op : main.getBody().front())
     if (!isa<dist::ShardOp>(op))
@@ -249,40 +315,32 @@ void Propagation::propagateSequence() {
                     llvm::any_of(regions, [&](dist::Region &r) {
                       return r.ops.contains(op);
                     });
-    bool rule = seededNorm;
-    if (!rule && !inRegion && isBroadcastElementwise(op)) {
-      auto out = dist::tensorOf(op->getResult(0));
-      for (Value v : op->getOperands())
-        rule |= sequence.contains(v) && dist::tensorOf(v).getRank() == out.getRank() &&
-                out.getRank() >= 2;
-      for (Value v : op->getOperands())
-        if (sequence.contains(v) && dist::tensorOf(v).getRank() != out.getRank())
-          rule = false;
-    }
-    if (!rule) {
+    bool onStream = !inRegion && onSequenceStream(op) &&
+                    llvm::any_of(op->getOperands(), [&](Value v) {
+                      return sequence.contains(v);
+                    });
+    std::optional<SmallVector<std::optional<int64_t>>> dims;
+    if (seededNorm || onStream)
+      dims = sequenceRule(op);
+    if (!dims) {
       // No sequence rule: the op reads whole values.
       for (OpOperand &use : op->getOpOperands())
         if (sequence.contains(use.get()))
           reshard(use, dist::ShardingAttr());
       continue;
     }
-    auto out = dist::tensorOf(op->getResult(0));
-    int64_t seq = dist::sequenceDim(out);
-    unsigned count = seededNorm ? 1 : op->getNumOperands();
-    for (OpOperand &use : op->getOpOperands().take_front(count)) {
+    for (auto [use, d] : llvm::zip(op->getOpOperands(), *dims)) {
       Value v = use.get();
-      if (sequence.contains(v))
-        continue;
-      auto t = dist::tensorOf(v);
-      int64_t d = seq - (out.getRank() - t.getRank());
-      if (d < 0 || t.getDimSize(d) == 1)
+      if (!d || sequence.contains(v))
         continue; // broadcast along the sequence: every rank reads all of it
       if (nn::isWeight(v))
-        annotateConstant(use, dist::splitSharding(ctx, d));
+        annotateConstant(use, dist::splitSharding(ctx, *d));
       else
-        reshard(use, dist::splitSharding(ctx, d));
+        reshard(use, dist::splitSharding(ctx, *d));
     }
-    dist::setSharding(op->getResult(0), dist::splitSharding(ctx, seq));
+    auto out = dist::tensorOf(op->getResult(0));
+    dist::setSharding(op->getResult(0),
+                      dist::splitSharding(ctx, dist::sequenceDim(out)));
     sequence.insert(op->getResult(0));
   }
 }
