@@ -31,8 +31,11 @@ namespace {
 
 /// An output head whose features tp does not divide (GPT-2's vocabulary of
 /// 50257) gets zero features up to the next multiple, and a slice drops
-/// them again after the all-gather: every rank holds an equal part.
-void padOutputHead(nn::LinearOp lin, int64_t tp) {
+/// them again after the all-gather: every rank holds an equal part. A head
+/// tied to the token embedding's table reads the table `tables` padded for
+/// the embedding, so that the ranks hold one part of it, not two.
+void padOutputHead(nn::LinearOp lin, int64_t tp,
+                   const llvm::DenseMap<Value, Value> &tables) {
   auto type = lin.getType();
   int64_t features = type.getShape().back();
   int64_t pad = (tp - features % tp) % tp;
@@ -42,8 +45,13 @@ void padOutputHead(nn::LinearOp lin, int64_t tp) {
       (lin.getBias() && !dist::canPadWeight(lin.getBias())))
     return;
   OpBuilder b(lin);
-  Value newWeight = dist::padWeight(b, lin.getWeight(),
-                                    lin.getTransposeWeight() ? 0 : 1, pad);
+  Value tied = lin.getTransposeWeight() ? tables.lookup(lin.getWeight()) : Value();
+  bool reuse = tied && dist::tensorOf(tied).getDimSize(0) == features + pad &&
+               tied.getDefiningOp()->getBlock() == lin->getBlock() &&
+               tied.getDefiningOp()->isBeforeInBlock(lin);
+  Value newWeight =
+      reuse ? tied
+            : dist::padWeight(b, lin.getWeight(), lin.getTransposeWeight() ? 0 : 1, pad);
   Value newBias =
       lin.getBias() ? dist::padWeight(b, lin.getBias(), 0, pad) : Value();
   SmallVector<int64_t> shape(type.getShape());
@@ -63,13 +71,17 @@ void padOutputHead(nn::LinearOp lin, int64_t tp) {
 /// A token embedding whose vocabulary tp does not divide (50 rows over 4
 /// ranks) gets zero rows up to the next multiple, as Megatron pads its
 /// vocabulary: no id looks them up (ids wrap by the whole vocabulary, which
-/// dist.vocab_parallel records), so every rank holds an equal part.
-void padEmbedding(nn::GatherOp embedding, int64_t tp) {
-  int64_t rows = dist::tensorOf(embedding.getData()).getDimSize(0);
+/// dist.vocab_parallel records), so every rank holds an equal part. The
+/// padded table is recorded in `tables` by the original one.
+void padEmbedding(nn::GatherOp embedding, int64_t tp,
+                  llvm::DenseMap<Value, Value> &tables) {
+  Value table = embedding.getData();
+  int64_t rows = dist::tensorOf(table).getDimSize(0);
   if (int64_t pad = (tp - rows % tp) % tp) {
     OpBuilder b(embedding);
-    embedding.getDataMutable().assign(
-        dist::padWeight(b, embedding.getData(), 0, pad));
+    Value padded = dist::padWeight(b, table, 0, pad);
+    embedding.getDataMutable().assign(padded);
+    tables[table] = padded;
   }
 }
 
@@ -198,6 +210,18 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
       if (sp)
         r.row->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
     }
+    // The token embedding (vocabulary-parallel in Megatron): each rank looks
+    // up the rows it holds, and the partial sums are reduced. Before the
+    // heads: a tied head reads its padded table.
+    llvm::DenseMap<Value, Value> tables;
+    if (nn::GatherOp embedding = dist::vocabularyEmbedding(main, tp)) {
+      int64_t vocab = dist::tensorOf(embedding.getData()).getDimSize(0);
+      padEmbedding(embedding, tp, tables);
+      dist::setSharding(embedding.getResult(), dist::partialSharding(ctx));
+      embedding->setAttr(dist::kVocabAttr, b.getI64IntegerAttr(vocab));
+      if (sp)
+        embedding->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
+    }
     // Output heads (the LM head, vocabulary-parallel in Megatron).
     SmallVector<nn::LinearOp> unevenHeads;
     main.walk([&](nn::LinearOp lin) {
@@ -205,7 +229,7 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
         unevenHeads.push_back(lin);
     });
     for (nn::LinearOp lin : unevenHeads)
-      padOutputHead(lin, tp);
+      padOutputHead(lin, tp, tables);
     main.walk([&](nn::LinearOp lin) {
       if (taken.contains(lin) || !dist::isOutputHead(lin, tp))
         return;
@@ -213,16 +237,6 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
                         dist::splitSharding(ctx, lin.getType().getRank() - 1));
       lin->setAttr(dist::kHeadAttr, b.getUnitAttr());
     });
-    // The token embedding (vocabulary-parallel in Megatron): each rank looks
-    // up the rows it holds, and the partial sums are reduced.
-    if (nn::GatherOp embedding = dist::vocabularyEmbedding(main, tp)) {
-      int64_t vocab = dist::tensorOf(embedding.getData()).getDimSize(0);
-      padEmbedding(embedding, tp);
-      dist::setSharding(embedding.getResult(), dist::partialSharding(ctx));
-      embedding->setAttr(dist::kVocabAttr, b.getI64IntegerAttr(vocab));
-      if (sp)
-        embedding->setAttr(dist::kSequenceParallelAttr, b.getUnitAttr());
-    }
     for (Operation *norm : norms)
       dist::setSharding(norm->getResult(0),
                         dist::splitSharding(ctx, dist::sequenceDim(

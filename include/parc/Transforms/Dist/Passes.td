@@ -87,10 +87,14 @@ def DistPropagate : Pass<"dist-propagate", "::mlir::ModuleOp"> {
     node and why); heads that `tp` does not divide are an error.
 
     With sequence parallelism, the sequence split is carried from each
-    seeded norm and each row linear's reduce-scatter through elementwise
-    ops and norms in program order; an operand that is not split along the
-    sequence is sliced to this rank's part (constants and replicated
-    values: no communication). Conflicts resolve deterministically: the
+    seeded norm and each row linear's reduce-scatter in program order
+    through the elementwise ops and reductions whose sharding rule keeps it
+    (a norm written from its moments); an operand that is not split along
+    the sequence is sliced to this rank's part (constants and replicated
+    values: no communication). A row linear without a bias whose result is
+    only reshaped (TF's Tensordot on `[batch·seq, k]` rows) keeps its
+    partial sums through the reshapes and is reduce-scattered along the
+    sequence of the last one. Conflicts resolve deterministically: the
     sequence split wins over replication, and any op without a sequence
     rule (a column linear, a reshape, the return) reads a gathered copy.
 
