@@ -322,6 +322,8 @@ void Propagation::propagateSequence() {
     std::optional<SmallVector<std::optional<int64_t>>> dims;
     if (seededNorm || onStream)
       dims = sequenceRule(op);
+    assert((dims || !seededNorm) && "a norm over the features keeps the "
+                                    "sequence split dist-annotate seeds");
     if (!dims) {
       // No sequence rule: the op reads whole values.
       for (OpOperand &use : op->getOpOperands())
