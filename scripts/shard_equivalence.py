@@ -14,6 +14,7 @@ its folder (error.txt), so refusals are compared too.
 """
 import argparse
 import filecmp
+import json
 import os
 import subprocess
 import sys
@@ -39,7 +40,6 @@ def models(out):
     """(name, path, --input-shape flags, is MoE) of every model."""
     import differential as diff
     import exporter_forms as forms
-    import json
     gen = os.path.join(out, "models")
     os.makedirs(gen, exist_ok=True)
     subprocess.run([sys.executable, os.path.join(ROOT, "examples", "models", "generate.py"),
@@ -89,8 +89,21 @@ def compile_all(parc, out):
             print(f"{name}-{config}: {'refused' if r.returncode else 'compiled'}", flush=True)
 
 
+def same_file(fa, fb):
+    """Byte for byte; a manifest without the fields that name the run (the
+    model's path, parc's commit)."""
+    if not (os.path.exists(fa) and os.path.exists(fb)):
+        return False
+    if os.path.basename(fa) == "manifest.json":
+        load = lambda f: {k: v for k, v in json.load(open(f)).items()
+                          if k not in ("model", "parc_commit")}
+        return load(fa) == load(fb)
+    return filecmp.cmp(fa, fb, shallow=False)
+
+
 def compare(a, b):
-    """Every weight shard, generated source, manifest and refusal of a and b."""
+    """Every weight shard, generated source, manifest and refusal of a and
+    b (not compile-stats.json: times and memory)."""
     same = differ = 0
     runs_a, runs_b = os.path.join(a, "runs"), os.path.join(b, "runs")
     for run in sorted(set(os.listdir(runs_a)) | set(os.listdir(runs_b))):
@@ -99,12 +112,12 @@ def compare(a, b):
             for d, _, fs in os.walk(os.path.join(top, run)):
                 rel = os.path.relpath(d, os.path.join(top, run))
                 files |= {os.path.normpath(os.path.join(rel, f)) for f in fs
-                          if not f.startswith("bin")}
+                          if f != "compile-stats.json"}
         for f in sorted(files):
             if f.startswith("bin" + os.sep):
                 continue
             fa, fb = os.path.join(runs_a, run, f), os.path.join(runs_b, run, f)
-            if os.path.exists(fa) and os.path.exists(fb) and filecmp.cmp(fa, fb, shallow=False):
+            if same_file(fa, fb):
                 same += 1
             else:
                 differ += 1
