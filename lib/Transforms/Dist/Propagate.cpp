@@ -139,7 +139,6 @@ void Propagation::planRegion(nn::LinearOp row, dist::Planner &planner) {
 }
 
 void Propagation::applyRegion(dist::Region &r) {
-  Builder b(ctx);
   for (auto &[value, dim] : r.split)
     dist::setSharding(value, dist::splitSharding(ctx, dim, {},
                                                  tp / r.partsOf(value, tp)));
