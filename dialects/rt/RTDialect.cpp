@@ -1,7 +1,6 @@
 //===- RTDialect.cpp - the rt dialect ---------------------------*- C++ -*-===//
 
 #include "rt/RTDialect.h"
-#include "dist/DistDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"

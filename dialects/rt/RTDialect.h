@@ -9,6 +9,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "dist/DistDialect.h"
+
 #include "rt/RTDialect.h.inc"
 
 #define GET_TYPEDEF_CLASSES

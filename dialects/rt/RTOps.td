@@ -31,6 +31,8 @@ def RT_Dialect : Dialect {
     wait for it; on cpu it is an MPI request progressed between kernels.
   }];
   let useDefaultTypePrinterParser = 1;
+  // A sharded rt.weight's cuts are #dist.sharding attributes.
+  let dependentDialects = ["::parc::dist::DistDialect"];
 }
 
 class RT_Op<string mnemonic, list<Trait> traits = []>
