@@ -32,7 +32,8 @@ void DistDialect::registerAttributes() {
 //===----------------------------------------------------------------------===//
 
 // #dist.sharding<@mesh, [[axes]...] (, partial = [kind] [axes])?
-//                (, sizes = [[sizes]...])?>
+//                (, sizes = [[sizes]...])? (, blocks = [[blocks]...])?
+//                (, replicas = [counts])?>
 Attribute ShardingAttr::parse(AsmParser &parser, Type type) {
   MLIRContext *ctx = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
@@ -51,7 +52,28 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type type) {
 
   ArrayAttr partial;
   ReductionKind kind = ReductionKind::sum;
-  ArrayAttr sizes;
+  ArrayAttr sizes, blocks;
+  DenseI64ArrayAttr replicas;
+  auto parseInts = [&](SmallVectorImpl<int64_t> &ints) {
+    return parser.parseCommaSeparatedList(
+        AsmParser::Delimiter::Square,
+        [&]() -> ParseResult { return parser.parseInteger(ints.emplace_back()); });
+  };
+  // [[ints], ...]: one list per dimension (sizes, blocks).
+  auto parsePerDim = [&](ArrayAttr &into) -> ParseResult {
+    SmallVector<Attribute> dims;
+    auto parseDim = [&]() -> ParseResult {
+      SmallVector<int64_t> ints;
+      if (parseInts(ints))
+        return failure();
+      dims.push_back(DenseI64ArrayAttr::get(ctx, ints));
+      return success();
+    };
+    if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseDim))
+      return failure();
+    into = ArrayAttr::get(ctx, dims);
+    return success();
+  };
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc keyLoc = parser.getCurrentLocation();
     StringRef key;
@@ -71,25 +93,20 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type type) {
       if (parser.parseAttribute(partial))
         return {};
     } else if (key == "sizes" && !sizes) {
-      SmallVector<Attribute> dims;
-      auto parseDim = [&]() -> ParseResult {
-        SmallVector<int64_t> dimSizes;
-        if (parser.parseCommaSeparatedList(
-                AsmParser::Delimiter::Square, [&]() -> ParseResult {
-                  return parser.parseInteger(dimSizes.emplace_back());
-                }))
-          return failure();
-        dims.push_back(DenseI64ArrayAttr::get(ctx, dimSizes));
-        return success();
-      };
-      if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
-                                         parseDim))
+      if (parsePerDim(sizes))
         return {};
-      sizes = ArrayAttr::get(ctx, dims);
+    } else if (key == "blocks" && !blocks) {
+      if (parsePerDim(blocks))
+        return {};
+    } else if (key == "replicas" && !replicas) {
+      SmallVector<int64_t> counts;
+      if (parseInts(counts))
+        return {};
+      replicas = DenseI64ArrayAttr::get(ctx, counts);
     } else {
-      parser.emitError(keyLoc)
-          << "expected 'partial' or 'sizes' (each at most once), got '" << key
-          << "'";
+      parser.emitError(keyLoc) << "expected 'partial', 'sizes', 'blocks' or "
+                                  "'replicas' (each at most once), got '"
+                               << key << "'";
       return {};
     }
   }
@@ -99,8 +116,12 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type type) {
     partial = ArrayAttr::get(ctx, {});
   if (!sizes)
     sizes = ArrayAttr::get(ctx, {});
+  if (!blocks)
+    blocks = ArrayAttr::get(ctx, {});
+  if (!replicas)
+    replicas = DenseI64ArrayAttr::get(ctx, {});
   return getChecked([&] { return parser.emitError(loc); }, ctx, mesh, split,
-                    partial, kind, sizes);
+                    partial, kind, sizes, blocks, replicas);
 }
 
 void ShardingAttr::print(AsmPrinter &printer) const {
@@ -114,13 +135,22 @@ void ShardingAttr::print(AsmPrinter &printer) const {
       printer << stringifyReductionKind(getPartialKind()) << " ";
     printer.printAttribute(getPartialAxes());
   }
-  if (!getShardSizes().empty()) {
-    printer << ", sizes = [";
-    llvm::interleaveComma(getShardSizes(), printer, [&](Attribute dim) {
+  auto printPerDim = [&](StringRef key, ArrayAttr dims) {
+    if (dims.empty())
+      return;
+    printer << ", " << key << " = [";
+    llvm::interleaveComma(dims, printer, [&](Attribute dim) {
       printer << "[";
       llvm::interleaveComma(cast<DenseI64ArrayAttr>(dim).asArrayRef(), printer);
       printer << "]";
     });
+    printer << "]";
+  };
+  printPerDim("sizes", getShardSizes());
+  printPerDim("blocks", getBlocks());
+  if (!getReplicas().empty()) {
+    printer << ", replicas = [";
+    llvm::interleaveComma(getReplicas().asArrayRef(), printer);
     printer << "]";
   }
   printer << ">";
@@ -134,10 +164,12 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    FlatSymbolRefAttr mesh, ArrayAttr splitAxes,
                                    ArrayAttr partialAxes,
                                    ReductionKind partialKind,
-                                   ArrayAttr shardSizes) {
-  if (!mesh || !splitAxes || !partialAxes || !shardSizes)
-    return emitError() << "sharding needs a mesh, split axes, partial axes "
-                          "and shard sizes";
+                                   ArrayAttr shardSizes, ArrayAttr blocks,
+                                   DenseI64ArrayAttr replicas) {
+  if (!mesh || !splitAxes || !partialAxes || !shardSizes || !blocks ||
+      !replicas)
+    return emitError() << "sharding needs a mesh, split axes, partial axes, "
+                          "shard sizes, blocks and replicas";
 
   llvm::StringMap<size_t> splitSeen; // axis -> the dimension it splits
   for (auto [dim, axes] : llvm::enumerate(splitAxes)) {
@@ -177,25 +209,55 @@ LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << stringifyReductionKind(partialKind)
                        << "' given without partial axes";
 
-  if (shardSizes.empty())
+  // sizes and blocks: empty, or one list of integers per listed dimension,
+  // non-empty only on a split one.
+  // `key` as written, `what` as said.
+  auto checkPerDim = [&](ArrayAttr lists, StringRef key,
+                         StringRef what) -> LogicalResult {
+    if (lists.empty())
+      return success();
+    if (lists.size() != splitAxes.size())
+      return emitError() << key << " has " << lists.size()
+                         << " entries but the sharding lists "
+                         << splitAxes.size() << " dimensions";
+    for (auto [dim, entry] : llvm::enumerate(lists)) {
+      auto list = dyn_cast<DenseI64ArrayAttr>(entry);
+      if (!list)
+        return emitError() << key << " of dimension " << dim
+                           << " must be a list of integers";
+      if (list.empty())
+        continue;
+      if (cast<ArrayAttr>(splitAxes[dim]).empty())
+        return emitError() << "dimension " << dim << " has " << what
+                           << " but is not split";
+      if (llvm::any_of(list.asArrayRef(), [](int64_t s) { return s < 0; }))
+        return emitError() << what << " of dimension " << dim
+                           << " must be non-negative";
+    }
     return success();
-  if (shardSizes.size() != splitAxes.size())
-    return emitError() << "sizes has " << shardSizes.size()
+  };
+  if (failed(checkPerDim(shardSizes, "sizes", "shard sizes")) ||
+      failed(checkPerDim(blocks, "blocks", "blocks")))
+    return failure();
+  for (size_t dim = 0; dim < shardSizes.size() && dim < blocks.size(); ++dim)
+    if (!cast<DenseI64ArrayAttr>(shardSizes[dim]).empty() &&
+        !cast<DenseI64ArrayAttr>(blocks[dim]).empty())
+      return emitError() << "dimension " << dim
+                         << " has both sizes and blocks";
+
+  if (replicas.empty())
+    return success();
+  if (replicas.size() != static_cast<int64_t>(splitAxes.size()))
+    return emitError() << "replicas has " << replicas.size()
                        << " entries but the sharding lists " << splitAxes.size()
                        << " dimensions";
-  for (auto [dim, entry] : llvm::enumerate(shardSizes)) {
-    auto dimSizes = dyn_cast<DenseI64ArrayAttr>(entry);
-    if (!dimSizes)
-      return emitError() << "sizes of dimension " << dim
-                         << " must be a list of integers";
-    if (dimSizes.empty())
-      continue;
-    if (cast<ArrayAttr>(splitAxes[dim]).empty())
+  for (auto [dim, count] : llvm::enumerate(replicas.asArrayRef())) {
+    if (count < 1)
+      return emitError() << "replicas of dimension " << dim
+                         << " must be positive, got " << count;
+    if (count > 1 && cast<ArrayAttr>(splitAxes[dim]).empty())
       return emitError() << "dimension " << dim
-                         << " has shard sizes but is not split";
-    if (llvm::any_of(dimSizes.asArrayRef(), [](int64_t s) { return s < 0; }))
-      return emitError() << "shard sizes of dimension " << dim
-                         << " must be non-negative";
+                         << " has replicas but is not split";
   }
   return success();
 }
@@ -228,30 +290,73 @@ parc::dist::verifyShardingUse(ShardingAttr sharding,
     return failure();
   if (!shape)
     return success();
+  return sharding.verifyShape(*shape, mesh.getShape(), mesh.getAxisNames(),
+                              emitError);
+}
 
-  int64_t rank = shape->size();
-  int64_t listed = sharding.getSplitAxes().size();
+/// Into how many ranks the split axes `axes` group, if they are all in
+/// `axisNames`.
+static std::optional<int64_t> groupSize(ArrayRef<StringRef> axes,
+                                        ArrayRef<int64_t> meshShape,
+                                        ArrayRef<StringRef> axisNames) {
+  int64_t n = 1;
+  for (StringRef axis : axes) {
+    const auto *it = llvm::find(axisNames, axis);
+    if (it == axisNames.end())
+      return std::nullopt;
+    n *= meshShape[it - axisNames.begin()];
+  }
+  return n;
+}
+
+static int64_t sum(ArrayRef<int64_t> values) {
+  int64_t total = 0;
+  for (int64_t v : values)
+    total += v;
+  return total;
+}
+
+LogicalResult
+ShardingAttr::verifyShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> meshShape,
+                          ArrayRef<StringRef> axisNames,
+                          function_ref<InFlightDiagnostic()> emitError) const {
+  int64_t rank = shape.size();
+  int64_t listed = getSplitAxes().size();
   if (listed > rank)
     return emitError() << "sharding lists " << listed
                        << " dimensions but the tensor has rank " << rank;
   for (int64_t dim = 0; dim < listed; ++dim) {
-    SmallVector<StringRef> axes = sharding.getSplitAxes(dim);
+    SmallVector<StringRef> axes = getSplitAxes(dim);
     if (axes.empty())
       continue;
-    int64_t shards = *mesh.getGroupSize(axes);
-    int64_t extent = (*shape)[dim];
-    ArrayRef<int64_t> sizes = sharding.getShardSizes(dim);
-    if (!sizes.empty()) {
+    std::optional<int64_t> ranks = groupSize(axes, meshShape, axisNames);
+    if (!ranks)
+      return emitError() << "the mesh has no axis of " << getSplitAxes()[dim];
+    int64_t replicas = getReplicas(dim);
+    if (*ranks % replicas != 0)
+      return emitError() << "replicas " << replicas << " of dimension " << dim
+                         << " do not divide its " << *ranks << " ranks";
+    int64_t shards = *ranks / replicas;
+    int64_t extent = shape[dim];
+    if (ArrayRef<int64_t> sizes = getShardSizes(dim); !sizes.empty()) {
       if (static_cast<int64_t>(sizes.size()) != shards)
         return emitError() << "dimension " << dim << " has " << sizes.size()
                            << " shard sizes but is split into " << shards
                            << " shards";
-      int64_t sum = 0;
-      for (int64_t s : sizes)
-        sum += s;
-      if (sum != extent)
+      if (sum(sizes) != extent)
         return emitError() << "shard sizes of dimension " << dim << " sum to "
-                           << sum << ", not its size " << extent;
+                           << sum(sizes) << ", not its size " << extent;
+      continue;
+    }
+    if (ArrayRef<int64_t> blocks = getBlocks(dim); !blocks.empty()) {
+      if (sum(blocks) != extent)
+        return emitError() << "blocks of dimension " << dim << " sum to "
+                           << sum(blocks) << ", not its size " << extent;
+      for (int64_t block : blocks)
+        if (block % shards != 0)
+          return emitError() << "block of " << block << " of dimension " << dim
+                             << " does not split evenly into " << shards
+                             << " shards";
       continue;
     }
     if (extent % shards != 0)
@@ -277,6 +382,18 @@ ArrayRef<int64_t> ShardingAttr::getShardSizes(int64_t dim) const {
   if (dim < 0 || dim >= static_cast<int64_t>(getShardSizes().size()))
     return {};
   return cast<DenseI64ArrayAttr>(getShardSizes()[dim]).asArrayRef();
+}
+
+ArrayRef<int64_t> ShardingAttr::getBlocks(int64_t dim) const {
+  if (dim < 0 || dim >= static_cast<int64_t>(getBlocks().size()))
+    return {};
+  return cast<DenseI64ArrayAttr>(getBlocks()[dim]).asArrayRef();
+}
+
+int64_t ShardingAttr::getReplicas(int64_t dim) const {
+  if (dim < 0 || dim >= getReplicas().size())
+    return 1;
+  return getReplicas()[dim];
 }
 
 SmallVector<StringRef> ShardingAttr::getPartialAxesNames() const {
@@ -305,7 +422,9 @@ bool ShardingAttr::isEquivalent(ShardingAttr other) const {
   int64_t dims = std::max(getSplitAxes().size(), other.getSplitAxes().size());
   for (int64_t dim = 0; dim < dims; ++dim)
     if (getSplitAxes(dim) != other.getSplitAxes(dim) ||
-        getShardSizes(dim) != other.getShardSizes(dim))
+        getShardSizes(dim) != other.getShardSizes(dim) ||
+        getBlocks(dim) != other.getBlocks(dim) ||
+        getReplicas(dim) != other.getReplicas(dim))
       return false;
   return true;
 }
@@ -337,51 +456,86 @@ static FailureOr<ShardPosition> shardPosition(ArrayRef<StringRef> axes,
   return pos;
 }
 
-/// Per dimension, the extent and start of the shard at `coords`.
-static FailureOr<SmallVector<std::pair<int64_t, int64_t>>>
-localExtents(ShardingAttr sharding, ArrayRef<int64_t> globalShape,
-             ArrayRef<int64_t> meshShape, ArrayRef<StringRef> axisNames,
-             ArrayRef<int64_t> coords) {
+FailureOr<SmallVector<SmallVector<ShardingAttr::Slice, 1>>>
+ShardingAttr::getLocalSlices(ArrayRef<int64_t> globalShape,
+                             ArrayRef<int64_t> meshShape,
+                             ArrayRef<StringRef> axisNames,
+                             ArrayRef<int64_t> coords) const {
   if (meshShape.size() != axisNames.size() ||
       coords.size() != meshShape.size() ||
-      sharding.getSplitAxes().size() > globalShape.size())
+      getSplitAxes().size() > globalShape.size())
     return failure();
-  SmallVector<std::pair<int64_t, int64_t>> extents;
+  SmallVector<SmallVector<Slice, 1>> slices;
   for (auto [dim, extent] : llvm::enumerate(globalShape)) {
-    SmallVector<StringRef> axes = sharding.getSplitAxes(dim);
+    SmallVector<StringRef> axes = getSplitAxes(dim);
     if (axes.empty()) {
-      extents.push_back({extent, 0});
+      slices.push_back({{0, extent}});
       continue;
     }
     FailureOr<ShardPosition> pos =
         shardPosition(axes, meshShape, axisNames, coords);
-    if (failed(pos))
+    int64_t replicas = getReplicas(dim);
+    if (failed(pos) || pos->count % replicas != 0)
       return failure();
-    ArrayRef<int64_t> sizes = sharding.getShardSizes(dim);
-    if (!sizes.empty()) {
-      if (static_cast<int64_t>(sizes.size()) != pos->count)
+    // Consecutive ranks share a chunk.
+    int64_t index = pos->index / replicas, count = pos->count / replicas;
+    if (ArrayRef<int64_t> sizes = getShardSizes(dim); !sizes.empty()) {
+      if (static_cast<int64_t>(sizes.size()) != count)
         return failure();
-      int64_t start = 0;
-      for (int64_t s : sizes.take_front(pos->index))
-        start += s;
-      extents.push_back({sizes[pos->index], start});
+      slices.push_back({{sum(sizes.take_front(index)), sizes[index]}});
       continue;
     }
-    if (ShapedType::isDynamic(extent) || extent % pos->count != 0)
+    SmallVector<int64_t> blocks(getBlocks(dim));
+    if (blocks.empty())
+      blocks.push_back(extent);
+    if (ShapedType::isDynamic(extent) || sum(blocks) != extent)
       return failure();
-    int64_t local = extent / pos->count;
-    extents.push_back({local, local * pos->index});
+    SmallVector<Slice, 1> &runs = slices.emplace_back();
+    int64_t blockStart = 0;
+    for (int64_t block : blocks) {
+      if (block % count != 0)
+        return failure();
+      int64_t chunk = block / count;
+      runs.push_back({blockStart + index * chunk, chunk});
+      blockStart += block;
+    }
   }
-  return extents;
+  return slices;
+}
+
+FailureOr<SmallVector<int64_t>>
+ShardingAttr::getGlobalShape(ArrayRef<int64_t> localShape,
+                             ArrayRef<int64_t> meshShape,
+                             ArrayRef<StringRef> axisNames) const {
+  if (getSplitAxes().size() > localShape.size())
+    return failure();
+  SmallVector<int64_t> global(localShape);
+  for (auto [dim, extent] : llvm::enumerate(global)) {
+    SmallVector<StringRef> axes = getSplitAxes(dim);
+    if (axes.empty())
+      continue;
+    std::optional<int64_t> ranks = groupSize(axes, meshShape, axisNames);
+    int64_t replicas = getReplicas(dim);
+    if (!ranks || *ranks % replicas != 0 || !getShardSizes(dim).empty())
+      return failure();
+    ArrayRef<int64_t> blocks = getBlocks(dim);
+    extent = blocks.empty() ? extent * (*ranks / replicas) : sum(blocks);
+  }
+  return global;
 }
 
 FailureOr<SmallVector<int64_t>> ShardingAttr::getLocalShape(
     ArrayRef<int64_t> globalShape, ArrayRef<int64_t> meshShape,
     ArrayRef<StringRef> axisNames, ArrayRef<int64_t> coords) const {
-  auto extents = localExtents(*this, globalShape, meshShape, axisNames, coords);
-  if (failed(extents))
+  auto slices = getLocalSlices(globalShape, meshShape, axisNames, coords);
+  if (failed(slices))
     return failure();
-  return llvm::to_vector(llvm::make_first_range(*extents));
+  return llvm::map_to_vector(*slices, [](ArrayRef<Slice> runs) {
+    int64_t extent = 0;
+    for (Slice run : runs)
+      extent += run.second;
+    return extent;
+  });
 }
 
 FailureOr<SmallVector<int64_t>>
@@ -396,8 +550,10 @@ ShardingAttr::getLocalShape(ArrayRef<int64_t> globalShape, MeshOp mesh,
 FailureOr<SmallVector<int64_t>> ShardingAttr::getLocalOffsets(
     ArrayRef<int64_t> globalShape, ArrayRef<int64_t> meshShape,
     ArrayRef<StringRef> axisNames, ArrayRef<int64_t> coords) const {
-  auto extents = localExtents(*this, globalShape, meshShape, axisNames, coords);
-  if (failed(extents))
+  auto slices = getLocalSlices(globalShape, meshShape, axisNames, coords);
+  if (failed(slices) ||
+      llvm::any_of(*slices, [](ArrayRef<Slice> runs) { return runs.size() != 1; }))
     return failure();
-  return llvm::to_vector(llvm::make_second_range(*extents));
+  return llvm::map_to_vector(*slices,
+                             [](ArrayRef<Slice> runs) { return runs[0].first; });
 }

@@ -31,8 +31,8 @@ def Dist_Dialect : Dialect {
       reduction over some axes.
     * `dist.shard` attaches a sharding to a value; `dist-annotate` and
       `dist-propagate` write these, `dist-partition` consumes them.
-    * `dist.local_part` is a rank's chunk of a replicated tensor (weights
-      sliced per rank, no communication).
+    * `dist.local_part` is a rank's part of a replicated tensor laid out as
+      a sharding (weights sliced per rank, no communication).
     * Collectives (`dist.all_reduce`, `dist.all_gather`,
       `dist.reduce_scatter`, `dist.all_to_all`, `dist.all_to_all_v`,
       `dist.broadcast`, `dist.send`, `dist.recv`) operate on rank-local

@@ -48,9 +48,8 @@ namespace parc::dist {
 
 /// Checks `sharding` where it is used from `from`: its mesh resolves (through
 /// `tables` when given) to a `dist.mesh` that has its axes. With the global
-/// `shape` of the value, also that it splits no more dimensions than the
-/// shape has, that explicit sizes match the shard counts and sum to the
-/// dimension, and that even splits divide. Diagnostics go to `emitError`.
+/// `shape` of the value, also ShardingAttr::verifyShape on that mesh.
+/// Diagnostics go to `emitError`.
 mlir::LogicalResult
 verifyShardingUse(ShardingAttr sharding,
                   std::optional<llvm::ArrayRef<int64_t>> shape,

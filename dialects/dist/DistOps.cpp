@@ -337,34 +337,37 @@ LogicalResult ReshardOp::verify() {
 LogicalResult LocalPartOp::verify() {
   RankedTensorType input = getInput().getType();
   RankedTensorType result = getResult().getType();
-  int64_t dim = getDim();
-  int64_t parts = getParts();
-  if (getAxis().empty())
-    return emitOpError("mesh axis names must not be empty");
-  if (failed(verifyAxisInRange(*this, "dim", dim, input)) ||
-      failed(verifySameExcept(*this, input, result, {dim}, "dim")))
+  if (input.getRank() != result.getRank() ||
+      input.getElementType() != result.getElementType())
+    return emitOpError() << "must keep the rank and element type, got "
+                         << input << " -> " << result;
+  ShardingAttr sharding = getSharding();
+  if (sharding.isPartial())
+    return emitOpError() << "takes a part of a whole value, not of a partial "
+                            "one: "
+                         << sharding;
+  if (!sharding.getShardSizes().empty())
+    return emitOpError() << "gives every rank a part of one type: its "
+                            "sharding has no uneven sizes, got "
+                         << sharding;
+  return success();
+}
+
+LogicalResult LocalPartOp::verifySymbolUses(SymbolTableCollection &tables) {
+  RankedTensorType input = getInput().getType();
+  if (failed(verifyShardingUse(getSharding(), input.getShape(), *this, &tables,
+                               [&] { return emitOpError(); })))
     return failure();
-  int64_t extent = input.getDimSize(dim);
-  SmallVector<int64_t> blocks{extent};
-  if (auto given = getBlocksAttr()) {
-    blocks.assign(given.asArrayRef().begin(), given.asArrayRef().end());
-    int64_t sum = 0;
-    for (int64_t block : blocks)
-      sum += block;
-    if (sum != extent)
-      return emitOpError() << "blocks sum to " << sum
-                           << " but the input extent along dim is " << extent;
-  }
-  int64_t local = 0;
-  for (int64_t block : blocks) {
-    if (block < 0 || block % parts != 0)
-      return emitOpError() << "extent " << block << " along dim does not "
-                           << "divide into " << parts << " parts";
-    local += block / parts;
-  }
-  if (result.getDimSize(dim) != local)
-    return emitOpError() << "result extent along dim must be " << local
-                         << ", got " << result.getDimSize(dim);
+  auto mesh = cast<MeshOp>(
+      tables.lookupNearestSymbolFrom(*this, getSharding().getMesh().getAttr()));
+  FailureOr<SmallVector<int64_t>> local =
+      getSharding().getLocalShape(input.getShape(), mesh, 0);
+  if (failed(local) || ArrayRef(*local) != getResult().getType().getShape())
+    return emitOpError() << "result must be "
+                         << RankedTensorType::get(failed(local) ? input.getShape() : ArrayRef(*local),
+                                                  input.getElementType())
+                         << ", this rank's part of " << input << ", got "
+                         << getResult().getType();
   return success();
 }
 

@@ -130,35 +130,30 @@ def Dist_ShardOp : Dist_Op<"shard", [Pure, AllTypesMatch<["input", "result"]>,
   }];
 }
 
-def Dist_LocalPartOp : Dist_Op<"local_part", [Pure]> {
+def Dist_LocalPartOp : Dist_Op<"local_part", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "this rank's part of a replicated tensor";
   let description = [{
     The slice of `input` (the same on every rank, typically a weight
-    constant) that this rank keeps: `dim` is cut into `parts` equal chunks
-    and the rank keeps chunk `c`, its coordinate on the mesh axis `axis`.
-    With `blocks`, `dim` is a concatenation of blocks of those extents (a
-    fused QKV projection has three), each cut into `parts` chunks, and the
-    rank keeps chunk `c` of every block, in block order. With `replicas`,
-    each chunk is kept by that many consecutive ranks (chunk `c / replicas`):
-    grouped-query attention with fewer key/value heads than ranks. No data
-    moves: on constants the weight writer cuts each rank's part at compile
-    time; on a computed value (sequence parallelism slicing a replicated
-    activation, evenly) each rank copies its chunk at run time.
+    constant) that this rank keeps when `input` is laid out as `sharding`:
+    its chunk of every split dimension, of every block of a blockwise one
+    (a fused QKV projection), a chunk shared by consecutive ranks where the
+    sharding has replicas (grouped-query attention with fewer key/value
+    heads than ranks). Every rank's part has the result type, so the
+    sharding has no uneven `sizes` and is not partial. No data moves: on
+    constants the weight writer cuts each rank's part at compile time; on a
+    computed value (sequence parallelism slicing a replicated activation,
+    evenly) each rank copies its chunk at run time.
 
     ```mlir
-    %w1 = dist.local_part %w dim = 1 parts = 4 axis = "tp" : tensor<64x256xf32> -> tensor<64x64xf32>
-    %qkv1 = dist.local_part %qkv dim = 1 parts = 4 axis = "tp" blocks = [64, 32, 32] : tensor<64x128xf32> -> tensor<64x32xf32>
+    %w1 = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<64x256xf32> -> tensor<64x64xf32>
+    %qkv1 = dist.local_part %qkv to <@mesh, [[], ["tp"]], blocks = [[], [64, 32, 32]]> : tensor<64x128xf32> -> tensor<64x32xf32>
     ```
   }];
-  let arguments = (ins Dist_Tensor:$input, Dist_TensorAxisAttr:$dim,
-                   ConfinedAttr<I64Attr, [IntPositive]>:$parts, StrAttr:$axis,
-                   OptionalAttr<DenseI64ArrayAttr>:$blocks,
-                   OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$replicas);
+  let arguments = (ins Dist_Tensor:$input, Dist_ShardingAttr:$sharding);
   let results = (outs Dist_Tensor:$result);
   let assemblyFormat = [{
-    $input `dim` `=` $dim `parts` `=` $parts `axis` `=` $axis
-    (`blocks` `=` $blocks^)? (`replicas` `=` $replicas^)? attr-dict `:`
-    type($input) `->` type($result)
+    $input `to` $sharding attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }

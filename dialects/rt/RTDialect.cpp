@@ -34,22 +34,50 @@ LogicalResult AllocOp::verify() {
   return success();
 }
 
+std::optional<Mesh> parc::rt::meshOf(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                  : op->getParentOfType<ModuleOp>();
+  auto mesh = module ? module->getAttrOfType<DictionaryAttr>("rt.mesh")
+                     : DictionaryAttr();
+  auto axes = mesh ? mesh.getAs<ArrayAttr>("axes") : ArrayAttr();
+  auto shape = mesh ? mesh.getAs<DenseI64ArrayAttr>("shape") : DenseI64ArrayAttr();
+  if (!axes || !shape || axes.size() != static_cast<size_t>(shape.size()) ||
+      !llvm::all_of(axes, llvm::IsaPred<StringAttr>))
+    return std::nullopt;
+  return Mesh{llvm::to_vector(axes.getAsValueRange<StringAttr>()),
+              llvm::to_vector(shape.asArrayRef())};
+}
+
 LogicalResult WeightOp::verify() {
   auto value = getValueAttr();
-  if (!value && !(*this)->hasAttr("shard"))
-    return success();
-  SmallVector<int64_t> expected(getType().getShape());
-  // A sharded weight keeps its global value: the buffer is one part of it
-  // (a part of a part with a nested "then" cut).
-  for (auto shard = (*this)->getAttrOfType<DictionaryAttr>("shard"); shard;
-       shard = dyn_cast_or_null<DictionaryAttr>(shard.get("then"))) {
-    auto dim = dyn_cast_or_null<IntegerAttr>(shard.get("dim"));
-    auto parts = dyn_cast_or_null<IntegerAttr>(shard.get("parts"));
-    if (!dim || !parts || !isa_and_nonnull<StringAttr>(shard.get("axis")) ||
-        dim.getInt() < 0 || dim.getInt() >= getType().getRank() ||
-        parts.getInt() < 1)
-      return emitOpError("shard needs dim, parts and axis");
-    expected[dim.getInt()] *= parts.getInt();
+  Attribute shardAttr = (*this)->getAttr("shard");
+  SmallVector<int64_t> local;
+  if (value)
+    local.assign(cast<ShapedType>(value.getType()).getShape().begin(),
+                 cast<ShapedType>(value.getType()).getShape().end());
+  if (shardAttr) {
+    // A sharded weight keeps its global value: the buffer is the rank's
+    // part of it, cut by each sharding in turn (a part of a part).
+    auto cuts = dyn_cast<ArrayAttr>(shardAttr);
+    if (!cuts || cuts.empty() ||
+        !llvm::all_of(cuts, llvm::IsaPred<parc::dist::ShardingAttr>))
+      return emitOpError("shard must be a list of #dist.sharding, the whole "
+                         "weight's first");
+    std::optional<Mesh> mesh = meshOf(*this);
+    if (!mesh)
+      return emitOpError("a sharded weight needs its module's rt.mesh");
+    SmallVector<int64_t> origin(mesh->shape.size(), 0);
+    for (auto cut : cuts.getAsRange<parc::dist::ShardingAttr>()) {
+      if (cut.isPartial() || !cut.getShardSizes().empty())
+        return emitOpError() << "shard " << cut
+                             << " gives ranks parts of different shapes";
+      if (!value)
+        continue;
+      if (failed(cut.verifyShape(local, mesh->shape, mesh->axes,
+                                 [&] { return emitOpError(); })))
+        return failure();
+      local = *cut.getLocalShape(local, mesh->shape, mesh->axes, origin);
+    }
   }
   if (!value) {
     // An external part: the writer cuts it from the file's tensor, padded.
@@ -58,11 +86,11 @@ LogicalResult WeightOp::verify() {
       return emitOpError("padding needs one entry per dim");
     return success();
   }
-  auto global = cast<ShapedType>(value.getType());
-  if (global.getShape() != ArrayRef(expected) ||
-      global.getElementType() != getType().getElementType())
+  if (getType().getShape() != ArrayRef(local) ||
+      cast<ShapedType>(value.getType()).getElementType() !=
+          getType().getElementType())
     return emitOpError("value must have the buffer's shape and element type "
-                       "(times the shard's parts)");
+                       "(its shard's part of them)");
   return success();
 }
 

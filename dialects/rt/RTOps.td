@@ -31,6 +31,8 @@ def RT_Dialect : Dialect {
     wait for it; on cpu it is an MPI request progressed between kernels.
   }];
   let useDefaultTypePrinterParser = 1;
+  // A sharded rt.weight's cuts are #dist.sharding attributes.
+  let dependentDialects = ["::parc::dist::DistDialect"];
 }
 
 class RT_Op<string mnemonic, list<Trait> traits = []>
@@ -73,12 +75,15 @@ def RT_WeightOp : RT_Op<"weight", [Pure]> {
     op carries where the data comes from: `value` (the constant's elements)
     or an ONNX external-data reference (`location`, `offset`, `length`, and
     `padding`: zeros appended per dim). A rank's part of a sharded weight
-    also carries `shard` (dim, parts, axis, optional blocks, replicas and a
-    nested `then` cut) and keeps the global source, embedded or external:
-    the weight writer cuts the part.
+    also carries `shard`, the list of `#dist.sharding`s that cut it (the
+    whole weight's first, each next one of the part before: experts over
+    `ep`, then each expert's ffn over `tp`) on the mesh of the module's
+    `rt.mesh`, and keeps the global source, embedded or external: the
+    weight writer cuts the part.
 
     ```mlir
     %w = rt.weight "h.0.mlp.c_fc.weight" : memref<32x128xf32>
+    %q = rt.weight "h.0.attn.c_attn.weight.part" {shard = [#dist.sharding<@mesh, [[], ["tp"]], blocks = [[], [64, 64, 64]]>], value = dense_resource<w> : tensor<64x192xf32>} : memref<64x96xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, OptionalAttr<ElementsAttr>:$value);

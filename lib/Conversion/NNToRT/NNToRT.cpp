@@ -71,8 +71,8 @@ private:
   /// the two.
   Value assembleGather(Location loc, Value stacked, int64_t axis,
                        RankedTensorType result);
-  /// An op on `axis` of `in` that the runtime runs on the leading dim:
-  /// `axis` is moved to the front around `kernel` (a local chunk).
+  /// A dist.local_part `op` of `in` along `axis`, which the runtime's
+  /// `kernel` runs on the leading dim: `axis` is moved to the front around it.
   Value lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
                           RankedTensorType result, int64_t axis);
   /// A transposed copy of `buf` (out[i] = in[perm[i]]), or a view when only
@@ -186,34 +186,34 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     // A rank's part of a weight is a sharded weight: the weight writer cuts
     // it per rank at compile time, from the constant's elements or from the
     // external file. A part of a part (an expert split over "ep", then its
-    // ffn over "tp") is one weight cut twice, the inner cut first, the outer
-    // one under "then".
+    // ffn over "tp") is one weight cut twice: `shard` lists the shardings,
+    // the one of the whole weight first, each next one of the part before.
     if (onlyCut(part))
       return success();
     auto w = weightOf(loc, weightUnder(part), part.getType(), ".part");
-    DictionaryAttr shard;
-    for (auto p = part; p; p = p.getInput().getDefiningOp<dist::LocalPartOp>()) {
-      SmallVector<NamedAttribute> cut{b.getNamedAttr("dim", p.getDimAttr()),
-                                      b.getNamedAttr("parts", p.getPartsAttr()),
-                                      b.getNamedAttr("axis", p.getAxisAttr())};
-      if (p.getBlocksAttr())
-        cut.push_back(b.getNamedAttr("blocks", p.getBlocksAttr()));
-      if (p.getReplicasAttr())
-        cut.push_back(b.getNamedAttr("replicas", p.getReplicasAttr()));
-      if (shard)
-        cut.push_back(b.getNamedAttr("then", shard));
-      shard = b.getDictionaryAttr(cut);
-    }
-    w->setAttr("shard", shard);
+    SmallVector<Attribute> cuts;
+    for (auto p = part; p; p = p.getInput().getDefiningOp<dist::LocalPartOp>())
+      cuts.push_back(p.getSharding());
+    std::reverse(cuts.begin(), cuts.end());
+    w->setAttr("shard", b.getArrayAttr(cuts));
     map.map(part.getResult(), w);
     return success();
   }
   if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
-    // This rank's slice of a computed value every rank holds whole.
-    if (part.getBlocksAttr() || part.getReplicasAttr())
-      return op->emitOpError("a computed value is sliced only evenly");
+    // This rank's slice of a computed value every rank holds whole: one
+    // dimension split evenly over one axis, the chunk of the rank's
+    // coordinate (what the runtime's local_chunk takes).
+    dist::ShardingAttr s = part.getSharding();
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0, e = s.getSplitAxes().size(); d < e; ++d)
+      if (!s.getSplitAxes(d).empty())
+        dims.push_back(d);
+    if (dims.size() != 1 || s.getSplitAxes(dims[0]).size() != 1 ||
+        !s.getBlocks().empty() || !s.getReplicas().empty())
+      return op->emitOpError("a computed value is sliced only evenly, along "
+                             "one dimension over one mesh axis");
     map.map(part.getResult(), lowerOnLeadingDim(op, "local_chunk", part.getInput(),
-                                                part.getType(), part.getDim()));
+                                                part.getType(), dims[0]));
     return success();
   }
   if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op);
@@ -343,12 +343,10 @@ Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
   Value out = alloc(loc, RankedTensorType::get(shape, result.getElementType()));
   auto call = rt::KernelOp::create(b, loc, kernel, ValueRange{src},
                                    ValueRange{out});
-  // The group: the mesh axes of a collective, the axis of a local part.
-  for (StringRef name : {"mesh", "mesh_axes", "axis"})
-    if (Attribute a = op->getAttr(name))
-      call->setAttr(name, a);
-  if (auto one = op->getAttrOfType<StringAttr>("axis"); one && !op->hasAttr("mesh_axes"))
-    call->setAttr("mesh_axes", b.getArrayAttr({one}));
+  // The group: the mesh axes the local part's dimension is split over.
+  auto sharding = cast<dist::LocalPartOp>(op).getSharding();
+  call->setAttr("mesh", sharding.getMesh());
+  call->setAttr("mesh_axes", sharding.getSplitAxes()[axis]);
   return axis > 0 ? permuted(loc, out, back) : out;
 }
 

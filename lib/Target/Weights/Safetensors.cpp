@@ -12,6 +12,7 @@
 
 #include "parc/Target/Weights/Safetensors.h"
 #include "io/formats.h"
+#include "dist/DistDialect.h"
 #include "rt/RTDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -116,39 +117,34 @@ FailureOr<Source> externalSource(parc::rt::WeightOp op, StringRef modelDir,
   return src;
 }
 
+/// The rank's place on the program's mesh: what a shard's cuts read.
+struct RankOnMesh {
+  parc::rt::Mesh mesh;
+  SmallVector<int64_t> coords;
+};
+
 /// For each dim of the rank's part, the global index of each of its
-/// entries, cut after cut (a nested "then" cuts the part again). A cut =
-/// {dim, parts, axis, blocks, replicas}: the dim holds consecutive blocks
-/// (one by default; a fused QKV projection has three), each split evenly
-/// into `parts`; the rank keeps chunk `index` of every block, in block
-/// order. A part shared by several ranks (replicas) goes to consecutive
-/// ranks.
-SmallVector<SmallVector<int64_t>>
-partIndices(DictionaryAttr shard, ArrayRef<int64_t> global,
-            llvm::function_ref<int64_t(StringRef)> coordinate) {
+/// entries: each sharding of `shard` in turn keeps the rank's slices
+/// (#dist.sharding's getLocalSlices) of what the cut before it kept.
+FailureOr<SmallVector<SmallVector<int64_t>>>
+partIndices(ArrayAttr shard, ArrayRef<int64_t> global, const RankOnMesh &at) {
   SmallVector<SmallVector<int64_t>> index;
   for (int64_t size : global)
     index.push_back(llvm::to_vector(llvm::seq<int64_t>(0, size)));
-  for (; shard; shard = dyn_cast_or_null<DictionaryAttr>(shard.get("then"))) {
-    int64_t dim = cast<IntegerAttr>(shard.get("dim")).getInt();
-    int64_t parts = cast<IntegerAttr>(shard.get("parts")).getInt();
-    SmallVector<int64_t> blocks{(int64_t)index[dim].size()};
-    if (auto b = dyn_cast_or_null<DenseI64ArrayAttr>(shard.get("blocks")))
-      blocks.assign(b.asArrayRef().begin(), b.asArrayRef().end());
-    int64_t replicas = 1;
-    if (auto r = dyn_cast_or_null<IntegerAttr>(shard.get("replicas")))
-      replicas = r.getInt();
-    int64_t rank =
-        coordinate(cast<StringAttr>(shard.get("axis")).getValue()) / replicas;
-    SmallVector<int64_t> kept;
-    int64_t blockStart = 0;
-    for (int64_t block : blocks) {
-      int64_t chunk = block / parts;
-      auto from = index[dim].begin() + blockStart + rank * chunk;
-      kept.append(from, from + chunk);
-      blockStart += block;
+  for (auto cut : shard.getAsRange<parc::dist::ShardingAttr>()) {
+    SmallVector<int64_t> shape =
+        llvm::map_to_vector(index, [](auto &i) { return (int64_t)i.size(); });
+    auto slices =
+        cut.getLocalSlices(shape, at.mesh.shape, at.mesh.axes, at.coords);
+    if (failed(slices))
+      return failure();
+    for (auto [dim, runs] : llvm::enumerate(*slices)) {
+      SmallVector<int64_t> kept;
+      for (auto [offset, size] : runs)
+        kept.append(index[dim].begin() + offset,
+                    index[dim].begin() + offset + size);
+      index[dim] = std::move(kept);
     }
-    index[dim] = std::move(kept);
   }
   return index;
 }
@@ -209,12 +205,27 @@ std::string cutBytes(const Source &src, ArrayRef<SmallVector<int64_t>> index,
 FailureOr<std::string>
 weightBytes(parc::rt::WeightOp op, StringRef modelDir,
             llvm::function_ref<int64_t(StringRef)> coordinate) {
-  auto shard = op->getAttrOfType<DictionaryAttr>("shard");
-  // The global shape: the part's with every cut undone.
+  auto shard = op->getAttrOfType<ArrayAttr>("shard");
+  // The global shape: the part's with every cut undone, the last first.
   SmallVector<int64_t> global(op.getType().getShape());
-  for (auto s = shard; s; s = dyn_cast_or_null<DictionaryAttr>(s.get("then")))
-    global[cast<IntegerAttr>(s.get("dim")).getInt()] *=
-        cast<IntegerAttr>(s.get("parts")).getInt();
+  RankOnMesh at;
+  if (shard) {
+    std::optional<parc::rt::Mesh> mesh = parc::rt::meshOf(op);
+    if (!mesh)
+      return op.emitOpError("a sharded weight needs its module's rt.mesh"),
+             failure();
+    at.mesh = *mesh;
+    for (StringRef axis : at.mesh.axes)
+      at.coords.push_back(coordinate(axis));
+    for (auto cut : llvm::reverse(shard.getAsRange<parc::dist::ShardingAttr>())) {
+      auto whole = cut.getGlobalShape(global, at.mesh.shape, at.mesh.axes);
+      if (failed(whole))
+        return op.emitOpError() << "cannot undo the cut " << cut << " of "
+                                << op.getType(),
+               failure();
+      global = std::move(*whole);
+    }
+  }
   FailureOr<Source> src = op.getValueAttr()
                               ? embeddedSource(op, op.getValueAttr())
                               : externalSource(op, modelDir, global);
@@ -231,8 +242,17 @@ weightBytes(parc::rt::WeightOp op, StringRef modelDir,
            failure();
   if (!shard && src->stored == src->global)
     return src->bytes().str();
-  return cutBytes(*src, partIndices(shard, src->global, coordinate),
-                  elementBytes);
+  SmallVector<SmallVector<int64_t>> index;
+  if (shard) {
+    auto cut = partIndices(shard, src->global, at);
+    if (failed(cut))
+      return op.emitOpError("its shard does not fit the mesh"), failure();
+    index = std::move(*cut);
+  } else {
+    for (int64_t size : src->global)
+      index.push_back(llvm::to_vector(llvm::seq<int64_t>(0, size)));
+  }
+  return cutBytes(*src, index, elementBytes);
 }
 
 } // namespace

@@ -199,11 +199,9 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
     for (auto [i, r] : llvm::enumerate(regions)) {
       for (nn::LinearOp col : r.columns) {
         dist::setSharding(col.getResult(),
-                          dist::splitSharding(ctx, col.getType().getRank() - 1));
+                          dist::splitSharding(ctx, col.getType().getRank() - 1,
+                                              {}, tp / r.partsOf(col.getResult(), tp)));
         col->setAttr(dist::kRegionAttr, b.getI64IntegerAttr(i));
-        int64_t parts = r.partsOf(col.getResult(), tp);
-        if (parts != tp)
-          col->setAttr(dist::kPartsAttr, b.getDenseI64ArrayAttr({parts}));
       }
       dist::setSharding(r.row.getResult(), dist::partialSharding(ctx));
       r.row->setAttr(dist::kRegionAttr, b.getI64IntegerAttr(i));

@@ -58,11 +58,7 @@ FailureOr<Value> lower(dist::ReshardOp op, int64_t tp) {
                                     axis(*a))
         .getResult();
   if (!a && c)
-    return dist::LocalPartOp::create(b, loc, type, in, axis(*c),
-                                     b.getI64IntegerAttr(tp),
-                                     b.getStringAttr(dist::kAxis),
-                                     DenseI64ArrayAttr(), IntegerAttr())
-        .getResult();
+    return dist::LocalPartOp::create(b, loc, type, in, to).getResult();
   return in; // the same layout
 }
 

@@ -47,16 +47,16 @@ struct DistExpertParallelPass
     : dist::impl::DistExpertParallelBase<DistExpertParallelPass> {
   using Base::Base;
 
-  /// This rank's part of constant `v` along `dim`, over `parts` ranks.
-  static Value part(OpBuilder &b, Value v, int64_t dim, int64_t parts,
-                    StringRef axis) {
-    auto t = cast<RankedTensorType>(v.getType());
-    SmallVector<int64_t> shape(t.getShape());
-    shape[dim] /= parts;
-    return dist::LocalPartOp::create(
-        b, v.getLoc(), RankedTensorType::get(shape, t.getElementType()), v,
-        b.getI64IntegerAttr(dim), b.getI64IntegerAttr(parts),
-        b.getStringAttr(axis), DenseI64ArrayAttr(), IntegerAttr());
+  /// This rank's part of `v` along `dim`, split over mesh axis `axis`, at
+  /// `loc` (v's own by default).
+  static Value part(OpBuilder &b, Value v, int64_t dim, StringRef meshName,
+                    StringRef axis, std::optional<Location> loc = {}) {
+    SmallVector<SmallVector<StringRef>> axes(dim + 1);
+    axes[dim].push_back(axis);
+    return dist::localPart(
+        b, loc.value_or(v.getLoc()), v,
+        dist::ShardingAttr::get(FlatSymbolRefAttr::get(b.getContext(), meshName),
+                                axes));
   }
 
   /// --etp: Megatron inside each expert over the tensor-parallel mesh.
@@ -87,7 +87,8 @@ struct DistExpertParallelPass
       OpBuilder b(moe);
       // fc1 / fc3 [E, H, F] by columns, fc2 [E, F, H] by rows.
       for (unsigned i = 2; i < moe->getNumOperands(); ++i)
-        moe->setOperand(i, part(b, moe->getOperand(i), i == 3 ? 1 : 2, n, axis));
+        moe->setOperand(i, part(b, moe->getOperand(i), i == 3 ? 1 : 2,
+                                   mesh.getSymName(), axis));
       b.setInsertionPointAfter(moe);
       auto sum = dist::AllReduceOp::create(
           b, moe.getLoc(), moe.getType(),
@@ -138,10 +139,7 @@ struct DistExpertParallelPass
       Value flat = v;
       if (cast<RankedTensorType>(v.getType()).getRank() != 2)
         flat = nn::ReshapeOp::create(b, loc, tensor({t, width}, et), v);
-      return dist::LocalPartOp::create(
-          b, loc, tensor({s, width}, et), flat, b.getI64IntegerAttr(0),
-          b.getI64IntegerAttr(p), b.getStringAttr(axis), DenseI64ArrayAttr(),
-          IntegerAttr());
+      return part(b, flat, 0, meshName, axis, loc);
     };
     Value x = share(moe.getInput(), h), logits = share(moe.getRouterLogits(), e);
     auto route = nn::MoeRouteOp::create(
@@ -297,10 +295,10 @@ struct DistExpertParallelPass
         continue;
       }
       for (OpOperand *w : weights) {
-        Value v = part(b, w->get(), 0, ep, axis);
+        Value v = part(b, w->get(), 0, meshName, axis);
         // With etp: fc1 / fc3 [L, H, F] by columns, fc2 [L, F, H] by rows.
         if (ffnShards > 1)
-          v = part(b, v, w->getOperandNumber() == 3 ? 1 : 2, ffnShards, ffnAxis);
+          v = part(b, v, w->getOperandNumber() == 3 ? 1 : 2, meshName, ffnAxis);
         w->set(v);
       }
       decompose(moe, meshName, axis, ffnAxis, ffnShards);

@@ -27,16 +27,13 @@ namespace dist = parc::dist;
 
 namespace {
 
-/// The local type of a value laid out as `s`, its split dim cut into
-/// `parts`.
+/// The local type of a value laid out as `s` on `mesh` (every rank's part
+/// has the same shape); `t` itself where `s` does not fit it, for the
+/// verifier to report.
 RankedTensorType localType(RankedTensorType t, dist::ShardingAttr s,
-                           int64_t parts) {
-  std::optional<int64_t> d = dist::splitDimOf(s);
-  if (!d)
-    return t;
-  SmallVector<int64_t> shape(t.getShape());
-  shape[*d] /= parts;
-  return RankedTensorType::get(shape, t.getElementType());
+                           dist::MeshOp mesh) {
+  FailureOr<SmallVector<int64_t>> shape = s.getLocalShape(t.getShape(), mesh, 0);
+  return succeeded(shape) ? RankedTensorType::get(*shape, t.getElementType()) : t;
 }
 
 /// ONNX Gather on the whole vocabulary of `vocab` rows: a negative id wraps
@@ -77,10 +74,8 @@ Value partitionEmbedding(OpBuilder &b, nn::GatherOp g, int64_t tp) {
   Value all = arith::ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(RankedTensorType::get({tp, 3}, index), bounds));
-  Value mine = dist::LocalPartOp::create(
-      b, loc, RankedTensorType::get({1, 3}, index), all, b.getI64IntegerAttr(0),
-      b.getI64IntegerAttr(tp), b.getStringAttr(dist::kAxis),
-      DenseI64ArrayAttr(), IntegerAttr());
+  Value mine =
+      dist::localPart(b, loc, all, dist::splitSharding(b.getContext(), 0));
   auto bound = [&](int64_t k) -> Value {
     return nn::SliceOp::create(b, loc, RankedTensorType::get({1, 1}, index),
                                mine, b.getDenseI64ArrayAttr({0, k}),
@@ -126,7 +121,6 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
       return signalPassFailure();
     main.walk([](Operation *op) {
       for (StringRef a : {dist::kResultShardings, dist::kRegionAttr,
-                          dist::kPartsAttr, dist::kBlocksAttr,
                           dist::kSequenceParallelAttr, dist::kHeadAttr,
                           dist::kVocabAttr})
         op->removeAttr(a);
@@ -135,6 +129,7 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
 
   LogicalResult partition(func::FuncOp main, int64_t tp) {
     MLIRContext *ctx = &getContext();
+    auto mesh = getOperation().lookupSymbol<dist::MeshOp>(dist::kMeshName);
     OpBuilder b(ctx);
     // Row linears whose bias waits for the reduction of their partial sums.
     llvm::DenseMap<Value, Value> pendingBias;
@@ -154,20 +149,13 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
         Value result;
         if (nn::isWeight(in) && !from) {
           // A weight: each rank's part is cut at compile time.
-          std::optional<int64_t> dim = dist::splitDimOf(to);
-          if (!dim)
+          if (!dist::splitDimOf(to))
             return shard.emitOpError("a constant can only be split, not ")
                    << to;
-          int64_t parts = tp;
-          if (auto p = shard->getAttrOfType<DenseI64ArrayAttr>(dist::kPartsAttr))
-            parts = p[0];
-          auto blocks = shard->getAttrOfType<DenseI64ArrayAttr>(dist::kBlocksAttr);
-          result = dist::cutWeight(
-              b, shard.getLoc(), in, *dim, parts, dist::kAxis, blocks,
-              parts == tp ? IntegerAttr() : b.getI64IntegerAttr(tp / parts));
+          result = dist::cutWeight(b, shard.getLoc(), in, to);
         } else {
           result = dist::ReshardOp::create(
-              b, shard.getLoc(), localType(shard.getType(), to, tp), in,
+              b, shard.getLoc(), localType(shard.getType(), to, mesh), in,
               from ? from : dist::replicatedSharding(ctx), to);
           if (Value bias = pendingBias.lookup(in)) {
             // The bias of a row-parallel linear, added once after the
@@ -190,7 +178,7 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
         continue;
       for (Value res : op->getResults())
         if (dist::ShardingAttr s = dist::shardingOf(res))
-          res.setType(localType(dist::tensorOf(res), s, dist::partsOf(res, tp)));
+          res.setType(localType(dist::tensorOf(res), s, mesh));
       if (auto att = dyn_cast<nn::AttentionOp>(op))
         dist::retypeScoreModifier(att);
       if (auto g = dyn_cast<nn::GatherOp>(op); g && g->hasAttr(dist::kVocabAttr))

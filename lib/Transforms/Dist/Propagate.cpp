@@ -74,7 +74,7 @@ private:
   dist::ShardOp annotateConstant(OpOperand &use, dist::ShardingAttr to);
   void dropSeeds(Operation *op) {
     for (StringRef a : {dist::kResultShardings, dist::kRegionAttr,
-                        dist::kPartsAttr, dist::kSequenceParallelAttr,
+                        dist::kSequenceParallelAttr,
                         dist::kVocabAttr})
       op->removeAttr(a);
   }
@@ -155,19 +155,9 @@ void Propagation::planRegion(nn::LinearOp row, dist::Planner &planner) {
 }
 
 void Propagation::applyRegion(dist::Region &r) {
-  Builder b(ctx);
-  for (auto &[value, dim] : r.split) {
-    dist::setSharding(value, dist::splitSharding(ctx, dim));
-    int64_t parts = r.partsOf(value, tp);
-    if (parts == tp || !value.getDefiningOp())
-      continue;
-    Operation *def = value.getDefiningOp();
-    SmallVector<int64_t> all(def->getNumResults(), tp);
-    if (auto old = def->getAttrOfType<DenseI64ArrayAttr>(dist::kPartsAttr))
-      all.assign(old.asArrayRef().begin(), old.asArrayRef().end());
-    all[cast<OpResult>(value).getResultNumber()] = parts;
-    def->setAttr(dist::kPartsAttr, b.getDenseI64ArrayAttr(all));
-  }
+  for (auto &[value, dim] : r.split)
+    dist::setSharding(value, dist::splitSharding(ctx, dim, {},
+                                                 tp / r.partsOf(value, tp)));
   // Column weights by output features (blockwise for fused QKV).
   for (nn::LinearOp col : r.columns) {
     SmallVector<OpOperand *> operands{&col.getWeightMutable()};
@@ -177,13 +167,10 @@ void Propagation::applyRegion(dist::Region &r) {
       int64_t dim = use->getOperandNumber() == 1
                         ? (col.getTransposeWeight() ? 0 : 1)
                         : 0;
-      dist::ShardOp shard =
-          annotateConstant(*use, dist::splitSharding(ctx, dim));
-      if (auto it = r.blocks.find(col); it != r.blocks.end())
-        shard->setAttr(dist::kBlocksAttr, b.getDenseI64ArrayAttr(it->second));
-      int64_t parts = r.partsOf(col.getResult(), tp);
-      if (parts != tp)
-        shard->setAttr(dist::kPartsAttr, b.getDenseI64ArrayAttr({parts}));
+      auto blocks = r.blocks.lookup(col);
+      annotateConstant(*use, dist::splitSharding(
+                                 ctx, dim, blocks,
+                                 tp / r.partsOf(col.getResult(), tp)));
     }
   }
   for (auto [operand, dim] : r.sideParts)

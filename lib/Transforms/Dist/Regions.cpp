@@ -46,18 +46,25 @@ Value dist::recast(OpBuilder &b, Value weight, Value source) {
 // the shard and the resident weights keep bf16/f16 (half the bytes of f32),
 // and the f32 copy is one transient arena buffer per forward, the price of
 // one elementwise pass over the rank's part.
-Value dist::cutWeight(OpBuilder &b, Location loc, Value weight, int64_t dim,
-                      int64_t parts, StringRef axis, DenseI64ArrayAttr blocks,
-                      IntegerAttr replicas) {
-  Value source = nn::weightSource(weight);
-  auto type = tensorOf(source);
-  SmallVector<int64_t> shape(type.getShape());
-  shape[dim] /= parts;
-  Value part = dist::LocalPartOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), source,
-      b.getI64IntegerAttr(dim), b.getI64IntegerAttr(parts),
-      b.getStringAttr(axis), blocks, replicas);
-  return recast(b, weight, part);
+Value dist::localPart(OpBuilder &b, Location loc, Value v, ShardingAttr s) {
+  auto type = tensorOf(v);
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+      b.getInsertionBlock()->getParentOp(), s.getMesh());
+  // Where the sharding does not fit, the op keeps the global type and its
+  // verifier says why.
+  FailureOr<SmallVector<int64_t>> shape =
+      mesh ? s.getLocalShape(type.getShape(), mesh, 0)
+           : FailureOr<SmallVector<int64_t>>(failure());
+  return LocalPartOp::create(
+      b, loc,
+      succeeded(shape) ? RankedTensorType::get(*shape, type.getElementType())
+                       : type,
+      v, s);
+}
+
+Value dist::cutWeight(OpBuilder &b, Location loc, Value weight,
+                      ShardingAttr s) {
+  return recast(b, weight, localPart(b, loc, nn::weightSource(weight), s));
 }
 
 std::string dist::nodeOf(Operation *op) { return nn::describeNode(op); }
@@ -171,10 +178,23 @@ dist::ShardingAttr dist::replicatedSharding(MLIRContext *ctx) {
   return ShardingAttr::get(meshRef(ctx), ArrayRef<SmallVector<StringRef>>{});
 }
 
-dist::ShardingAttr dist::splitSharding(MLIRContext *ctx, int64_t dim) {
+dist::ShardingAttr dist::splitSharding(MLIRContext *ctx, int64_t dim,
+                                       ArrayRef<int64_t> blocks,
+                                       int64_t replicas) {
   SmallVector<SmallVector<StringRef>> axes(dim + 1);
   axes[dim].push_back(kAxis);
-  return ShardingAttr::get(meshRef(ctx), axes);
+  SmallVector<SmallVector<int64_t>> dimBlocks;
+  if (!blocks.empty()) {
+    dimBlocks.resize(dim + 1);
+    dimBlocks[dim].assign(blocks.begin(), blocks.end());
+  }
+  SmallVector<int64_t> dimReplicas;
+  if (replicas != 1) {
+    dimReplicas.assign(dim + 1, 1);
+    dimReplicas[dim] = replicas;
+  }
+  return ShardingAttr::get(meshRef(ctx), axes, {}, ReductionKind::sum, {},
+                           dimBlocks, dimReplicas);
 }
 
 dist::ShardingAttr dist::partialSharding(MLIRContext *ctx) {
@@ -262,16 +282,6 @@ std::string dist::describeReshard(ShardingAttr from, ShardingAttr to) {
   if (b)
     return "local slice along dim " + std::to_string(*b) + " (no communication)";
   return "";
-}
-
-int64_t dist::partsOf(Value v, int64_t tp) {
-  auto res = dyn_cast<OpResult>(v);
-  if (!res)
-    return tp;
-  auto parts = res.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kPartsAttr);
-  if (!parts || parts.size() <= res.getResultNumber())
-    return tp;
-  return parts[res.getResultNumber()];
 }
 
 nn::GatherOp dist::vocabularyEmbedding(func::FuncOp main, int64_t tp) {

@@ -31,8 +31,6 @@ constexpr llvm::StringLiteral kAxis = "tp";
 /// Attributes the passes hand each other (see Passes.td).
 constexpr llvm::StringLiteral kResultShardings = "dist.result_shardings";
 constexpr llvm::StringLiteral kRegionAttr = "dist.region";
-constexpr llvm::StringLiteral kPartsAttr = "dist.parts";
-constexpr llvm::StringLiteral kBlocksAttr = "dist.blocks";
 constexpr llvm::StringLiteral kSequenceParallelAttr = "dist.sequence_parallel";
 constexpr llvm::StringLiteral kHeadAttr = "dist.output_head";
 constexpr llvm::StringLiteral kVocabAttr = "dist.vocab_parallel";
@@ -56,13 +54,15 @@ inline int64_t bytesOf(mlir::Type type) {
 /// `source`'s shape. `source` itself when `weight` has no cast.
 mlir::Value recast(mlir::OpBuilder &b, mlir::Value weight, mlir::Value source);
 
-/// This rank's part of the weight `weight` along `dim` over `parts` ranks of
-/// mesh axis `axis` (blocks and replicas as dist.local_part has them): the
-/// stored source is cut, in its stored dtype, and cast afterwards.
+/// This rank's part of `v` laid out as `s`: a dist.local_part typed by the
+/// sharding's local shape on its mesh (the one nearest the insertion point).
+mlir::Value localPart(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                      ShardingAttr s);
+
+/// This rank's part of the weight `weight` laid out as `s`: the stored
+/// source is cut, in its stored dtype, and cast afterwards.
 mlir::Value cutWeight(mlir::OpBuilder &b, mlir::Location loc,
-                      mlir::Value weight, int64_t dim, int64_t parts,
-                      llvm::StringRef axis, mlir::DenseI64ArrayAttr blocks = {},
-                      mlir::IntegerAttr replicas = {});
+                      mlir::Value weight, ShardingAttr s);
 
 /// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
 std::string nodeOf(mlir::Operation *op);
@@ -91,7 +91,11 @@ mlir::func::FuncOp replacementOf(mlir::OpBuilder &b, mlir::func::FuncOp main,
 
 /// Shardings over the `tp` axis of @mesh.
 ShardingAttr replicatedSharding(mlir::MLIRContext *ctx);
-ShardingAttr splitSharding(mlir::MLIRContext *ctx, int64_t dim);
+/// `dim` split over `tp`: blockwise with `blocks`, each chunk held by
+/// `replicas` consecutive ranks.
+ShardingAttr splitSharding(mlir::MLIRContext *ctx, int64_t dim,
+                           llvm::ArrayRef<int64_t> blocks = {},
+                           int64_t replicas = 1);
 ShardingAttr partialSharding(mlir::MLIRContext *ctx);
 /// The dim split over `tp`, if any.
 std::optional<int64_t> splitDimOf(ShardingAttr s);
@@ -176,9 +180,6 @@ std::string describeSharding(ShardingAttr s);
 /// The collective dist-comm makes of a change from `from` to `to` (null:
 /// replicated), for remarks; empty when there is none.
 std::string describeReshard(ShardingAttr from, ShardingAttr to);
-
-/// Per-result numbers of parts (`dist.parts`), tp where absent.
-int64_t partsOf(mlir::Value v, int64_t tp);
 
 /// What would work, for a misfit's note: the tp values up to 64 for which
 /// every region of `main` (and with `sp` every sequence) splits evenly, by

@@ -33,7 +33,7 @@ module {
   dist.mesh @mesh(shape = 4, axes = ["tp"])
   func.func @main(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
     // expected-error @+1 {{a computed value is sliced only evenly}}
-    %y = dist.local_part %x dim = 0 parts = 2 axis = "tp" replicas = 2 : tensor<4x8xf32> -> tensor<2x8xf32>
+    %y = dist.local_part %x to <@mesh, [["tp"]], replicas = [2]> : tensor<4x8xf32> -> tensor<2x8xf32>
     return %y : tensor<2x8xf32>
   }
 }

@@ -28,10 +28,10 @@ dist.mesh @mesh(shape = 2, axes = ["ep"])
 func.func @main(%x: tensor<8x16xf32> {onnx.name = "x"}, %l: tensor<8x4xf32> {onnx.name = "logits"}) -> (tensor<8x16xf32> {onnx.name = "y"}) {
   %c1 = arith.constant dense<0.5> : tensor<4x16x24xf32>
   %c2 = arith.constant dense<0.25> : tensor<4x24x16xf32>
-  %w1 = dist.local_part %c1 dim = 0 parts = 2 axis = "ep" : tensor<4x16x24xf32> -> tensor<2x16x24xf32>
-  %w2 = dist.local_part %c2 dim = 0 parts = 2 axis = "ep" : tensor<4x24x16xf32> -> tensor<2x24x16xf32>
-  %xs = dist.local_part %x dim = 0 parts = 2 axis = "ep" : tensor<8x16xf32> -> tensor<4x16xf32>
-  %ls = dist.local_part %l dim = 0 parts = 2 axis = "ep" : tensor<8x4xf32> -> tensor<4x4xf32>
+  %w1 = dist.local_part %c1 to <@mesh, [["ep"]]> : tensor<4x16x24xf32> -> tensor<2x16x24xf32>
+  %w2 = dist.local_part %c2 to <@mesh, [["ep"]]> : tensor<4x24x16xf32> -> tensor<2x24x16xf32>
+  %xs = dist.local_part %x to <@mesh, [["ep"]]> : tensor<8x16xf32> -> tensor<4x16xf32>
+  %ls = dist.local_part %l to <@mesh, [["ep"]]> : tensor<8x4xf32> -> tensor<4x4xf32>
   %ids, %w, %n = nn.moe_route %ls {top_k = 2 : i64} : tensor<4x4xf32> -> (tensor<4x2xi64>, tensor<4x2xf32>, tensor<4xi64>)
   %all = dist.all_gather %n on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4xi64> -> tensor<8xi64>
   %rows, %sc, %lay, %pairs, %rc = dist.moe_permute %xs, %ids, %all on @mesh mesh_axes = ["ep"] : tensor<4x16xf32>, tensor<4x2xi64>, tensor<8xi64> -> tensor<8x16xf32>, tensor<2xi64>, tensor<2x2xi64>, tensor<8xi64>, tensor<2xi64>
@@ -50,13 +50,13 @@ func.func @main(%x: tensor<8x16xf32> {onnx.name = "x"}, %l: tensor<8x4xf32> {onn
 // one weight cut twice, inner cut first: no weight for the inner part.
 // CHECK-LABEL: func.func @main()
 // CHECK-NOT: rt.weight
-// CHECK: %[[W:.*]] = rt.weight "const.part" {shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 2 : i64, parts = 2 : i64}}, value = dense<5.000000e-01> : tensor<4x16x24xf32>} : memref<2x16x12xf32>
+// CHECK: %[[W:.*]] = rt.weight "const.part" {shard = [#dist.sharding<@mesh, {{\[\[}}"ep"]]>, #dist.sharding<@mesh, {{\[\[}}], [], ["tp"]]>], value = dense<5.000000e-01> : tensor<4x16x24xf32>} : memref<2x16x12xf32>
 // CHECK-NOT: rt.weight
 // CHECK: rt.kernel "copy" ins(%[[W]]
 dist.mesh @mesh(shape = 2x2, axes = ["ep", "tp"])
 func.func @main() -> (tensor<2x16x12xf32> {onnx.name = "w"}) {
   %c = arith.constant dense<0.5> : tensor<4x16x24xf32>
-  %e = dist.local_part %c dim = 0 parts = 2 axis = "ep" : tensor<4x16x24xf32> -> tensor<2x16x24xf32>
-  %w = dist.local_part %e dim = 2 parts = 2 axis = "tp" : tensor<2x16x24xf32> -> tensor<2x16x12xf32>
+  %e = dist.local_part %c to <@mesh, [["ep"]]> : tensor<4x16x24xf32> -> tensor<2x16x24xf32>
+  %w = dist.local_part %e to <@mesh, [[], [], ["tp"]]> : tensor<2x16x24xf32> -> tensor<2x16x12xf32>
   return %w : tensor<2x16x12xf32>
 }

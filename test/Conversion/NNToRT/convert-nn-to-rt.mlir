@@ -77,7 +77,7 @@ func.func @main(%q: tensor<1x4x8x16xf32> {onnx.name = "q"}, %k: tensor<1x2x8x16x
 // becomes a module attribute.
 // CHECK: module attributes {rt.mesh = {axes = ["tp"], shape = array<i64: 2>, sym_name = "mesh"}}
 // CHECK-LABEL: func.func @main()
-// CHECK: %[[W:.*]] = rt.weight "const.part" {shard = {axis = "tp", dim = 1 : i64, parts = 2 : i64}, value = dense<5.000000e-01> : tensor<4x8xf32>} : memref<4x4xf32>
+// CHECK: %[[W:.*]] = rt.weight "const.part" {shard = [#dist.sharding<@mesh, {{\[\[}}], ["tp"]]>], value = dense<5.000000e-01> : tensor<4x8xf32>} : memref<4x4xf32>
 // CHECK: rt.kernel "all_reduce" ins(%{{.*}} : memref<2x4xf32>) outs(%{{.*}} : memref<2x4xf32>)
 // CHECK: %[[ALL:.*]] = rt.alloc : memref<2x2x4xf32>
 // CHECK: rt.kernel "all_gather" ins(%{{.*}} : memref<2x4xf32>) outs(%[[ALL]] : memref<2x2x4xf32>)
@@ -88,7 +88,7 @@ module {
   dist.mesh @mesh(shape = 2, axes = ["tp"])
   func.func @main(%x: tensor<2x4xf32>) -> tensor<2x8xf32> {
     %w = arith.constant dense<0.5> : tensor<4x8xf32>
-    %p = dist.local_part %w dim = 1 parts = 2 axis = "tp" : tensor<4x8xf32> -> tensor<4x4xf32>
+    %p = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<4x8xf32> -> tensor<4x4xf32>
     %y = nn.linear %x, %p : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
     %s = dist.all_reduce %y on @mesh mesh_axes = ["tp"] : tensor<2x4xf32>
     %g = dist.all_gather %s on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x4xf32> -> tensor<2x8xf32>
@@ -103,13 +103,13 @@ module {
 // width tp does not divide) with the same shard description, for the
 // weight writer to cut from the file. The whole tensor is never read here.
 // CHECK-LABEL: func.func @main()
-// CHECK: rt.weight "w.part" {length = 96 : i64, location = "w.bin", offset = 32 : i64, padding = array<i64: 0, 2>, shard = {axis = "tp", dim = 1 : i64, parts = 2 : i64}} : memref<4x4xf32>
+// CHECK: rt.weight "w.part" {length = 96 : i64, location = "w.bin", offset = 32 : i64, padding = array<i64: 0, 2>, shard = [#dist.sharding<@mesh, {{\[\[}}], ["tp"]]>]} : memref<4x4xf32>
 // CHECK-NOT: rt.weight
 module {
   dist.mesh @mesh(shape = 2, axes = ["tp"])
   func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
     %w = nn.external_weight {name = "w", location = "w.bin", offset = 32 : i64, length = 96 : i64, padding = array<i64: 0, 2>} : tensor<4x8xf32>
-    %p = dist.local_part %w dim = 1 parts = 2 axis = "tp" : tensor<4x8xf32> -> tensor<4x4xf32>
+    %p = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<4x8xf32> -> tensor<4x4xf32>
     %y = nn.linear %x, %p : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
     return %y : tensor<2x4xf32>
   }
@@ -131,7 +131,7 @@ module {
 // CHECK: rt.kernel "transpose" ins(%[[S]] : memref<2x2x8xf32>) outs(%[[SB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
 // CHECK: rt.kernel "transpose"
 // CHECK: %[[P:.*]] = rt.alloc : memref<2x2x8xf32>
-// CHECK: rt.kernel "local_chunk" ins(%{{.*}} : memref<4x2x8xf32>) outs(%[[P]] : memref<2x2x8xf32>) {axis = "tp", mesh_axes = ["tp"]}
+// CHECK: rt.kernel "local_chunk" ins(%{{.*}} : memref<4x2x8xf32>) outs(%[[P]] : memref<2x2x8xf32>) {mesh = @mesh, mesh_axes = ["tp"]}
 // CHECK: %[[PB:.*]] = rt.alloc : memref<2x2x8xf32>
 // CHECK: rt.kernel "transpose" ins(%[[P]] : memref<2x2x8xf32>) outs(%[[PB]] : memref<2x2x8xf32>) {perm = array<i64: 1, 0, 2>}
 // CHECK: rt.kernel "reduce_scatter" ins(%[[T]] : memref<4x8xf32>) outs(%{{.*}} : memref<2x8xf32>)
@@ -142,9 +142,9 @@ module {
   dist.mesh @mesh(shape = 2, axes = ["tp"])
   func.func @main(%x: tensor<2x4x8xf32>, %t: tensor<4x8xf32>) -> (tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
     %s = dist.reduce_scatter %x on @mesh mesh_axes = ["tp"] scatter_axis = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
-    %p = dist.local_part %x dim = 1 parts = 2 axis = "tp" : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+    %p = dist.local_part %x to <@mesh, [[], ["tp"]]> : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
     %s0 = dist.reduce_scatter %t on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<4x8xf32> -> tensor<2x8xf32>
-    %p0 = dist.local_part %t dim = 0 parts = 2 axis = "tp" : tensor<4x8xf32> -> tensor<2x8xf32>
+    %p0 = dist.local_part %t to <@mesh, [["tp"]]> : tensor<4x8xf32> -> tensor<2x8xf32>
     return %s, %p, %s0, %p0 : tensor<2x2x8xf32>, tensor<2x2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>
   }
 }

@@ -17,7 +17,7 @@ module {
   func.func @main(%x: tensor<2x8xf32>) -> tensor<4x8xf32> {
     %r = dist.all_reduce %x on @mesh mesh_axes = ["tp"] : tensor<2x8xf32>
     %s = dist.reduce_scatter %r on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<2x8xf32> -> tensor<1x8xf32>
-    %p = dist.local_part %r dim = 0 parts = 2 axis = "tp" : tensor<2x8xf32> -> tensor<1x8xf32>
+    %p = dist.local_part %r to <@mesh, [["tp"]]> : tensor<2x8xf32> -> tensor<1x8xf32>
     %a = nn.add %s, %p : (tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
     %g = dist.all_gather %a on @mesh mesh_axes = ["tp"] gather_axis = 0 : tensor<1x8xf32> -> tensor<2x8xf32>
     %c = nn.concat %g, %g {axis = 0 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>

@@ -132,6 +132,69 @@ func.func @negative_size(%x: tensor<10x8xf32>) {
 // -----
 
 dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @blocks_per_dimension(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{blocks has 1 entries but the sharding lists 2 dimensions}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], blocks = [[8, 8, 8]]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @blocks_on_replicated_dim(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{dimension 0 has blocks but is not split}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], blocks = [[4, 4], [8, 8, 8]]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @negative_block(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{blocks of dimension 1 must be non-negative}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], blocks = [[], [32, -8]]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @sizes_and_blocks(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{dimension 1 has both sizes and blocks}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], sizes = [[], [6, 6, 6, 6]], blocks = [[], [8, 8, 8]]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @replicas_per_dimension(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{replicas has 1 entries but the sharding lists 2 dimensions}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], replicas = [2]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @replicas_positive(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{replicas of dimension 1 must be positive, got 0}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], replicas = [1, 0]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @replicas_on_replicated_dim(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{dimension 0 has replicas but is not split}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], replicas = [2, 1]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
 func.func @unknown_kind(%x: tensor<8x8xf32>) {
   // expected-error @+1 {{unknown reduction kind 'prod' (expected sum, max or min)}}
   %0 = dist.shard %x to <@mesh, [], partial = prod ["tp"]> : tensor<8x8xf32>
@@ -142,7 +205,7 @@ func.func @unknown_kind(%x: tensor<8x8xf32>) {
 
 dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
 func.func @unknown_key(%x: tensor<8x8xf32>) {
-  // expected-error @+1 {{expected 'partial' or 'sizes' (each at most once), got 'halo'}}
+  // expected-error @+1 {{expected 'partial', 'sizes', 'blocks' or 'replicas' (each at most once), got 'halo'}}
   %0 = dist.shard %x to <@mesh, [], halo = [1]> : tensor<8x8xf32>
   return
 }
@@ -225,6 +288,43 @@ func.func @sizes_sum(%x: tensor<10xf32>) {
 // -----
 
 dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @blocks_sum(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{'dist.shard' op blocks of dimension 1 sum to 16, not its size 24}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], blocks = [[], [8, 8]]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @block_divides(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{'dist.shard' op block of 6 of dimension 1 does not split evenly into 4 shards}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], blocks = [[], [6, 6, 12]]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @replicas_divide(%x: tensor<8x24xf32>) {
+  // expected-error @+1 {{'dist.shard' op replicas 3 of dimension 1 do not divide its 4 ranks}}
+  %0 = dist.shard %x to <@mesh, [[], ["tp"]], replicas = [1, 3]> : tensor<8x24xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @replicas_sizes_count(%x: tensor<10xf32>) {
+  // 4 ranks, each chunk on 2: 2 shards.
+  // expected-error @+1 {{'dist.shard' op dimension 0 has 4 shard sizes but is split into 2 shards}}
+  %0 = dist.shard %x to <@mesh, [["tp"]], sizes = [[3, 3, 2, 2]], replicas = [2]> : tensor<10xf32>
+  return
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
 func.func @uneven_without_sizes(%x: tensor<10xf32>) {
   // expected-error @+1 {{'dist.shard' op dimension 0 of size 10 does not split evenly into 8 shards; give explicit sizes}}
   %0 = dist.shard %x to <@mesh, [["pp", "tp"]]> : tensor<10xf32>
@@ -288,58 +388,110 @@ func.func @result_unknown_mesh(%x: tensor<2xf32>) -> (tensor<2xf32> {dist.shardi
 
 // -----
 
+dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @local_part_divides(%w: tensor<64x250xf32>) -> tensor<64x62xf32> {
-  // expected-error @+1 {{'dist.local_part' op extent 250 along dim does not divide into 4 parts}}
-  %0 = dist.local_part %w dim = 1 parts = 4 axis = "tp" : tensor<64x250xf32> -> tensor<64x62xf32>
+  // expected-error @+1 {{'dist.local_part' op dimension 1 of size 250 does not split evenly into 4 shards; give explicit sizes}}
+  %0 = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<64x250xf32> -> tensor<64x62xf32>
   return %0 : tensor<64x62xf32>
 }
 
 // -----
 
+dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @local_part_extent(%w: tensor<64x256xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'dist.local_part' op result extent along dim must be 64, got 128}}
-  %0 = dist.local_part %w dim = 1 parts = 4 axis = "tp" : tensor<64x256xf32> -> tensor<64x128xf32>
+  // expected-error @+1 {{'dist.local_part' op result must be 'tensor<64x64xf32>', this rank's part of 'tensor<64x256xf32>', got 'tensor<64x128xf32>'}}
+  %0 = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<64x256xf32> -> tensor<64x128xf32>
   return %0 : tensor<64x128xf32>
 }
 
 // -----
 
+dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @local_part_blocks_sum(%w: tensor<64x128xf32>) -> tensor<64x32xf32> {
-  // expected-error @+1 {{'dist.local_part' op blocks sum to 96 but the input extent along dim is 128}}
-  %0 = dist.local_part %w dim = 1 parts = 4 axis = "tp" blocks = [32, 32, 32] : tensor<64x128xf32> -> tensor<64x32xf32>
+  // expected-error @+1 {{'dist.local_part' op blocks of dimension 1 sum to 96, not its size 128}}
+  %0 = dist.local_part %w to <@mesh, [[], ["tp"]], blocks = [[], [32, 32, 32]]> : tensor<64x128xf32> -> tensor<64x32xf32>
   return %0 : tensor<64x32xf32>
 }
 
 // -----
 
+dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @local_part_block_divides(%w: tensor<64x128xf32>) -> tensor<64x32xf32> {
-  // expected-error @+1 {{'dist.local_part' op extent 30 along dim does not divide into 4 parts}}
-  %0 = dist.local_part %w dim = 1 parts = 4 axis = "tp" blocks = [64, 30, 34] : tensor<64x128xf32> -> tensor<64x32xf32>
+  // expected-error @+1 {{'dist.local_part' op block of 30 of dimension 1 does not split evenly into 4 shards}}
+  %0 = dist.local_part %w to <@mesh, [[], ["tp"]], blocks = [[], [64, 30, 34]]> : tensor<64x128xf32> -> tensor<64x32xf32>
   return %0 : tensor<64x32xf32>
 }
 
 // -----
 
+dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @local_part_dim_range(%w: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'dist.local_part' op dim 2 is out of range for rank 2}}
-  %0 = dist.local_part %w dim = 2 parts = 4 axis = "tp" : tensor<64x128xf32> -> tensor<64x128xf32>
+  // expected-error @+1 {{'dist.local_part' op sharding lists 3 dimensions but the tensor has rank 2}}
+  %0 = dist.local_part %w to <@mesh, [[], [], ["tp"]]> : tensor<64x128xf32> -> tensor<64x128xf32>
   return %0 : tensor<64x128xf32>
 }
 
 // -----
 
+dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @local_part_empty_axis(%w: tensor<64x128xf32>) -> tensor<64x32xf32> {
-  // expected-error @+1 {{'dist.local_part' op mesh axis names must not be empty}}
-  %0 = dist.local_part %w dim = 1 parts = 4 axis = "" : tensor<64x128xf32> -> tensor<64x32xf32>
+  // expected-error @+1 {{mesh axis names must not be empty}}
+  %0 = dist.local_part %w to <@mesh, [[], [""]]> : tensor<64x128xf32> -> tensor<64x32xf32>
   return %0 : tensor<64x32xf32>
 }
 
 // -----
 
-func.func @local_part_parts(%w: tensor<64x128xf32>) -> tensor<64x128xf32> {
-  // expected-error @+1 {{'dist.local_part' op attribute 'parts' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  %0 = dist.local_part %w dim = 1 parts = 0 axis = "tp" : tensor<64x128xf32> -> tensor<64x128xf32>
-  return %0 : tensor<64x128xf32>
+dist.mesh @mesh(shape = 4, axes = ["tp"])
+func.func @local_part_unknown_axis(%w: tensor<64x128xf32>) -> tensor<64x32xf32> {
+  // expected-error @+1 {{'dist.local_part' op mesh @mesh has no axis "ep"}}
+  %0 = dist.local_part %w to <@mesh, [[], ["ep"]]> : tensor<64x128xf32> -> tensor<64x32xf32>
+  return %0 : tensor<64x32xf32>
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["tp"])
+func.func @local_part_replicas_divide(%w: tensor<64x128xf32>) -> tensor<64x32xf32> {
+  // expected-error @+1 {{'dist.local_part' op replicas 3 of dimension 1 do not divide its 4 ranks}}
+  %0 = dist.local_part %w to <@mesh, [[], ["tp"]], replicas = [1, 3]> : tensor<64x128xf32> -> tensor<64x32xf32>
+  return %0 : tensor<64x32xf32>
+}
+
+// -----
+
+dist.mesh @mesh(shape = 4, axes = ["tp"])
+func.func @local_part_replicas_shape(%w: tensor<64x32xf32>) -> tensor<64x8xf32> {
+  // 2 chunks of 16 (each on 2 ranks), not 4 of 8.
+  // expected-error @+1 {{'dist.local_part' op result must be 'tensor<64x16xf32>', this rank's part of 'tensor<64x32xf32>', got 'tensor<64x8xf32>'}}
+  %0 = dist.local_part %w to <@mesh, [[], ["tp"]], replicas = [1, 2]> : tensor<64x32xf32> -> tensor<64x8xf32>
+  return %0 : tensor<64x8xf32>
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2, axes = ["tp"])
+func.func @local_part_uneven(%w: tensor<5x8xf32>) -> tensor<3x8xf32> {
+  // expected-error @+1 {{'dist.local_part' op gives every rank a part of one type: its sharding has no uneven sizes, got #dist.sharding<@mesh, [["tp"]], sizes = [[3, 2]]>}}
+  %0 = dist.local_part %w to <@mesh, [["tp"]], sizes = [[3, 2]]> : tensor<5x8xf32> -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2, axes = ["tp"])
+func.func @local_part_partial(%w: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'dist.local_part' op takes a part of a whole value, not of a partial one}}
+  %0 = dist.local_part %w to <@mesh, [], partial = ["tp"]> : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @local_part_unknown_mesh(%w: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'dist.local_part' op sharding refers to unknown mesh @mesh}}
+  %0 = dist.local_part %w to <@mesh, [["tp"]]> : tensor<4x8xf32> -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
 }
 
 //===----------------------------------------------------------------------===//

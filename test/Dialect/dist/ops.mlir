@@ -48,11 +48,14 @@ func.func @pipeline_stages(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 // Markers passes leave for the driver are accepted.
 // CHECK-LABEL: func.func @local_parts
 // CHECK-SAME: attributes {dist.tp_regions = 1 : i64}
-func.func @local_parts(%w: tensor<64x256xf32>, %qkv: tensor<64x128xf32>) attributes {dist.tp_regions = 1 : i64} {
-  // CHECK: dist.local_part %{{.*}} dim = 1 parts = 4 axis = "tp" : tensor<64x256xf32> -> tensor<64x64xf32>
-  %0 = dist.local_part %w dim = 1 parts = 4 axis = "tp" : tensor<64x256xf32> -> tensor<64x64xf32>
-  // CHECK: dist.local_part %{{.*}} dim = 1 parts = 4 axis = "tp" blocks = [64, 32, 32] : tensor<64x128xf32> -> tensor<64x32xf32>
-  %1 = dist.local_part %qkv dim = 1 parts = 4 axis = "tp" blocks = [64, 32, 32] : tensor<64x128xf32> -> tensor<64x32xf32>
+func.func @local_parts(%w: tensor<64x256xf32>, %qkv: tensor<64x128xf32>, %kv: tensor<64x32xf32>) attributes {dist.tp_regions = 1 : i64} {
+  // CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> : tensor<64x256xf32> -> tensor<64x64xf32>
+  %0 = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<64x256xf32> -> tensor<64x64xf32>
+  // CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]], blocks = {{\[\[}}], [64, 32, 32]]> : tensor<64x128xf32> -> tensor<64x32xf32>
+  %1 = dist.local_part %qkv to <@mesh, [[], ["tp"]], blocks = [[], [64, 32, 32]]> : tensor<64x128xf32> -> tensor<64x32xf32>
+  // Grouped-query keys: 2 heads of 16 on the 4 "tp" ranks, 2 ranks each.
+  // CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]], replicas = [1, 2]> : tensor<64x32xf32> -> tensor<64x16xf32>
+  %2 = dist.local_part %kv to <@mesh, [[], ["tp"]], replicas = [1, 2]> : tensor<64x32xf32> -> tensor<64x16xf32>
   return
 }
 

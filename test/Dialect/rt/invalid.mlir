@@ -26,18 +26,48 @@ func.func @weight_value_mismatch() {
 
 // A weight cut twice (experts over "ep", then each expert over "tp"):
 // [4, 8] / 2 on dim 0 / 2 on dim 1 is [2, 4], not [2, 8].
-func.func @weight_nested_shard_mismatch() {
-  // expected-error @+1 {{value must have the buffer's shape and element type (times the shard's parts)}}
-  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 1 : i64, parts = 2 : i64}}} : memref<2x8xf32>
+module attributes {rt.mesh = {axes = ["ep", "tp"], shape = array<i64: 2, 2>, sym_name = "mesh"}} {
+  func.func @weight_nested_shard_mismatch() {
+    // expected-error @+1 {{value must have the buffer's shape and element type (its shard's part of them)}}
+    %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = [#dist.sharding<@mesh, [["ep"]]>, #dist.sharding<@mesh, [[], ["tp"]]>]} : memref<2x8xf32>
+    return
+  }
+}
+
+// -----
+
+func.func @weight_shard_not_shardings() {
+  // expected-error @+1 {{shard must be a list of #dist.sharding, the whole weight's first}}
+  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = {axis = "tp", dim = 0 : i64, parts = 2 : i64}} : memref<2x8xf32>
   return
 }
 
 // -----
 
-func.func @weight_nested_shard_incomplete() {
-  // expected-error @+1 {{shard needs dim, parts and axis}}
-  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {dim = 1 : i64, parts = 2 : i64}}} : memref<2x4xf32>
+func.func @weight_shard_without_mesh() {
+  // expected-error @+1 {{a sharded weight needs its module's rt.mesh}}
+  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = [#dist.sharding<@mesh, [["tp"]]>]} : memref<2x8xf32>
   return
+}
+
+// -----
+
+module attributes {rt.mesh = {axes = ["tp"], shape = array<i64: 4>, sym_name = "mesh"}} {
+  func.func @weight_shard_does_not_divide() {
+    // expected-error @+1 {{dimension 0 of size 6 does not split evenly into 4 shards}}
+    %w = rt.weight "w" {value = dense<1.0> : tensor<6x8xf32>, shard = [#dist.sharding<@mesh, [["tp"]]>]} : memref<2x8xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {rt.mesh = {axes = ["tp"], shape = array<i64: 2>, sym_name = "mesh"}} {
+  func.func @weight_shard_uneven() {
+    // expected-error @+1 {{gives ranks parts of different shapes}}
+    %w = rt.weight "w" {value = dense<1.0> : tensor<5x8xf32>, shard = [#dist.sharding<@mesh, [["tp"]], sizes = [[3, 2]]>]} : memref<3x8xf32>
+    return
+  }
 }
 
 // -----

@@ -22,12 +22,15 @@ func.func @program() {
 }
 
 // A weight cut twice: [4, 8] keeps half of dim 0 by "ep", then half of
-// dim 1 by "tp".
+// dim 1 by "tp", on the mesh of the program's module.
+// CHECK-LABEL: module attributes {rt.mesh
 // CHECK-LABEL: func.func @nested_shard
-// CHECK: rt.weight "w" {shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 1 : i64, parts = 2 : i64}}, value = dense<1.000000e+00> : tensor<4x8xf32>} : memref<2x4xf32>
-func.func @nested_shard() {
-  %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = {axis = "ep", dim = 0 : i64, parts = 2 : i64, then = {axis = "tp", dim = 1 : i64, parts = 2 : i64}}} : memref<2x4xf32>
-  return
+// CHECK: rt.weight "w" {shard = [#dist.sharding<@mesh, {{\[\[}}"ep"]]>, #dist.sharding<@mesh, {{\[\[}}], ["tp"]]>], value = dense<1.000000e+00> : tensor<4x8xf32>} : memref<2x4xf32>
+module attributes {rt.mesh = {axes = ["ep", "tp"], shape = array<i64: 2, 2>, sym_name = "mesh"}} {
+  func.func @nested_shard() {
+    %w = rt.weight "w" {value = dense<1.0> : tensor<4x8xf32>, shard = [#dist.sharding<@mesh, [["ep"]]>, #dist.sharding<@mesh, [[], ["tp"]]>]} : memref<2x4xf32>
+    return
+  }
 }
 
 // An asynchronous call: the request is the event between start and wait.

@@ -22,11 +22,11 @@
 
 // After partitioning: each rank's part of the 6 features is 3.
 // TP-LABEL: func.func @main
-// TP: dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" : tensor<4x6xf32> -> tensor<4x3xf32>
-// TP: dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<6xf32> -> tensor<3xf32>
+// TP: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> : tensor<4x6xf32> -> tensor<4x3xf32>
+// TP: dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<6xf32> -> tensor<3xf32>
 // TP: nn.linear {{.*}} -> tensor<2x3x3xf32>
 // TP: nn.gelu %{{.*}} : tensor<2x3x3xf32>
-// TP: dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<6x4xf32> -> tensor<3x4xf32>
+// TP: dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<6x4xf32> -> tensor<3x4xf32>
 // TP: nn.linear %{{.*}}, %{{.*}} : (tensor<2x3x3xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
 // TP: dist.all_reduce
 

@@ -44,7 +44,7 @@ func.func @split_to_split(%x: tensor<2x2x8xf32>) -> tensor<2x4x4xf32> {
 
 // A replicated value is sliced: no communication.
 // CHECK-LABEL: func.func @replicated_to_split
-// CHECK: dist.local_part %arg0 dim = 1 parts = 2 axis = "tp" : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+// CHECK: dist.local_part %arg0 to <@mesh, {{\[\[}}], ["tp"]]> : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK-NOT: dist.all
 dist.mesh @mesh(shape = 2, axes = ["tp"])
 func.func @replicated_to_split(%x: tensor<2x4x8xf32>) -> tensor<2x2x8xf32> {
@@ -69,7 +69,7 @@ func.func @unchanged(%x: tensor<2x2x8xf32>) -> tensor<2x2x8xf32> {
 // a slice in, a gather before each column linear, a reduce-scatter after
 // each row linear, a gather out.
 // CHECK-LABEL: func.func @main
-// CHECK: dist.local_part %arg0 dim = 1 parts = 2 axis = "tp" : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+// CHECK: dist.local_part %arg0 to <@mesh, {{\[\[}}], ["tp"]]> : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: dist.all_gather %{{.*}} gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 // CHECK: dist.reduce_scatter %{{.*}} scatter_axis = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: dist.all_gather %{{.*}} gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
@@ -95,8 +95,8 @@ module {
     %cst_10 = arith.constant dense<2.000000e-01> : tensor<8xf32>
     %1 = nn.layer_norm %0, %cst, %cst_0 {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x2x8xf32>
     %2 = dist.reshard %1 from <@mesh, [[], ["tp"]]> to <@mesh, []> : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
-    %3 = dist.local_part %cst_1 dim = 1 parts = 2 axis = "tp" blocks = [8, 8, 8] : tensor<8x24xf32> -> tensor<8x12xf32>
-    %4 = dist.local_part %cst_2 dim = 0 parts = 2 axis = "tp" blocks = [8, 8, 8] : tensor<24xf32> -> tensor<12xf32>
+    %3 = dist.local_part %cst_1 to <@mesh, [[], ["tp"]], blocks = [[], [8, 8, 8]]> : tensor<8x24xf32> -> tensor<8x12xf32>
+    %4 = dist.local_part %cst_2 to <@mesh, [["tp"]], blocks = [[8, 8, 8]]> : tensor<24xf32> -> tensor<12xf32>
     %5 = nn.linear %2, %3, %4 : (tensor<2x4x8xf32>, tensor<8x12xf32>, tensor<12xf32>) -> tensor<2x4x12xf32>
     %6:3 = nn.split %5 {axis = 2 : i64} : tensor<2x4x12xf32> -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>)
     %7 = nn.reshape %6#0 : tensor<2x4x4xf32> to tensor<2x4x2x2xf32>
@@ -111,18 +111,18 @@ module {
     }
     %14 = nn.transpose %13 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x2x4x2xf32> -> tensor<2x4x2x2xf32>
     %15 = nn.reshape %14 : tensor<2x4x2x2xf32> to tensor<2x4x4xf32>
-    %16 = dist.local_part %cst_3 dim = 0 parts = 2 axis = "tp" : tensor<8x8xf32> -> tensor<4x8xf32>
+    %16 = dist.local_part %cst_3 to <@mesh, [["tp"]]> : tensor<8x8xf32> -> tensor<4x8xf32>
     %17 = nn.linear %15, %16 : (tensor<2x4x4xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
     %18 = dist.reshard %17 from <@mesh, [], partial = ["tp"]> to <@mesh, [[], ["tp"]]> : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
     %19 = nn.add %18, %cst_4 : (tensor<2x2x8xf32>, tensor<8xf32>) -> tensor<2x2x8xf32>
     %20 = nn.add %0, %19 : (tensor<2x2x8xf32>, tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
     %21 = nn.layer_norm %20, %cst_5, %cst_6 {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x2x8xf32>
     %22 = dist.reshard %21 from <@mesh, [[], ["tp"]]> to <@mesh, []> : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
-    %23 = dist.local_part %cst_7 dim = 1 parts = 2 axis = "tp" : tensor<8x32xf32> -> tensor<8x16xf32>
-    %24 = dist.local_part %cst_8 dim = 0 parts = 2 axis = "tp" : tensor<32xf32> -> tensor<16xf32>
+    %23 = dist.local_part %cst_7 to <@mesh, [[], ["tp"]]> : tensor<8x32xf32> -> tensor<8x16xf32>
+    %24 = dist.local_part %cst_8 to <@mesh, [["tp"]]> : tensor<32xf32> -> tensor<16xf32>
     %25 = nn.linear %22, %23, %24 : (tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
     %26 = nn.gelu %25 : tensor<2x4x16xf32>
-    %27 = dist.local_part %cst_9 dim = 0 parts = 2 axis = "tp" : tensor<32x8xf32> -> tensor<16x8xf32>
+    %27 = dist.local_part %cst_9 to <@mesh, [["tp"]]> : tensor<32x8xf32> -> tensor<16x8xf32>
     %28 = nn.linear %26, %27 : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
     %29 = dist.reshard %28 from <@mesh, [], partial = ["tp"]> to <@mesh, [[], ["tp"]]> : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
     %30 = nn.add %29, %cst_10 : (tensor<2x2x8xf32>, tensor<8xf32>) -> tensor<2x2x8xf32>

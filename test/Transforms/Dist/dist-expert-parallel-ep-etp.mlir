@@ -9,11 +9,11 @@
 // combined share is all-reduced over "tp" before the shares are gathered.
 // CHECK: dist.mesh @mesh(shape = 2x2, axes = ["ep", "tp"])
 // CHECK-LABEL: func.func @main
-// CHECK-DAG: %[[E1:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "ep" : tensor<4x32x64xf32> -> tensor<2x32x64xf32>
-// CHECK-DAG: %[[W1:.*]] = dist.local_part %[[E1]] dim = 2 parts = 2 axis = "tp" : tensor<2x32x64xf32> -> tensor<2x32x32xf32>
-// CHECK-DAG: %[[E2:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "ep" : tensor<4x64x32xf32> -> tensor<2x64x32xf32>
-// CHECK-DAG: %[[W2:.*]] = dist.local_part %[[E2]] dim = 1 parts = 2 axis = "tp" : tensor<2x64x32xf32> -> tensor<2x32x32xf32>
-// CHECK: dist.local_part %{{.*}} dim = 0 parts = 2 axis = "ep" : tensor<16x32xf32> -> tensor<8x32xf32>
+// CHECK-DAG: %[[E1:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"ep"]]> : tensor<4x32x64xf32> -> tensor<2x32x64xf32>
+// CHECK-DAG: %[[W1:.*]] = dist.local_part %[[E1]] to <@mesh, {{\[\[}}], [], ["tp"]]> : tensor<2x32x64xf32> -> tensor<2x32x32xf32>
+// CHECK-DAG: %[[E2:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"ep"]]> : tensor<4x64x32xf32> -> tensor<2x64x32xf32>
+// CHECK-DAG: %[[W2:.*]] = dist.local_part %[[E2]] to <@mesh, {{\[\[}}], ["tp"]]> : tensor<2x64x32xf32> -> tensor<2x32x32xf32>
+// CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}"ep"]]> : tensor<16x32xf32> -> tensor<8x32xf32>
 // CHECK: dist.all_gather %{{.*}} on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<4xi64> -> tensor<8xi64>
 // CHECK: dist.moe_permute {{.*}} on @mesh mesh_axes = ["ep"]
 // CHECK: dist.all_to_all_v {{.*}} on @mesh mesh_axes = ["ep"] axis = 0 : tensor<16x32xf32>, tensor<2xi64>, tensor<2xi64> -> tensor<32x32xf32>

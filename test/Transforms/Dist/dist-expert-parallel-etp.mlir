@@ -4,9 +4,9 @@
 // Expert tensor parallelism over the 2 tp ranks: fc1 and fc3 split by
 // columns (ffn 64 -> 32), fc2 by rows, and the partial output all-reduced.
 // CHECK-LABEL: func.func @main
-// CHECK-DAG: %[[W1:.*]] = dist.local_part %{{.*}} dim = 2 parts = 2 axis = "tp" : tensor<4x32x64xf32> -> tensor<4x32x32xf32>
-// CHECK-DAG: %[[W2:.*]] = dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" : tensor<4x64x32xf32> -> tensor<4x32x32xf32>
-// CHECK-DAG: %[[W3:.*]] = dist.local_part %{{.*}} dim = 2 parts = 2 axis = "tp" : tensor<4x32x64xf32> -> tensor<4x32x32xf32>
+// CHECK-DAG: %[[W1:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}], [], ["tp"]]> : tensor<4x32x64xf32> -> tensor<4x32x32xf32>
+// CHECK-DAG: %[[W2:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> : tensor<4x64x32xf32> -> tensor<4x32x32xf32>
+// CHECK-DAG: %[[W3:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}], [], ["tp"]]> : tensor<4x32x64xf32> -> tensor<4x32x32xf32>
 // CHECK: %[[P:.*]] = nn.moe %{{.*}}, %{{.*}}, %[[W1]], %[[W2]], %[[W3]] {dist.ffn_shards = 2 : i64, top_k = 2 : i64}
 // CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh mesh_axes = ["tp"]
 // CHECK: return %[[S]]

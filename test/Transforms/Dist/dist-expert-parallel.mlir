@@ -10,12 +10,12 @@
 // CHECK: dist.mesh @mesh(shape = 4, axes = ["ep"])
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[X:.*]]: tensor<16x32xf32>, %[[L:.*]]: tensor<16x8xf32>)
-// CHECK-DAG: %[[W1:.*]] = dist.local_part %{{.*}} dim = 0 parts = 4 axis = "ep" : tensor<8x32x64xf32> -> tensor<2x32x64xf32>
-// CHECK-DAG: %[[W2:.*]] = dist.local_part %{{.*}} dim = 0 parts = 4 axis = "ep" : tensor<8x64x32xf32> -> tensor<2x64x32xf32>
-// CHECK-DAG: %[[W3:.*]] = dist.local_part %{{.*}} dim = 0 parts = 4 axis = "ep" : tensor<8x32x64xf32> -> tensor<2x32x64xf32>
+// CHECK-DAG: %[[W1:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"ep"]]> : tensor<8x32x64xf32> -> tensor<2x32x64xf32>
+// CHECK-DAG: %[[W2:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"ep"]]> : tensor<8x64x32xf32> -> tensor<2x64x32xf32>
+// CHECK-DAG: %[[W3:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"ep"]]> : tensor<8x32x64xf32> -> tensor<2x32x64xf32>
 // CHECK-NOT: nn.moe %
-// CHECK: %[[XS:.*]] = dist.local_part %[[X]] dim = 0 parts = 4 axis = "ep" : tensor<16x32xf32> -> tensor<4x32xf32>
-// CHECK: %[[LS:.*]] = dist.local_part %[[L]] dim = 0 parts = 4 axis = "ep" : tensor<16x8xf32> -> tensor<4x8xf32>
+// CHECK: %[[XS:.*]] = dist.local_part %[[X]] to <@mesh, {{\[\[}}"ep"]]> : tensor<16x32xf32> -> tensor<4x32xf32>
+// CHECK: %[[LS:.*]] = dist.local_part %[[L]] to <@mesh, {{\[\[}}"ep"]]> : tensor<16x8xf32> -> tensor<4x8xf32>
 // CHECK: %[[IDS:.*]], %[[W:.*]], %[[N:.*]] = nn.moe_route %[[LS]] {top_k = 2 : i64} : tensor<4x8xf32> -> (tensor<4x2xi64>, tensor<4x2xf32>, tensor<8xi64>)
 // CHECK: %[[ALL:.*]] = dist.all_gather %[[N]] on @mesh mesh_axes = ["ep"] gather_axis = 0 : tensor<8xi64> -> tensor<32xi64>
 // The plan's counts feed both exchanges (swapped for the combine): no
@@ -50,9 +50,9 @@ func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x8xf32>) -> tensor<16x32xf32
 // CHECK: dist.mesh @tpmesh(shape = 4, axes = ["tp"])
 // CHECK-NOT: dist.mesh
 // CHECK-LABEL: func.func @main
-// CHECK: dist.local_part %{{.*}} dim = 0 parts = 4 axis = "tp" : tensor<4x32x64xf32> -> tensor<1x32x64xf32>
+// CHECK: dist.local_part %{{.*}} to <@tpmesh, {{\[\[}}"tp"]]> : tensor<4x32x64xf32> -> tensor<1x32x64xf32>
 // CHECK: %[[FLAT:.*]] = nn.reshape %{{.*}} : tensor<2x8x32xf32> to tensor<16x32xf32>
-// CHECK: dist.local_part %[[FLAT]] dim = 0 parts = 4 axis = "tp" : tensor<16x32xf32> -> tensor<4x32xf32>
+// CHECK: dist.local_part %[[FLAT]] to <@tpmesh, {{\[\[}}"tp"]]> : tensor<16x32xf32> -> tensor<4x32xf32>
 // CHECK: dist.all_gather %{{.*}} on @tpmesh mesh_axes = ["tp"] gather_axis = 0 : tensor<4xi64> -> tensor<16xi64>
 // CHECK: dist.all_to_all_v {{.*}} on @tpmesh mesh_axes = ["tp"] axis = 0 : tensor<4x32xf32>, tensor<4xi64>, tensor<4xi64> -> tensor<16x32xf32>
 // CHECK: %[[G:.*]] = dist.all_gather %{{.*}} on @tpmesh mesh_axes = ["tp"] gather_axis = 0 : tensor<4x32xf32> -> tensor<16x32xf32>

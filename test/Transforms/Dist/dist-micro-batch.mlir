@@ -26,7 +26,7 @@ module {
   dist.mesh @mesh(shape = 2, axes = ["tp"])
   func.func @main(%x: tensor<2x16xf32> {onnx.name = "x"}) -> (tensor<2x8xf32> {onnx.name = "y"}) {
     %w = arith.constant dense<0.5> : tensor<16x16xf32>
-    %wp = dist.local_part %w dim = 1 parts = 2 axis = "tp" : tensor<16x16xf32> -> tensor<16x8xf32>
+    %wp = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<16x16xf32> -> tensor<16x8xf32>
     %p = nn.linear %x, %wp : (tensor<2x16xf32>, tensor<16x8xf32>) -> tensor<2x8xf32>
     %r = dist.all_reduce %p on @mesh mesh_axes = ["tp"] : tensor<2x8xf32>
     return %r : tensor<2x8xf32>

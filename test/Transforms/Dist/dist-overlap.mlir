@@ -86,7 +86,7 @@ module {
     %v = arith.constant dense<0.25> : tensor<16x8xf32>
     %g = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 0 : tensor<4x16xf32> -> tensor<8x16xf32>
     %a = nn.linear %g, %w : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
-    %vp = dist.local_part %v dim = 1 parts = 2 axis = "tp" : tensor<16x8xf32> -> tensor<16x4xf32>
+    %vp = dist.local_part %v to <@mesh, [[], ["tp"]]> : tensor<16x8xf32> -> tensor<16x4xf32>
     %c = nn.linear %g, %vp : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
     return %a, %c : tensor<8x8xf32>, tensor<8x4xf32>
   }

@@ -9,8 +9,8 @@
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: dist.result_shardings
 // CHECK-NOT: dist.shard
-// CHECK: %[[WQKV:.*]] = dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" blocks = [8, 8, 8] : tensor<8x24xf32> -> tensor<8x12xf32>
-// CHECK: %[[BQKV:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" blocks = [8, 8, 8] : tensor<24xf32> -> tensor<12xf32>
+// CHECK: %[[WQKV:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]], blocks = {{\[\[}}], [8, 8, 8]]> : tensor<8x24xf32> -> tensor<8x12xf32>
+// CHECK: %[[BQKV:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]], blocks = {{\[\[}}8, 8, 8]]> : tensor<24xf32> -> tensor<12xf32>
 // CHECK: nn.linear %{{.*}}, %[[WQKV]], %[[BQKV]] : (tensor<2x4x8xf32>, tensor<8x12xf32>, tensor<12xf32>) -> tensor<2x4x12xf32>
 // CHECK: nn.split {{.*}} -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>)
 // CHECK: nn.reshape {{.*}} : tensor<2x4x4xf32> to tensor<2x4x2x2xf32>
@@ -18,13 +18,13 @@
 // CHECK: nn.attention {{.*}} -> tensor<2x2x4x2xf32> {
 // CHECK-NEXT: ^bb0(%{{.*}}: tensor<2x2x4x4xf32>):
 // CHECK: nn.reshape {{.*}} : tensor<2x4x2x2xf32> to tensor<2x4x4xf32>
-// CHECK: %[[WO:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<8x8xf32> -> tensor<4x8xf32>
+// CHECK: %[[WO:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<8x8xf32> -> tensor<4x8xf32>
 // CHECK: %[[Y:.*]] = nn.linear %{{.*}}, %[[WO]] : (tensor<2x4x4xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
 // CHECK: %[[R:.*]] = dist.reshard %[[Y]] from <@mesh, [], partial = ["tp"]> to <@mesh, []> : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
 // CHECK: %[[YB:.*]] = nn.add %[[R]], %{{.*}} : (tensor<2x4x8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
 // CHECK: nn.add %arg0, %[[YB]]
 // CHECK: nn.gelu %{{.*}} : tensor<2x4x16xf32>
-// CHECK: dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<32x8xf32> -> tensor<16x8xf32>
+// CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<32x8xf32> -> tensor<16x8xf32>
 // CHECK: dist.reshard %{{.*}} from <@mesh, [], partial = ["tp"]> to <@mesh, []>
 module {
   dist.mesh @mesh(shape = 2, axes = ["tp"])
@@ -42,8 +42,8 @@ module {
     %cst_9 = arith.constant dense<2.500000e-01> : tensor<32x8xf32>
     %cst_10 = arith.constant dense<2.000000e-01> : tensor<8xf32>
     %0 = nn.layer_norm %arg0, %cst, %cst_0 {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
-    %1 = dist.shard %cst_1 to <@mesh, [[], ["tp"]]> annotate_for_users {dist.blocks = array<i64: 8, 8, 8>} : tensor<8x24xf32>
-    %2 = dist.shard %cst_2 to <@mesh, [["tp"]]> annotate_for_users {dist.blocks = array<i64: 8, 8, 8>} : tensor<24xf32>
+    %1 = dist.shard %cst_1 to <@mesh, [[], ["tp"]], blocks = [[], [8, 8, 8]]> annotate_for_users : tensor<8x24xf32>
+    %2 = dist.shard %cst_2 to <@mesh, [["tp"]], blocks = [[8, 8, 8]]> annotate_for_users : tensor<24xf32>
     %3 = nn.linear %0, %1, %2 {dist.region = 0 : i64, dist.result_shardings = [#dist.sharding<@mesh, [[], [], ["tp"]]>]} : (tensor<2x4x8xf32>, tensor<8x24xf32>, tensor<24xf32>) -> tensor<2x4x24xf32>
     %4:3 = nn.split %3 {axis = 2 : i64, dist.result_shardings = [#dist.sharding<@mesh, [[], [], ["tp"]]>, #dist.sharding<@mesh, [[], [], ["tp"]]>, #dist.sharding<@mesh, [[], [], ["tp"]]>]} : tensor<2x4x24xf32> -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>)
     %5 = nn.reshape %4#0 {dist.result_shardings = [#dist.sharding<@mesh, [[], [], ["tp"]]>]} : tensor<2x4x8xf32> to tensor<2x4x4x2xf32>
@@ -111,8 +111,8 @@ module {
     %cst_10 = arith.constant dense<2.000000e-01> : tensor<8xf32>
     %1 = nn.layer_norm %0, %cst, %cst_0 {axis = 2 : i64, dist.result_shardings = [#dist.sharding<@mesh, [[], ["tp"]]>], epsilon = 9.99999974E-6 : f32} : (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x4x8xf32>
     %2 = dist.shard %1 to <@mesh, []> annotate_for_users : tensor<2x4x8xf32>
-    %3 = dist.shard %cst_1 to <@mesh, [[], ["tp"]]> annotate_for_users {dist.blocks = array<i64: 8, 8, 8>} : tensor<8x24xf32>
-    %4 = dist.shard %cst_2 to <@mesh, [["tp"]]> annotate_for_users {dist.blocks = array<i64: 8, 8, 8>} : tensor<24xf32>
+    %3 = dist.shard %cst_1 to <@mesh, [[], ["tp"]], blocks = [[], [8, 8, 8]]> annotate_for_users : tensor<8x24xf32>
+    %4 = dist.shard %cst_2 to <@mesh, [["tp"]], blocks = [[8, 8, 8]]> annotate_for_users : tensor<24xf32>
     %5 = nn.linear %2, %3, %4 {dist.region = 0 : i64, dist.result_shardings = [#dist.sharding<@mesh, [[], [], ["tp"]]>]} : (tensor<2x4x8xf32>, tensor<8x24xf32>, tensor<24xf32>) -> tensor<2x4x24xf32>
     %6:3 = nn.split %5 {axis = 2 : i64, dist.result_shardings = [#dist.sharding<@mesh, [[], [], ["tp"]]>, #dist.sharding<@mesh, [[], [], ["tp"]]>, #dist.sharding<@mesh, [[], [], ["tp"]]>]} : tensor<2x4x24xf32> -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>)
     %7 = nn.reshape %6#0 {dist.result_shardings = [#dist.sharding<@mesh, [[], [], ["tp"]]>]} : tensor<2x4x8xf32> to tensor<2x4x4x2xf32>

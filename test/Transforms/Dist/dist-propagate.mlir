@@ -10,8 +10,8 @@
 // linears' partial sums are read replicated by their users.
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: dist.tp_regions = 2
-// CHECK: %[[WQKV:.*]] = dist.shard %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> annotate_for_users {dist.blocks = array<i64: 8, 8, 8>} : tensor<8x24xf32>
-// CHECK: %[[BQKV:.*]] = dist.shard %{{.*}} to <@mesh, {{\[\[}}"tp"]]> annotate_for_users {dist.blocks = array<i64: 8, 8, 8>} : tensor<24xf32>
+// CHECK: %[[WQKV:.*]] = dist.shard %{{.*}} to <@mesh, {{\[\[}}], ["tp"]], blocks = {{\[\[}}], [8, 8, 8]]> annotate_for_users : tensor<8x24xf32>
+// CHECK: %[[BQKV:.*]] = dist.shard %{{.*}} to <@mesh, {{\[\[}}"tp"]], blocks = {{\[\[}}8, 8, 8]]> annotate_for_users : tensor<24xf32>
 // CHECK: %[[QKV:.*]] = nn.linear %{{.*}}, %[[WQKV]], %[[BQKV]] {{.*}}dist.result_shardings = [#dist.sharding<@mesh, {{\[\[}}], [], ["tp"]]>]
 // CHECK: nn.split %[[QKV]] {axis = 2 : i64, dist.result_shardings = [#dist.sharding<@mesh, {{\[\[}}], [], ["tp"]]>, #dist.sharding<@mesh, {{\[\[}}], [], ["tp"]]>, #dist.sharding<@mesh, {{\[\[}}], [], ["tp"]]>]}
 // CHECK: nn.reshape {{.*}}dist.result_shardings = [#dist.sharding<@mesh, {{\[\[}}], [], ["tp"]]>]} : tensor<2x4x8xf32> to tensor<2x4x4x2xf32>

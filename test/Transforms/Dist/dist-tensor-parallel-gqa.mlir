@@ -5,11 +5,11 @@
 // cut into 2 parts, each kept by 2 consecutive ranks (query heads 0-1 read
 // key/value head 0, heads 2-3 head 1).
 // CHECK-LABEL: func.func @main
-// CHECK: dist.local_part %{{.*}} dim = 1 parts = 4 axis = "tp" : tensor<8x8xf32> -> tensor<8x2xf32>
-// CHECK: dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" replicas = 2 : tensor<8x4xf32> -> tensor<8x2xf32>
-// CHECK: dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" replicas = 2 : tensor<8x4xf32> -> tensor<8x2xf32>
+// CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> : tensor<8x8xf32> -> tensor<8x2xf32>
+// CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]], replicas = [1, 2]> : tensor<8x4xf32> -> tensor<8x2xf32>
+// CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]], replicas = [1, 2]> : tensor<8x4xf32> -> tensor<8x2xf32>
 // CHECK: nn.attention {{.*}} : (tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>) -> tensor<1x1x3x2xf32>
-// CHECK: dist.local_part %{{.*}} dim = 0 parts = 4 axis = "tp" : tensor<8x8xf32> -> tensor<2x8xf32>
+// CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<8x8xf32> -> tensor<2x8xf32>
 // CHECK: dist.all_reduce
 func.func @main(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
   %wq = arith.constant dense<0.5> : tensor<8x8xf32>

@@ -9,7 +9,7 @@
 // communication. Attention and the MLP run on 2 of 4 heads and 16 of 32
 // features as under plain tensor parallelism.
 // CHECK-LABEL: func.func @main
-// CHECK: %[[X:.*]] = dist.local_part %arg0 dim = 1 parts = 2 axis = "tp" : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+// CHECK: %[[X:.*]] = dist.local_part %arg0 to <@mesh, {{\[\[}}], ["tp"]]> : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: %[[LN1:.*]] = nn.layer_norm %[[X]], {{.*}} -> tensor<2x2x8xf32>
 // CHECK: %[[A:.*]] = dist.all_gather %[[LN1]] on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 // CHECK: nn.linear %[[A]], {{.*}} -> tensor<2x4x12xf32>

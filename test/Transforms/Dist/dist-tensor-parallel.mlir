@@ -7,11 +7,11 @@
 // CHECK: dist.mesh @mesh(shape = 2, axes = ["tp"])
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: dist.tp_regions = 1
-// CHECK: %[[W1:.*]] = dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" : tensor<8x16xf32> -> tensor<8x8xf32>
-// CHECK: %[[B1:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<16xf32> -> tensor<8xf32>
+// CHECK: %[[W1:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> : tensor<8x16xf32> -> tensor<8x8xf32>
+// CHECK: %[[B1:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<16xf32> -> tensor<8xf32>
 // CHECK: %[[H:.*]] = nn.linear %arg0, %[[W1]], %[[B1]] : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
 // CHECK: %[[G:.*]] = nn.gelu %[[H]] : tensor<4x8xf32>
-// CHECK: %[[W2:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<16x8xf32> -> tensor<8x8xf32>
+// CHECK: %[[W2:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<16x8xf32> -> tensor<8x8xf32>
 // CHECK: %[[P:.*]] = nn.linear %[[G]], %[[W2]] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
 // CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh mesh_axes = ["tp"] : tensor<4x8xf32>
 // CHECK: %[[Y:.*]] = nn.add %[[S]], %{{.*}} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
@@ -33,7 +33,7 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // (each rank keeps its heads of every block); attention runs on 2 of 4
 // heads; the output projection is row-parallel.
 // CHECK-LABEL: func.func @main
-// CHECK: dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" blocks = [8, 8, 8] : tensor<8x24xf32> -> tensor<8x12xf32>
+// CHECK: dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]], blocks = {{\[\[}}], [8, 8, 8]]> : tensor<8x24xf32> -> tensor<8x12xf32>
 // CHECK: nn.split %{{.*}} {axis = 1 : i64} : tensor<3x12xf32> -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>)
 // CHECK: nn.attention {{.*}} : (tensor<1x2x3x2xf32>, tensor<1x2x3x2xf32>, tensor<1x2x3x2xf32>) -> tensor<1x2x3x2xf32>
 // CHECK: ^bb0(%{{.*}}: tensor<1x2x3x3xf32>):
@@ -68,7 +68,7 @@ func.func @main(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
 // CHECK-SAME: dist.tp_regions = 1
 // CHECK-NOT: dist.all_reduce
 // CHECK: nn.layer_norm %{{.*}} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
-// CHECK: %[[W:.*]] = dist.local_part %{{.*}} dim = 1 parts = 2 axis = "tp" : tensor<16x8xf32> -> tensor<16x4xf32>
+// CHECK: %[[W:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> : tensor<16x8xf32> -> tensor<16x4xf32>
 // CHECK: %[[Y:.*]] = nn.linear %{{.*}}, %[[W]] : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
 // CHECK: %[[G:.*]] = dist.all_gather %[[Y]] on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
 // CHECK: return %[[G]]

@@ -22,9 +22,9 @@
 // up row 0 and are zeroed by the mask. The tied LM head reads the same part
 // of the table.
 // CHECK-LABEL: func.func @main
-// CHECK: %[[T:.*]] = dist.local_part %{{.*}} dim = 0 parts = 2 axis = "tp" : tensor<8x4xf32> -> tensor<4x4xf32>
+// CHECK: %[[T:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<8x4xf32> -> tensor<4x4xf32>
 // CHECK: %[[B:.*]] = arith.constant dense<{{\[\[}}0, 0, 4], [4, 0, 4]]> : tensor<2x3xi64>
-// CHECK: %[[MINE:.*]] = dist.local_part %[[B]] dim = 0 parts = 2 axis = "tp" : tensor<2x3xi64> -> tensor<1x3xi64>
+// CHECK: %[[MINE:.*]] = dist.local_part %[[B]] to <@mesh, {{\[\[}}"tp"]]> : tensor<2x3xi64> -> tensor<1x3xi64>
 // CHECK: %[[FIRST:.*]] = nn.slice %[[MINE]] {starts = array<i64: 0, 0>, {{.*}} -> tensor<1x1xi64>
 // CHECK: %[[ZERO:.*]] = nn.slice %[[MINE]] {starts = array<i64: 0, 1>,
 // CHECK: %[[ROWS:.*]] = nn.slice %[[MINE]] {starts = array<i64: 0, 2>,

@@ -27,10 +27,11 @@ struct WrittenShard {
 
 /// Writes every distinct `rt.weight` of `program` to a .safetensors file at
 /// `path`: constants from their `value`, external weights by mapping their
-/// bytes from `modelDir`. A weight with a `shard` attribute refers to its
-/// global tensor (embedded, or external with optional zero `padding`) and
-/// keeps the part of the rank whose coordinate on the shard's mesh axis
-/// `coordinate(axis)` returns; only that part's bytes are copied. The header's
+/// bytes from `modelDir`. A weight with a `shard` attribute (#dist.sharding
+/// cuts on the module's rt.mesh) refers to its global tensor (embedded, or
+/// external with optional zero `padding`) and keeps the part of the rank
+/// whose coordinate on each mesh axis `coordinate(axis)` returns; only that
+/// part's bytes are copied. The header's
 /// `__metadata__` holds `id` and the CRC-32C of the data section and of
 /// each tensor (runtime/src/io/formats.h). Returns the bytes written and
 /// the checksum, or failure with a diagnostic on the weight op that could

@@ -32,8 +32,8 @@ def DistAnnotate : Pass<"dist-annotate", "::mlir::ModuleOp"> {
       its column-parallel linears. The row linear's result is seeded
       `partial = ["tp"]`, each column linear's result split on its features
       (`dist.region` groups them). Grouped-query key/value columns with
-      fewer heads than ranks get `dist.parts` = the number of key/value
-      heads (each part is replicated over tp / parts ranks).
+      fewer heads than ranks are split with `replicas` = tp / key/value
+      heads in their sharding (each head held by that many ranks).
     * An MLP (column linears → activations with act(0) = 0 — GELU, SiLU,
       ReLU, tanh — gating products and constant biases → row linear) whose
       width `tp` does not divide is first padded to the next multiple of
@@ -100,8 +100,8 @@ def DistPropagate : Pass<"dist-propagate", "::mlir::ModuleOp"> {
 
     Output: `dist.result_shardings` on every op of a region or sequence
     stretch, constant weights and side inputs annotated with the split their
-    consumer needs (`dist.blocks` for fused QKV, `dist.parts` for
-    grouped-query parts), and a `dist.shard ... annotate_for_users` at every
+    consumer needs (in its sharding: `blocks` for fused QKV, `replicas`
+    for grouped-query parts), and a `dist.shard ... annotate_for_users` at every
     layout change (one per value and layout). With `explain`, a remark names
     the ONNX node of every resharding and the collective it will need.
     `dist.tp_regions` on `@main` counts the regions and heads split.
