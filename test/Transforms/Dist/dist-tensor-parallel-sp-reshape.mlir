@@ -7,7 +7,7 @@
 // features, keepdims) stay on the sequence-split stream, which is
 // all-gathered only at the output.
 // CHECK-LABEL: func.func @main
-// CHECK: %[[X:.*]] = dist.local_part %arg0 dim = 1 parts = 2 axis = "tp" : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
+// CHECK: %[[X:.*]] = dist.local_part %arg0 to <@mesh, {{\[\[}}], ["tp"]]> : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: nn.tanh
 // CHECK: %[[Y:.*]] = nn.linear {{.*}} -> tensor<8x8xf32>
 // CHECK: %[[Y3:.*]] = nn.reshape %[[Y]] : tensor<8x8xf32> to tensor<2x4x8xf32>

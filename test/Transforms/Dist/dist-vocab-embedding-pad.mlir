@@ -11,7 +11,7 @@
 // Ids wrap by the 6 ids of the vocabulary (so -1 is row 5, not a zero
 // row), not by the 8 rows of the padded table.
 // CHECK-LABEL: func.func @main
-// CHECK: %[[T:.*]] = dist.local_part %{{.*}} dim = 0 parts = 4 axis = "tp" : tensor<8x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[T:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<8x4xf32> -> tensor<2x4xf32>
 // CHECK: arith.constant dense<{{\[\[}}0, 0, 2], [2, 0, 2], [4, 0, 2], [6, 0, 2]]> : tensor<4x3xi64>
 // CHECK: %[[IDENTITY:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
 // CHECK: nn.gather %[[IDENTITY]], %arg0 {axis = 0 : i64} : (tensor<6xi64>, tensor<2x4xi64>) -> tensor<2x4xi64>
@@ -36,7 +36,7 @@ func.func @main(%ids: tensor<2x4xi64>) -> tensor<2x4x4xf32> {
 // ANNOTATE: nn.linear %{{.*}}, %[[T]] {{.*}}transpose_weight = true} : (tensor<2x4x4xf32>, tensor<8x4xf32>) -> tensor<2x4x8xf32>
 
 // CHECK-LABEL: func.func @main
-// CHECK: %[[T:.*]] = dist.local_part %{{.*}} dim = 0 parts = 4 axis = "tp" : tensor<8x4xf32> -> tensor<2x4xf32>
+// CHECK: %[[T:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}"tp"]]> : tensor<8x4xf32> -> tensor<2x4xf32>
 // CHECK: nn.gather %[[T]], %{{.*}} : (tensor<2x4xf32>, tensor<2x4xi64>) -> tensor<2x4x4xf32>
 // CHECK-NOT: dist.local_part %{{.*}} : tensor<8x4xf32>
 // CHECK: nn.linear %{{.*}}, %[[T]] {transpose_weight = true} : (tensor<2x4x4xf32>, tensor<2x4xf32>) -> tensor<2x4x2xf32>
