@@ -10,10 +10,12 @@
 //
 // Weights stream. A rank's part of a weight is planned from the IR as runs
 // (offset, size) of the weight's stored bytes, or of zeros where it is
-// padded; only then, off the IR and one thread per file, are the runs copied
-// through a bounded buffer (read from the external file, or from the IR's
-// blob), checksummed as they pass and written. The header, whose checksums
-// are known last, goes over a placeholder of the same length at the end.
+// padded; only then, off the IR and one thread per file, are the runs
+// checksummed and written: long runs of an external file by the kernel
+// (copy_file_range, checksummed through a mapping of one chunk at a time),
+// long runs of the IR's blobs straight from the blob, short runs (a cut's
+// rows) and zeros through a bounded buffer. The header, whose checksums are
+// known last, goes over a placeholder of the same length at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -31,9 +34,13 @@
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <mutex>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -41,8 +48,8 @@ namespace {
 
 /// What one file holds in memory at a time: the buffer each write drains.
 constexpr int64_t kChunkBytes = 16 << 20;
-/// File runs shorter than this (the rows of a cut on the last dim) are read
-/// a window at a time rather than one read each.
+/// File runs shorter than this (the rows of a cut on the last dim) are
+/// gathered from one mapping of a window that holds several.
 constexpr int64_t kDirectRead = 64 << 10;
 constexpr int64_t kWindowBytes = 4 << 20;
 
@@ -257,18 +264,48 @@ struct StreamError {
   std::string message;
 };
 
+/// Writes all of `bytes` to `fd`; false with errno set on failure.
+bool writeAll(int fd, StringRef bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    bytes = bytes.drop_front(n);
+  }
+  return true;
+}
+
+/// Appends `size` bytes at `offset` of `in` to `out` inside the kernel;
+/// how many it moved (fewer where the file systems do not support it).
+int64_t copyRange(int in, uint64_t offset, int out, int64_t size) {
+  int64_t moved = 0;
+#ifdef __linux__
+  loff_t from = offset;
+  while (moved < size) {
+    ssize_t n = ::copy_file_range(in, &from, out, nullptr, size - moved, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    moved += n;
+  }
+#endif
+  return moved;
+}
+
 /// A shard file being written through one bounded buffer: bytes are
 /// appended (copied from memory, read from files, or zeros), added to the
 /// data section's checksum and the current tensor's, and written whenever
 /// the buffer is full. Touches no IR, so that files are written in parallel.
 class ShardStream {
 public:
-  ShardStream(llvm::raw_fd_ostream &os,
-              llvm::function_ref<void(int64_t)> wrote)
-      : os(os), wrote(wrote), buffer(kChunkBytes) {}
+  ShardStream(int out, llvm::function_ref<void(int64_t)> wrote)
+      : out(out), wrote(wrote), buffer(kChunkBytes) {}
   ~ShardStream() {
     for (auto &entry : files)
-      llvm::sys::fs::closeFile(entry.second);
+      llvm::sys::fs::closeFile(entry.second.fd);
   }
 
   void beginTensor() {
@@ -295,6 +332,8 @@ public:
     drain();
     return dataCrc;
   }
+  /// errno of the first failed write, 0 if none.
+  int writeError = 0;
 
 private:
   /// Room for up to `want` more bytes, draining the buffer when it is full.
@@ -311,82 +350,135 @@ private:
   void drain() {
     addToTensorCrc();
     dataCrc = parc::rt::crc32c(dataCrc, buffer.data(), used);
-    os.write(buffer.data(), used);
-    if (wrote)
-      wrote(used);
+    write(StringRef(buffer.data(), used));
     used = crcFrom = 0;
+  }
+  void write(StringRef bytes) {
+    if (!writeError && !writeAll(out, bytes))
+      writeError = errno;
+    if (wrote)
+      wrote(bytes.size());
   }
   /// Writes long runs of memory (the IR's blobs) without the buffer.
   void direct(StringRef bytes) {
     drain();
     tensorCrc = parc::rt::crc32c(tensorCrc, bytes.data(), bytes.size());
     dataCrc = parc::rt::crc32c(dataCrc, bytes.data(), bytes.size());
-    os.write(bytes.data(), bytes.size());
-    if (wrote)
-      wrote(bytes.size());
+    write(bytes);
   }
-  std::optional<std::string> read(const Source &src, int64_t offset,
-                                  MutableArrayRef<char> out);
-  std::optional<std::string> copy(const Source &src, int64_t offset,
-                                  int64_t size);
+  struct OpenFile {
+    llvm::sys::fs::file_t fd;
+    uint64_t size;
+  };
+  FailureOr<OpenFile> open(const Source &src, std::string &error);
+  std::optional<std::string> mapFile(const Source &src, int64_t offset,
+                                     int64_t size,
+                                     llvm::sys::fs::mapped_file_region &map,
+                                     StringRef &bytes);
+  std::optional<std::string> copyFileRun(const Source &src, int64_t offset,
+                                         int64_t size);
+  void read(const Source &src, int64_t offset, MutableArrayRef<char> out);
+  void copy(const Source &src, int64_t offset, int64_t size);
 
-  llvm::raw_fd_ostream &os;
+  int out;
   llvm::function_ref<void(int64_t)> wrote;
-  std::vector<char> buffer, window;
+  std::vector<char> buffer;
   int64_t used = 0, crcFrom = 0;
   uint32_t dataCrc = 0, tensorCrc = 0;
-  llvm::StringMap<llvm::sys::fs::file_t> files;
+  llvm::StringMap<OpenFile> files;
 };
 
-/// `out.size()` bytes from `offset` of `src`'s stored bytes.
-std::optional<std::string> ShardStream::read(const Source &src, int64_t offset,
-                                             MutableArrayRef<char> out) {
-  if (!src.splat.empty()) {
-    int64_t k = src.splat.size();
-    for (size_t i = 0; i < out.size(); ++i)
-      out[i] = src.splat[(offset + i) % k];
-    return std::nullopt;
+FailureOr<ShardStream::OpenFile> ShardStream::open(const Source &src,
+                                                   std::string &error) {
+  if (auto it = files.find(src.file); it != files.end())
+    return it->second;
+  auto fd = llvm::sys::fs::openNativeFileForRead(src.file);
+  if (!fd) {
+    error = "cannot read external data '" + src.file +
+            "': " + llvm::toString(fd.takeError());
+    return failure();
   }
-  if (src.file.empty()) {
-    std::memcpy(out.data(), src.memory.data() + offset, out.size());
-    return std::nullopt;
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(*fd, status)) {
+    llvm::sys::fs::closeFile(*fd);
+    error = "cannot read external data '" + src.file + "': " + ec.message();
+    return failure();
   }
-  auto [it, fresh] = files.try_emplace(src.file);
-  if (fresh) {
-    auto fd = llvm::sys::fs::openNativeFileForRead(src.file);
-    if (!fd) {
-      files.erase(it);
-      return "cannot read external data '" + src.file +
-             "': " + llvm::toString(fd.takeError());
-    }
-    it->second = *fd;
-  }
-  for (size_t done = 0; done < out.size();) {
-    auto n = llvm::sys::fs::readNativeFileSlice(
-        it->second, out.drop_front(done), src.fileOffset + offset + done);
-    if (!n)
-      return "cannot read external data '" + src.file +
-             "': " + llvm::toString(n.takeError());
-    if (*n == 0)
-      return "external data '" + src.file + "' ends before byte " +
-             std::to_string(src.fileOffset + offset + out.size());
-    done += *n;
+  return files[src.file] = OpenFile{*fd, status.getSize()};
+}
+
+/// Maps `size` bytes from `offset` of `src`'s file into `map`; `bytes` are
+/// they.
+std::optional<std::string>
+ShardStream::mapFile(const Source &src, int64_t offset, int64_t size,
+                     llvm::sys::fs::mapped_file_region &map, StringRef &bytes) {
+  std::string error;
+  auto file = open(src, error);
+  if (failed(file))
+    return error;
+  using Region = llvm::sys::fs::mapped_file_region;
+  uint64_t at = src.fileOffset + offset;
+  if (at + size > file->size)
+    return "external data '" + src.file + "' ends before byte " +
+           std::to_string(at + size);
+  uint64_t page = at & ~uint64_t(Region::alignment() - 1);
+  std::error_code ec;
+  map = Region(file->fd, Region::readonly, at - page + size, page, ec);
+  if (ec)
+    return "cannot read external data '" + src.file + "': " + ec.message();
+  bytes = StringRef(map.const_data() + (at - page), size);
+  return std::nullopt;
+}
+
+/// A long run of an external file: mapped a chunk at a time for the
+/// checksums (no copy; unmapped after, so that RSS stays bounded), its bytes
+/// moved into the shard by the kernel (copy_file_range, as cp does), or
+/// written from the mapping where the kernel cannot.
+std::optional<std::string> ShardStream::copyFileRun(const Source &src,
+                                                    int64_t offset,
+                                                    int64_t size) {
+  drain();
+  for (int64_t done = 0; done < size;) {
+    int64_t k = std::min<int64_t>(size - done, kChunkBytes);
+    llvm::sys::fs::mapped_file_region map;
+    StringRef bytes;
+    if (auto e = mapFile(src, offset + done, k, map, bytes))
+      return e;
+    tensorCrc = parc::rt::crc32c(tensorCrc, bytes.data(), k);
+    dataCrc = parc::rt::crc32c(dataCrc, bytes.data(), k);
+    int64_t moved = writeError ? k
+                               : copyRange(files[src.file].fd,
+                                           src.fileOffset + offset + done,
+                                           out, k);
+    write(bytes.drop_front(moved));
+    if (wrote && moved)
+      wrote(moved);
+    done += k;
   }
   return std::nullopt;
 }
 
-/// Appends `size` bytes from `offset` of `src`, a buffer's room at a time.
-std::optional<std::string> ShardStream::copy(const Source &src, int64_t offset,
-                                             int64_t size) {
+/// `out.size()` bytes from `offset` of `src`'s stored bytes in memory.
+void ShardStream::read(const Source &src, int64_t offset,
+                       MutableArrayRef<char> out) {
+  if (src.splat.empty()) {
+    std::memcpy(out.data(), src.memory.data() + offset, out.size());
+    return;
+  }
+  int64_t k = src.splat.size();
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = src.splat[(offset + i) % k];
+}
+
+/// Appends `size` bytes from `offset` of `src` (in memory), a buffer's
+/// room at a time.
+void ShardStream::copy(const Source &src, int64_t offset, int64_t size) {
   for (int64_t done = 0; done < size;) {
     int64_t k = room(size - done);
-    if (auto e = read(src, offset + done,
-                      MutableArrayRef(buffer.data() + used, k)))
-      return e;
+    read(src, offset + done, MutableArrayRef(buffer.data() + used, k));
     used += k;
     done += k;
   }
-  return std::nullopt;
 }
 
 std::optional<std::string> ShardStream::append(const Source &src,
@@ -399,7 +491,7 @@ std::optional<std::string> ShardStream::append(const Source &src,
       continue;
     }
     if (!src.file.empty() && r.size < kDirectRead) {
-      // Short runs of a file: one read of the window that holds several.
+      // Short runs of a file: one mapping of the window that holds several.
       size_t j = i + 1;
       while (j < ranges.size() && ranges[j].offset >= 0 &&
              ranges[j].size < kDirectRead &&
@@ -407,23 +499,23 @@ std::optional<std::string> ShardStream::append(const Source &src,
              ranges[j].offset >= ranges[j - 1].offset + ranges[j - 1].size)
         ++j;
       Range last = ranges[j - 1];
-      window.resize(kWindowBytes);
-      if (auto e = read(src, r.offset,
-                        MutableArrayRef(window.data(),
-                                        last.offset + last.size - r.offset)))
-        return e;
       Source inWindow;
-      inWindow.memory = StringRef(window.data(), window.size());
+      llvm::sys::fs::mapped_file_region map;
+      if (auto e = mapFile(src, r.offset, last.offset + last.size - r.offset,
+                           map, inWindow.memory))
+        return e;
       for (; i < j; ++i)
-        if (auto e = copy(inWindow, ranges[i].offset - r.offset,
-                          ranges[i].size))
-          return e;
+        copy(inWindow, ranges[i].offset - r.offset, ranges[i].size);
       continue;
     }
-    if (src.file.empty() && src.splat.empty() && r.size >= kDirectRead)
+    if (!src.file.empty()) {
+      if (auto e = copyFileRun(src, r.offset, r.size))
+        return e;
+    } else if (src.splat.empty() && r.size >= kDirectRead) {
       direct(src.memory.substr(r.offset, r.size));
-    else if (auto e = copy(src, r.offset, r.size))
-      return e;
+    } else {
+      copy(src, r.offset, r.size);
+    }
     ++i;
   }
   return std::nullopt;
@@ -477,41 +569,44 @@ writeShard(ArrayRef<TensorPlan> plans, StringRef path,
     error = StreamError{tensor, std::move(message)};
     return llvm::createStringError(error->message);
   };
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::openFileForWrite(path, fd))
     return fail(std::nullopt,
                 "cannot write '" + path.str() + "': " + ec.message());
-  os.SetUnbuffered();
-  os << header;
+  llvm::scope_exit closeFd([&] { ::close(fd); });
   std::string tensorChecksums;
   uint32_t dataCrc;
+  int writeError = 0;
+  if (!writeAll(fd, header))
+    writeError = errno;
   {
-    ShardStream stream(os, wrote);
+    ShardStream stream(fd, wrote);
+    stream.writeError = writeError;
     int64_t at = 0;
     for (auto [i, plan] : llvm::enumerate(plans)) {
       stream.zeros(begins[i] - at);
       stream.beginTensor();
-      if (auto e = stream.append(*plan.src, plan.ranges)) {
-        os.clear_error();
+      if (auto e = stream.append(*plan.src, plan.ranges))
         return fail(i, *e);
-      }
       tensorChecksums += (i ? " " : "") + parc::rt::crcHex(stream.endTensor());
       at = begins[i] + plan.bytes;
     }
     dataCrc = stream.finish();
+    writeError = stream.writeError;
   }
   std::string checksum = "crc32c:" + parc::rt::crcHex(dataCrc);
   std::string final =
       headerJson(plans, begins, id, checksum, tensorChecksums);
   assert(final.size() == header.size() && "checksums have a fixed width");
-  os.pwrite(final.data(), final.size(), 0);
-  os.close();
-  if (os.has_error()) {
-    std::string why = os.error().message();
-    os.clear_error();
-    return fail(std::nullopt, "cannot write '" + path.str() + "': " + why);
-  }
+  if (!writeError && ::pwrite(fd, final.data(), final.size(), 0) !=
+                         (ssize_t)final.size())
+    writeError = errno ? errno : EIO;
+  closeFd.release();
+  if (::close(fd) != 0 && !writeError)
+    writeError = errno;
+  if (writeError)
+    return fail(std::nullopt, "cannot write '" + path.str() +
+                                  "': " + std::strerror(writeError));
   if (wrote)
     wrote(header.size());
   return parc::WrittenShard{(int64_t)header.size() + end, checksum};
