@@ -15,6 +15,7 @@
 #include "RawData.h"
 #include "nn/NNOps.h"
 #include "parc/Support/CommandLine.h"
+#include "parc/Support/MappedFiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -2987,7 +2988,14 @@ OwningOpRef<ModuleOp> parc::importOnnxFile(StringRef path, MLIRContext *context,
         << "cannot read '" << path << "': " << buffer.getError().message();
     return nullptr;
   }
-  std::shared_ptr<const llvm::MemoryBuffer> mapped = std::move(*buffer);
+  // Remembered while blobs borrow from it, so that the weight writer reads
+  // the file rather than the mapping.
+  parc::rememberMappedFile(path, (*buffer)->getBuffer());
+  std::shared_ptr<const llvm::MemoryBuffer> mapped(
+      buffer->release(), [](const llvm::MemoryBuffer *b) {
+        parc::forgetMappedFile(b->getBufferStart());
+        delete b;
+      });
   return importModel(*mapped, path, context, options, mapped);
 }
 

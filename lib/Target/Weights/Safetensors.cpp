@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/Target/Weights/Safetensors.h"
+#include "parc/Support/MappedFiles.h"
 #include "io/formats.h"
 #include "rt/RTDialect.h"
 
@@ -91,6 +92,12 @@ FailureOr<std::shared_ptr<Source>> embeddedSource(parc::rt::WeightOp op,
       return op.emitOpError("has no data for resource weight"), failure();
     src->memory = StringRef(blob->getData().data(), blob->getData().size());
     src->size = src->memory.size();
+    // Borrowed from the mapped model file: read the file, as external data.
+    if (auto span = parc::findMappedFile(src->memory)) {
+      src->file = span->path;
+      src->fileOffset = span->offset;
+      src->memory = StringRef();
+    }
     return src;
   }
   auto dense = dyn_cast<DenseElementsAttr>(value);
