@@ -902,11 +902,14 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   const int64_t width = ranksPerStage();
   parc::driver::WeightWriteMeter meter(stats, name, width * rankWeightBytes,
                                        /*show=*/!quiet);
+  auto weightsFile = [&](int64_t rank) {
+    return "weights/rank" + std::to_string(rank) + ".safetensors";
+  };
   SmallVector<parc::ShardRequest> requests;
   for (int64_t t = 0; t < width; ++t) {
     int64_t rank = stage * width + t;
     requests.push_back(parc::ShardRequest{
-        path("weights/rank" + std::to_string(rank) + ".safetensors"),
+        path(weightsFile(rank)),
         [this, stage, t](StringRef axis) -> int64_t {
           if (axis == "pp")
             return stage;
@@ -923,11 +926,10 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     return failure();
   for (auto [t, shard] : llvm::enumerate(*shards)) {
     int64_t rank = stage * width + t;
-    std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
     totalWeightBytes += shard.bytes;
     ranks.push_back(llvm::json::Object{{"rank", rank},
                                        {"program", name.str()},
-                                       {"weights", file},
+                                       {"weights", weightsFile(rank)},
                                        {"weights_checksum", shard.checksum},
                                        {"weight_bytes", rankWeightBytes},
                                        {"weight_file_bytes", shard.bytes}});
