@@ -902,29 +902,37 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   const int64_t width = ranksPerStage();
   parc::driver::WeightWriteMeter meter(stats, name, width * rankWeightBytes,
                                        /*show=*/!quiet);
+  auto weightsFile = [&](int64_t rank) {
+    return "weights/rank" + std::to_string(rank) + ".safetensors";
+  };
+  SmallVector<parc::ShardRequest> requests;
   for (int64_t t = 0; t < width; ++t) {
     int64_t rank = stage * width + t;
-    std::string file = "weights/rank" + std::to_string(rank) + ".safetensors";
-    auto shard = parc::writeWeights(
-        program, llvm::sys::path::parent_path(modelPath), path(file),
-        [&](StringRef axis) {
+    requests.push_back(parc::ShardRequest{
+        path(weightsFile(rank)),
+        [this, stage, t](StringRef axis) -> int64_t {
           if (axis == "pp")
             return stage;
           if (expertMesh()) // ["ep", "tp"]: ep major
             return axis == "ep" ? t / tp : t % tp;
           return t;
         },
-        parc::ShardIdentity{rank, name.str()},
-        [&](int64_t bytes) { meter.advance(bytes); });
-    if (failed(shard))
-      return failure();
-    totalWeightBytes += shard->bytes;
+        parc::ShardIdentity{rank, name.str()}});
+  }
+  auto shards = parc::writeWeights(
+      program, llvm::sys::path::parent_path(modelPath), requests,
+      [&](int64_t bytes) { meter.advance(bytes); });
+  if (failed(shards))
+    return failure();
+  for (auto [t, shard] : llvm::enumerate(*shards)) {
+    int64_t rank = stage * width + t;
+    totalWeightBytes += shard.bytes;
     ranks.push_back(llvm::json::Object{{"rank", rank},
                                        {"program", name.str()},
-                                       {"weights", file},
-                                       {"weights_checksum", shard->checksum},
+                                       {"weights", weightsFile(rank)},
+                                       {"weights_checksum", shard.checksum},
                                        {"weight_bytes", rankWeightBytes},
-                                       {"weight_file_bytes", shard->bytes}});
+                                       {"weight_file_bytes", shard.bytes}});
   }
   meter.finish();
   // Bytes each rank sends in one forward pass: to other stages, and in

@@ -12,8 +12,10 @@
 
 #include "parc/Import/Onnx/OnnxImporter.h"
 #include "ContribOps.h"
+#include "RawData.h"
 #include "nn/NNOps.h"
 #include "parc/Support/CommandLine.h"
+#include "parc/Support/MappedFiles.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +27,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -45,6 +48,7 @@
 #include "onnx/shape_inference/implementation.h"
 
 #include <cstring>
+#include <memory>
 #include <functional>
 #include <map>
 #include <queue>
@@ -300,6 +304,16 @@ public:
   GraphImporter(MLIRContext *ctx, StringRef path, onnx::ModelProto &model)
       : ctx(ctx), builder(ctx), path(path), model(model) {}
 
+  /// Initializers whose raw_data splitRawData left in the model file, and
+  /// the mapped file, when blobs may borrow from it instead of copying.
+  void leaveRawDataInFile(ArrayRef<StringRef> raw,
+                          std::shared_ptr<const llvm::MemoryBuffer> file) {
+    for (auto [t, bytes] : llvm::zip(model.graph().initializer(), raw))
+      if (!bytes.empty())
+        rawData[&t] = bytes;
+    mappedFile = std::move(file);
+  }
+
   OwningOpRef<ModuleOp> run(const parc::OnnxImportOptions &options);
 
 private:
@@ -345,6 +359,10 @@ private:
                                      Location loc);
   FailureOr<Value> importExternal(const onnx::TensorProto &tensor,
                                   RankedTensorType type, Location loc);
+  /// Raw little-endian bytes of a tensor's data, whatever field holds it
+  /// (spelled out into `storage` for the typed fields).
+  StringRef rawBytes(const onnx::TensorProto &t, Type et,
+                     std::string &storage);
   FailureOr<Attribute> tensorAttr(const onnx::TensorProto &tensor,
                                   RankedTensorType type, bool inlineOnly);
 
@@ -359,6 +377,9 @@ private:
   int64_t maxConstantBytes = parc::kDefaultMaxConstantBytes;
   llvm::StringMap<Value> values;
   llvm::StringMap<const onnx::TensorProto *> initializers;
+  /// See leaveRawDataInFile.
+  llvm::DenseMap<const onnx::TensorProto *, StringRef> rawData;
+  std::shared_ptr<const llvm::MemoryBuffer> mappedFile;
   llvm::StringMap<RankedTensorType> types;
   llvm::StringMap<onnx::TypeProto> inferred;
   /// Outputs of Constant nodes: with the initializers, the values a model
@@ -557,6 +578,19 @@ LogicalResult GraphImporter::checkModel() {
     for (auto &kv : *init.mutable_external_data())
       if (kv.key() == "location")
         locations.emplace_back(kv.mutable_value(), std::exchange(*kv.mutable_value(), "."));
+  // Weights left in the model file (leaveRawDataInFile) look to the checker
+  // like external data at ".", which they are.
+  std::vector<onnx::TensorProto *> leftInFile;
+  for (auto &init : *model.mutable_graph()->mutable_initializer()) {
+    if (!rawData.count(&init))
+      continue;
+    leftInFile.push_back(&init);
+    init.clear_raw_data();
+    init.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto *entry = init.add_external_data();
+    entry->set_key("location");
+    entry->set_value(".");
+  }
   // ONNX 1.12's checker also wants a shape on every graph output and
   // value_info (later versions do not): parc recomputes those, so a missing
   // one is given an empty shape for the check only.
@@ -573,6 +607,11 @@ LogicalResult GraphImporter::checkModel() {
       *value = std::move(saved);
     for (auto *t : shapeless)
       t->clear_shape();
+    for (auto *t : leftInFile) {
+      t->clear_external_data();
+      t->clear_data_location();
+      t->set_raw_data("");
+    }
   });
   try {
     // check_model without its registry and IR version: libonnx 1.12's stop
@@ -840,11 +879,12 @@ FailureOr<RankedTensorType> GraphImporter::checkedType(ArrayRef<int64_t> shape,
 // Initializers
 //===----------------------------------------------------------------------===//
 
-/// Raw little-endian bytes of a tensor's data, whatever field holds it.
-std::string rawBytes(const onnx::TensorProto &t, Type et) {
+StringRef GraphImporter::rawBytes(const onnx::TensorProto &t, Type et,
+                                  std::string &out) {
+  if (auto it = rawData.find(&t); it != rawData.end())
+    return it->second;
   if (t.has_raw_data())
     return t.raw_data();
-  std::string out;
   auto append = [&](const void *p, size_t n) {
     out.append(static_cast<const char *>(p), n);
   };
@@ -893,7 +933,8 @@ FailureOr<Attribute> GraphImporter::tensorAttr(const onnx::TensorProto &t,
                                                bool inlineOnly) {
   Type et = type.getElementType();
   int64_t n = type.getNumElements();
-  std::string bytes = rawBytes(t, et);
+  std::string storage;
+  StringRef bytes = rawBytes(t, et, storage);
   size_t width = std::max<size_t>(et.getIntOrFloatBitWidth() / 8, 1);
   if (bytes.size() != n * width)
     return error() << "tensor '" << t.name() << "' holds " << bytes.size()
@@ -914,8 +955,17 @@ FailureOr<Attribute> GraphImporter::tensorAttr(const onnx::TensorProto &t,
     return Attribute(DenseElementsAttr::getFromRawBuffer(
         type, ArrayRef(bytes.data(), bytes.size())));
   }
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef(bytes.data(), bytes.size()), alignof(uint64_t));
+  // A weight left in the mapped model file is borrowed from it (its readers
+  // memcpy, so any alignment does); the blob keeps the mapping alive.
+  auto blob =
+      mappedFile && bytes.begin() >= mappedFile->getBufferStart() &&
+              bytes.end() <= mappedFile->getBufferEnd()
+          ? AsmResourceBlob(ArrayRef(bytes.data(), bytes.size()),
+                            /*dataAlignment=*/1,
+                            [keep = mappedFile](void *, size_t, size_t) {},
+                            /*dataIsMutable=*/false)
+          : HeapAsmResourceBlob::allocateAndCopyWithAlign(
+                ArrayRef(bytes.data(), bytes.size()), alignof(uint64_t));
   std::string key = t.name().empty() ? "weight" : t.name();
   return Attribute(DenseResourceElementsAttr::get(type, key, std::move(blob)));
 }
@@ -2871,9 +2921,14 @@ llvm::Error parc::parseInputShapes(ArrayRef<std::string> specs,
   return llvm::Error::success();
 }
 
-OwningOpRef<ModuleOp> parc::importOnnx(const llvm::MemoryBuffer &buffer,
-                                       StringRef path, MLIRContext *context,
-                                       const OnnxImportOptions &options) {
+namespace {
+
+/// Imports `buffer`; a binary model's weights are left in it (borrowed from
+/// `mapped` when it is the buffer, else copied once into blobs).
+OwningOpRef<ModuleOp>
+importModel(const llvm::MemoryBuffer &buffer, StringRef path,
+            MLIRContext *context, const parc::OnnxImportOptions &options,
+            std::shared_ptr<const llvm::MemoryBuffer> mapped) {
   context->loadDialect<nn::NNDialect, arith::ArithDialect, func::FuncDialect>();
   auto loc = FileLineColLoc::get(context, path, 0, 0);
   onnx::ModelProto model;
@@ -2886,6 +2941,7 @@ OwningOpRef<ModuleOp> parc::importOnnx(const llvm::MemoryBuffer &buffer,
     head = head.drop_until([](char c) { return c == '\n'; }).ltrim();
   bool isText =
       !head.empty() && (head.starts_with("<") || llvm::isAlpha(head.front()));
+  std::optional<parc::onnx_import::SplitModel> split;
   if (isText) {
     auto status = onnx::OnnxParser::Parse(model, text.str().c_str());
     if (!status.IsOK())
@@ -2893,7 +2949,8 @@ OwningOpRef<ModuleOp> parc::importOnnx(const llvm::MemoryBuffer &buffer,
                             << status.ErrorMessage(),
              nullptr;
   } else if (text.size() > INT_MAX ||
-             !model.ParseFromArray(text.data(), (int)text.size())) {
+             !(split = parc::onnx_import::splitRawData(text)) ||
+             !model.ParseFromString(split->proto)) {
     return emitError(loc) << "not a valid ONNX model (the protobuf does not "
                              "parse: truncated or not an ONNX file)",
            nullptr;
@@ -2902,19 +2959,44 @@ OwningOpRef<ModuleOp> parc::importOnnx(const llvm::MemoryBuffer &buffer,
     return emitError(loc) << "not a valid ONNX model (no graph with outputs; "
                              "truncated or not an ONNX file)",
            nullptr;
-  return GraphImporter(context, path, model).run(options);
+  GraphImporter importer(context, path, model);
+  if (split) {
+    split->proto.clear();
+    split->proto.shrink_to_fit();
+    importer.leaveRawDataInFile(split->rawData,
+                                mapped.get() == &buffer ? mapped : nullptr);
+  }
+  return importer.run(options);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> parc::importOnnx(const llvm::MemoryBuffer &buffer,
+                                       StringRef path, MLIRContext *context,
+                                       const OnnxImportOptions &options) {
+  return importModel(buffer, path, context, options, nullptr);
 }
 
 OwningOpRef<ModuleOp> parc::importOnnxFile(StringRef path, MLIRContext *context,
                                            const OnnxImportOptions &options) {
+  // Mapped, not read: the weights' pages are touched only when the shard
+  // writer streams them.
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/true);
+                                            /*RequiresNullTerminator=*/false);
   if (!buffer) {
     emitError(UnknownLoc::get(context))
         << "cannot read '" << path << "': " << buffer.getError().message();
     return nullptr;
   }
-  return importOnnx(**buffer, path, context, options);
+  // Remembered while blobs borrow from it, so that the weight writer reads
+  // the file rather than the mapping.
+  parc::rememberMappedFile(path, (*buffer)->getBuffer());
+  std::shared_ptr<const llvm::MemoryBuffer> mapped(
+      buffer->release(), [](const llvm::MemoryBuffer *b) {
+        parc::forgetMappedFile(b->getBufferStart());
+        delete b;
+      });
+  return importModel(*mapped, path, context, options, mapped);
 }
 
 void parc::registerOnnxImportTranslation() {

@@ -3,6 +3,7 @@
 #include "formats.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace parc::rt {
 
@@ -51,9 +52,33 @@ struct Crc32cTables {
   }
 };
 
+#if defined(__x86_64__)
+/// SSE 4.2's crc32 instruction computes the same CRC-32C about ten times as
+/// fast as the tables: weight shards are checksummed at disk speed.
+__attribute__((target("sse4.2"))) uint32_t crc32cSse42(uint32_t crc,
+                                                        const unsigned char *p,
+                                                        size_t bytes) {
+  uint64_t c = ~crc;
+  for (; bytes >= 8; bytes -= 8, p += 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = __builtin_ia32_crc32di(c, word);
+  }
+  uint32_t c32 = uint32_t(c);
+  for (; bytes; --bytes, ++p)
+    c32 = __builtin_ia32_crc32qi(c32, *p);
+  return ~c32;
+}
+#endif
+
 } // namespace
 
 uint32_t crc32c(uint32_t crc, const void *data, size_t bytes) {
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42)
+    return crc32cSse42(crc, static_cast<const unsigned char *>(data), bytes);
+#endif
   static const Crc32cTables tables;
   const auto &t = tables.t;
   const unsigned char *p = static_cast<const unsigned char *>(data);
