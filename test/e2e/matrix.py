@@ -102,8 +102,6 @@ KNOWN_GAPS = {
     ("tf_bert", "tp4"): GAP_EINSUM,
     ("tf_bert", "tp2-sp"): GAP_EINSUM,
     ("ort_genai_tiny_gpt2_past", "pp2-m2"): GAP_PAST_BATCH,
-    ("gpt2_megatron", "pp2-m2"): ("dist-split-batch refuses its Split along the batch "
-                                  "before the one-layer refusal says why"),
 }
 
 

@@ -298,6 +298,16 @@ private:
                                      int64_t stage, int64_t &totalWeightBytes,
                                      llvm::json::Array &ranks);
   LogicalResult checkStackedOutputs(func::FuncOp main);
+  /// dist-pipeline's options from the flags, for `microBatches` of them.
+  parc::dist::DistPipelineOptions pipelineOptions(int64_t microBatches) const {
+    parc::dist::DistPipelineOptions options;
+    options.pp = pp;
+    options.layout = llvm::to_vector(ppLayout);
+    options.microBatches = microBatches;
+    options.virtualStages = ppVirtual;
+    options.explain = explain;
+    return options;
+  }
   /// --dp: a leading "dp" mesh axis, every replica's ranks (each reading
   /// the weight file of its rank in replica 0) and the whole batch's
   /// input and output shapes.
@@ -490,6 +500,17 @@ LogicalResult Compilation::run() {
   progress("optimizing (fold, fuse)");
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
     return failure();
+  // What no batch split can mend comes first: more stages than layers.
+  // dist-pipeline finds the layers, on a copy of the whole batch's program.
+  if (fixedBatch && pp > 1) {
+    OwningOpRef<ModuleOp> whole = module->clone();
+    parc::dist::DistPipelineOptions check = pipelineOptions(1);
+    check.explain = false;
+    PassManager pm(&ctx);
+    pm.addPass(parc::dist::createDistPipeline(check));
+    if (failed(pm.run(*whole)))
+      return failure();
+  }
   if (fixedBatch &&
       failed(runPasses(*module, "dist-split-batch", [&](OpPassManager &pm) {
         parc::dist::DistSplitBatchOptions split;
@@ -606,14 +627,8 @@ LogicalResult Compilation::run() {
                            "{2} micro-batch(es)",
                            pp.getValue(), ppVirtual.getValue(), microBatches.getValue())
                  .str());
-    if (failed(runPasses(*module, "dist-pp", [](OpPassManager &pm) {
-          parc::dist::DistPipelineOptions options;
-          options.pp = pp;
-          options.layout = llvm::to_vector(ppLayout);
-          options.microBatches = microBatches;
-          options.virtualStages = ppVirtual;
-          options.explain = explain;
-          pm.addPass(parc::dist::createDistPipeline(options));
+    if (failed(runPasses(*module, "dist-pp", [&](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistPipeline(pipelineOptions(microBatches)));
         })))
       return failure();
     auto main = module->lookupSymbol<func::FuncOp>("main");
