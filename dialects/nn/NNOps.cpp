@@ -783,5 +783,11 @@ Value parc::nn::weightSource(Value v) {
 
 bool parc::nn::isWeight(Value v) { return bool(weightSource(v)); }
 
+int64_t parc::nn::batchDim(FunctionOpInterface main, unsigned k, bool result) {
+  auto dim = result ? main.getResultAttrOfType<IntegerAttr>(k, "onnx.batch_dim")
+                    : main.getArgAttrOfType<IntegerAttr>(k, "onnx.batch_dim");
+  return dim ? dim.getInt() : 0;
+}
+
 #define GET_OP_CLASSES
 #include "nn/NNOps.cpp.inc"

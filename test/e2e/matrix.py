@@ -97,11 +97,9 @@ REFUSALS[("self_attention_megatron_basic_test", "tp2-sp")] = \
 # passed); passing, it fails, so that the entry is removed.
 GAP_EINSUM = ("the keras2onnx-style Einsum attention: --tp 4 and --sp keep parts "
               "replicated, sending more than the fused form")
-GAP_PAST_BATCH = "dist-split-batch takes the stacked K/V dim of a past for the batch"
 KNOWN_GAPS = {
     ("tf_bert", "tp4"): GAP_EINSUM,
     ("tf_bert", "tp2-sp"): GAP_EINSUM,
-    ("ort_genai_tiny_gpt2_past", "pp2-m2"): GAP_PAST_BATCH,
 }
 
 

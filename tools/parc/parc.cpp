@@ -413,24 +413,34 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
     if (t.getRank() == 0)
       return fail(modelPath + ": " + flag + " splits dim 0 of every input, but "
                   "input '" + name + "' is a scalar");
-    if (t.getDimSize(0) % dp)
+    // The batch dim the model names (a past's dim 1), else dim 0.
+    int64_t d = parc::nn::batchDim(main, i);
+    if (d && dp > 1)
+      return fail(llvm::formatv("{0}: --dp splits dim 0 of every input across "
+                                "replicas, but input '{1}' holds its batch on dim "
+                                "{2} (as the model names its dims); "
+                                "--micro-batches splits it there",
+                                modelPath, name, d)
+                      .str());
+    if (t.getDimSize(d) % dp)
       return fail(llvm::formatv("{0}: --dp {1} does not divide the batch of "
                                 "input '{2}' (dim 0 of {3} is {4})",
                                 modelPath, dp.getValue(), name, type,
-                                t.getDimSize(0))
+                                t.getDimSize(d))
                       .str());
-    if (t.getDimSize(0) / dp % microBatches)
+    if (t.getDimSize(d) / dp % microBatches)
       return fail(llvm::formatv("{0}: --micro-batches {1} does not divide the batch "
-                                "of input '{2}' (dim 0 of {3} is {4}{5})",
+                                "of input '{2}' (dim {6} of {3} is {4}{5})",
                                 modelPath, microBatches.getValue(), name, type,
-                                t.getDimSize(0),
+                                t.getDimSize(d),
                                 dp > 1 ? llvm::formatv(", {0} per --dp replica",
-                                                       t.getDimSize(0) / dp)
+                                                       t.getDimSize(d) / dp)
                                              .str()
-                                       : std::string())
+                                       : std::string(),
+                                d)
                       .str());
     SmallVector<int64_t> shape(t.getShape());
-    shape[0] /= dp * microBatches;
+    shape[d] /= dp * microBatches;
     options.inputShapes[name] = shape;
   }
   // A model that fixes its batch (static input dims, Reshape constants)
@@ -865,7 +875,8 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
       return fail(llvm::formatv("{0}: --micro-batches {1}: output '{2}' is {3} for "
                                 "the whole batch{5} but {4} stacked from "
                                 "micro-batches: micro-batching needs the batch on "
-                                "dim 0 of every input and output",
+                                "dim 0 of every input and output, or on the "
+                                "dim its shape names as the batch",
                                 modelPath, microBatches.getValue(),
                                 name ? name.str() : "?",
                                 shape(wholeResults[i]), shape(stacked),

@@ -432,7 +432,8 @@ void DistPipelinePass::runOnOperation() {
     return std::make_tuple(microBatch / pp, chunk / pp, microBatch);
   };
 
-  // The new @main: micro-batches stacked on dim 0 of inputs and outputs.
+  // The new @main: micro-batches stacked on the batch dims of inputs and
+  // outputs (dim 0 unless the model names it elsewhere).
   SmallVector<Type> argTypes, resultTypes;
   if (microBatches == 1) {
     llvm::append_range(argTypes, main.getArgumentTypes());
@@ -530,7 +531,8 @@ void DistPipelinePass::runOnOperation() {
         } else {
           auto t = cast<RankedTensorType>(v.getType());
           SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
-          starts[0] = i * t.getDimSize(0);
+          int64_t d = nn::batchDim(fn, arg.getArgNumber());
+          starts[d] = i * t.getDimSize(d);
           got = tag(nn::SliceOp::create(b, v.getLoc(), t, full,
                                         b.getDenseI64ArrayAttr(starts),
                                         b.getDenseI64ArrayAttr(steps)),
@@ -617,8 +619,9 @@ void DistPipelinePass::runOnOperation() {
         continue;
       }
       results.push_back(
-          tag(nn::ConcatOp::create(b, parts.front().getLoc(), resultTypes[k],
-                                   parts, b.getI64IntegerAttr(0)),
+          tag(nn::ConcatOp::create(
+                  b, parts.front().getLoc(), resultTypes[k], parts,
+                  b.getI64IntegerAttr(nn::batchDim(fn, k, /*result=*/true))),
               s)
               ->getResult(0));
     }
