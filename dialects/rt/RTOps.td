@@ -72,7 +72,8 @@ def RT_WeightOp : RT_Op<"weight", [Pure]> {
     (memory-mapped, read-only). Until the compiler has written that file the
     op carries where the data comes from: `value` (the constant's elements)
     or an ONNX external-data reference (`location`, `offset`, `length`, and
-    `padding`: zeros appended per dim). A rank's part of a sharded weight
+    `padding`: zeros appended per dim, `padding_blocks`: spread over blocks
+    of the padded dim as nn.external_weight has them). A rank's part of a sharded weight
     also carries `shard` (dim, parts, axis, optional blocks, replicas and a
     nested `then` cut) and keeps the global source, embedded or external:
     the weight writer cuts the part.

@@ -1047,7 +1047,8 @@ FailureOr<Value> GraphImporter::importExternal(const onnx::TensorProto &t,
         .getResult();
   }
   return nn::ExternalWeightOp::create(builder, loc, type, t.name(), location,
-                                      offset, length, DenseI64ArrayAttr())
+                                      offset, length, DenseI64ArrayAttr(),
+                                      DenseI64ArrayAttr())
       .getResult();
 }
 

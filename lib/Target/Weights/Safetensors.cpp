@@ -52,6 +52,26 @@ struct Source {
   /// The shape `bytes` hold, and the one the cuts see: with zeros appended
   /// per dim (`padding` of an external weight) when they differ.
   SmallVector<int64_t> stored, global;
+  /// `padding_blocks`: (stored, zeros) pairs over dim `blockDim`.
+  int64_t blockDim = -1;
+  SmallVector<int64_t> blocks;
+  /// The stored index of entry `g` of dim `d` of the global shape, or -1
+  /// for a padding zero.
+  int64_t storedAt(int64_t d, int64_t g) const {
+    if (d != blockDim)
+      return g < stored[d] ? g : -1;
+    int64_t from = 0;
+    for (size_t i = 0; i + 1 < blocks.size(); i += 2) {
+      if (g < blocks[i])
+        return from + g;
+      g -= blocks[i];
+      if (g < blocks[i + 1])
+        return -1;
+      g -= blocks[i + 1];
+      from += blocks[i];
+    }
+    return -1;
+  }
 };
 
 FailureOr<Source> embeddedSource(parc::rt::WeightOp op, ElementsAttr value) {
@@ -101,8 +121,15 @@ FailureOr<Source> externalSource(parc::rt::WeightOp op, StringRef modelDir,
   src.global.assign(global.begin(), global.end());
   src.stored = src.global;
   if (auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding"))
-    for (auto [d, pad] : llvm::enumerate(padding.asArrayRef()))
+    for (auto [d, pad] : llvm::enumerate(padding.asArrayRef())) {
       src.stored[d] -= pad;
+      if (pad > 0)
+        src.blockDim = d;
+    }
+  if (auto blocks = op->getAttrOfType<DenseI64ArrayAttr>("padding_blocks"))
+    src.blocks.assign(blocks.asArrayRef().begin(), blocks.asArrayRef().end());
+  else
+    src.blockDim = -1;
   SmallString<256> file(modelDir);
   llvm::sys::path::append(file, location.getValue());
   auto buffer = llvm::MemoryBuffer::getFileSlice(file, length.getInt(),
@@ -155,7 +182,7 @@ partIndices(DictionaryAttr shard, ArrayRef<int64_t> global,
 
 /// The rank's part of `src`: for every row (all dims but the last) of the
 /// part, runs of consecutive stored elements of the last dim are copied,
-/// entries past the stored size (padding) are zeros.
+/// padding entries (past the stored size, or after a block) are zeros.
 std::string cutBytes(const Source &src, ArrayRef<SmallVector<int64_t>> index,
                      int64_t elementBytes) {
   int64_t rank = src.global.size();
@@ -167,7 +194,7 @@ std::string cutBytes(const Source &src, ArrayRef<SmallVector<int64_t>> index,
   // Runs of the last dim: (first stored entry or -1 for zeros, length).
   SmallVector<std::pair<int64_t, int64_t>> runs;
   for (int64_t g : index.back()) {
-    int64_t from = g < src.stored.back() ? g : -1;
+    int64_t from = src.storedAt(rank - 1, g);
     bool extends =
         !runs.empty() &&
         (from < 0 ? runs.back().first < 0
@@ -185,9 +212,9 @@ std::string cutBytes(const Source &src, ArrayRef<SmallVector<int64_t>> index,
     int64_t base = 0;
     bool zero = false;
     for (int64_t d = 0; d + 1 < rank; ++d) {
-      int64_t g = index[d][at[d]];
-      zero |= g >= src.stored[d];
-      base += g * stride[d];
+      int64_t g = src.storedAt(d, index[d][at[d]]);
+      zero |= g < 0;
+      base += std::max<int64_t>(g, 0) * stride[d];
     }
     for (auto [from, length] : runs) {
       if (zero || from < 0)
