@@ -298,12 +298,12 @@ private:
                                      int64_t stage, int64_t &totalWeightBytes,
                                      llvm::json::Array &ranks);
   LogicalResult checkStackedOutputs(func::FuncOp main);
-  /// dist-pipeline's options from the flags, for `microBatches` of them.
-  parc::dist::DistPipelineOptions pipelineOptions(int64_t microBatches) const {
+  /// dist-pipeline's options from the flags, for `m` micro-batches.
+  parc::dist::DistPipelineOptions pipelineOptions(int64_t m) const {
     parc::dist::DistPipelineOptions options;
     options.pp = pp;
     options.layout = llvm::to_vector(ppLayout);
-    options.microBatches = microBatches;
+    options.microBatches = m;
     options.virtualStages = ppVirtual;
     options.explain = explain;
     return options;

@@ -268,9 +268,11 @@ void DistPipelinePass::runOnOperation() {
   };
 
   // live[p]: bytes of computed values crossing a cut before op p;
-  // liveCount[p]: how many of them are not side inputs.
-  llvm::DenseSet<Value> side =
-      sideInputs(ops, body, [&](Operation *op) { return positionOf(op); });
+  // liveCount[p]: how many of them are not side inputs (which only the
+  // structural cuts ask).
+  llvm::DenseSet<Value> side;
+  if (attentions.empty())
+    side = sideInputs(ops, body, [&](Operation *op) { return positionOf(op); });
   SmallVector<int64_t> live(n + 2, 0), liveCount(n + 2, 0);
   for (int64_t i = 0; i < n; ++i)
     for (Value r : ops[i]->getResults()) {
