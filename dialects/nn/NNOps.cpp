@@ -749,6 +749,26 @@ LogicalResult ExternalWeightOp::verify() {
       if (pad < 0 || pad > size)
         return emitOpError() << "padding " << pad << " does not fit " << t;
   }
+  if (auto blocks = getPaddingBlocksAttr()) {
+    // (stored, zeros) pairs over the one padded dim, summing to its sizes.
+    auto padding = getPaddingAttr();
+    auto padded = padding ? llvm::count_if(padding.asArrayRef(),
+                                           [](int64_t p) { return p > 0; })
+                          : 0;
+    if (padded != 1 || blocks.size() % 2 ||
+        llvm::any_of(blocks.asArrayRef(), [](int64_t b) { return b < 0; }))
+      return emitOpError("padding_blocks needs (stored, zeros) pairs over the "
+                         "one dim that padding pads");
+    int64_t d = llvm::find_if(padding.asArrayRef(),
+                              [](int64_t p) { return p > 0; }) -
+                padding.asArrayRef().begin();
+    int64_t stored = 0, zeros = 0;
+    for (size_t i = 0; i < blocks.size(); i += 2)
+      stored += blocks[i], zeros += blocks[i + 1];
+    if (stored + zeros != t.getDimSize(d) || zeros != padding[d])
+      return emitOpError() << "padding_blocks do not sum to dim " << d
+                           << " of " << t;
+  }
   SmallVector<int64_t> stored = getStoredShape();
   int64_t n = 1;
   for (int64_t d : stored)
@@ -782,6 +802,12 @@ Value parc::nn::weightSource(Value v) {
 }
 
 bool parc::nn::isWeight(Value v) { return bool(weightSource(v)); }
+
+int64_t parc::nn::batchDim(FunctionOpInterface main, unsigned k, bool result) {
+  auto dim = result ? main.getResultAttrOfType<IntegerAttr>(k, "onnx.batch_dim")
+                    : main.getArgAttrOfType<IntegerAttr>(k, "onnx.batch_dim");
+  return dim ? dim.getInt() : 0;
+}
 
 #define GET_OP_CLASSES
 #include "nn/NNOps.cpp.inc"

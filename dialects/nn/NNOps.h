@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "nn/NNDialect.h"
 
@@ -60,6 +61,12 @@ mlir::Value weightSource(mlir::Value v);
 /// The embedded elements of the weight `v`; null for an external weight (its
 /// bytes are not in the IR) and for a value that is no weight.
 mlir::ElementsAttr weightElements(mlir::Value v);
+
+/// The dim of graph input `k` of `main` (its output `k` with `result`) that
+/// holds the batch: the importer's `onnx.batch_dim` where the model names
+/// it at another dim (a past stacking K and V first), else 0.
+int64_t batchDim(mlir::FunctionOpInterface main, unsigned k,
+                 bool result = false);
 
 } // namespace parc::nn
 

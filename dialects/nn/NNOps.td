@@ -815,15 +815,20 @@ def NN_ExternalWeightOp : NN_Op<"external_weight", [Pure]> {
     from the file. `padding`, when present, appends that many zeros at the
     end of each dim (an MLP or vocabulary width padded to a multiple of
     `--tp`): the op's type is the stored tensor's plus the padding, and
-    `length` counts the stored bytes only.
+    `length` counts the stored bytes only. `padding_blocks` spreads the
+    zeros of the one dim `padding` pads over consecutive blocks of it, as
+    (stored size, zeros after it) pairs: a fused QKV projection takes zero
+    heads after its Q, its K and its V block.
 
     ```mlir
     %w = nn.external_weight {name = "layers.0.mlp.w1", location = "model.data", offset = 0 : i64, length = 8192 : i64} : tensor<32x64xf32>
     %p = nn.external_weight {name = "layers.0.mlp.w1", location = "model.data", offset = 0 : i64, length = 8192 : i64, padding = array<i64: 0, 2>} : tensor<32x66xf32>
+    %qkv = nn.external_weight {name = "h.0.attn.c_attn", location = "model.data", offset = 0 : i64, length = 18432 : i64, padding = array<i64: 0, 48>, padding_blocks = array<i64: 48, 16, 48, 16, 48, 16>} : tensor<32x192xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$location, I64Attr:$offset,
-                   I64Attr:$length, OptionalAttr<DenseI64ArrayAttr>:$padding);
+                   I64Attr:$length, OptionalAttr<DenseI64ArrayAttr>:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$padding_blocks);
   let extraClassDeclaration = [{
     /// The shape the file stores: the type's less `padding`.
     llvm::SmallVector<int64_t> getStoredShape();

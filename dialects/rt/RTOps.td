@@ -74,12 +74,13 @@ def RT_WeightOp : RT_Op<"weight", [Pure]> {
     (memory-mapped, read-only). Until the compiler has written that file the
     op carries where the data comes from: `value` (the constant's elements)
     or an ONNX external-data reference (`location`, `offset`, `length`, and
-    `padding`: zeros appended per dim). A rank's part of a sharded weight
-    also carries `shard`, the list of `#dist.sharding`s that cut it (the
-    whole weight's first, each next one of the part before: experts over
-    `ep`, then each expert's ffn over `tp`) on the mesh of the module's
-    `rt.mesh`, and keeps the global source, embedded or external: the
-    weight writer cuts the part.
+    `padding`: zeros appended per dim, `padding_blocks`: spread over blocks
+    of the padded dim as nn.external_weight has them). A rank's part of a
+    sharded weight also carries `shard`, the list of `#dist.sharding`s that
+    cut it (the whole weight's first, each next one of the part before:
+    experts over `ep`, then each expert's ffn over `tp`) on the mesh of the
+    module's `rt.mesh`, and keeps the global source, embedded or external:
+    the weight writer cuts the part.
 
     ```mlir
     %w = rt.weight "h.0.mlp.c_fc.weight" : memref<32x128xf32>

@@ -94,17 +94,8 @@ REFUSALS[("self_attention_megatron_basic_test", "tp2-sp")] = \
 
 # Rows that fail today for a gap issue #15 still has open, each with the
 # gap. Such a row still runs: failing, it counts as skipped (never as
-# passed); passing, it fails, so that the entry is removed.
-GAP_CUTS = "no structural pipeline cut is found in the keras2onnx-style layers"
-GAP_PAST_BATCH = "dist-split-batch takes the stacked K/V dim of a past for the batch"
-KNOWN_GAPS = {
-    ("tf_bert", "pp2"): GAP_CUTS,
-    ("tf_bert", "pp2-m2"): GAP_CUTS,
-    ("tf_bert", "pp2-tp2"): GAP_CUTS,
-    ("ort_genai_tiny_gpt2_past", "pp2-m2"): GAP_PAST_BATCH,
-    ("gpt2_megatron", "pp2-m2"): ("dist-split-batch refuses its Split along the batch "
-                                  "before the one-layer refusal says why"),
-}
+# passed); passing, it fails, so that the entry is removed. None today.
+KNOWN_GAPS = {}
 
 
 class Model:

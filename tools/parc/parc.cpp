@@ -298,6 +298,16 @@ private:
                                      int64_t stage, int64_t &totalWeightBytes,
                                      llvm::json::Array &ranks);
   LogicalResult checkStackedOutputs(func::FuncOp main);
+  /// dist-pipeline's options from the flags, for `m` micro-batches.
+  parc::dist::DistPipelineOptions pipelineOptions(int64_t m) const {
+    parc::dist::DistPipelineOptions options;
+    options.pp = pp;
+    options.layout = llvm::to_vector(ppLayout);
+    options.microBatches = m;
+    options.virtualStages = ppVirtual;
+    options.explain = explain;
+    return options;
+  }
   /// --dp: a leading "dp" mesh axis, every replica's ranks (each reading
   /// the weight file of its rank in replica 0) and the whole batch's
   /// input and output shapes.
@@ -403,24 +413,34 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
     if (t.getRank() == 0)
       return fail(modelPath + ": " + flag + " splits dim 0 of every input, but "
                   "input '" + name + "' is a scalar");
-    if (t.getDimSize(0) % dp)
+    // The batch dim the model names (a past's dim 1), else dim 0.
+    int64_t d = parc::nn::batchDim(main, i);
+    if (d && dp > 1)
+      return fail(llvm::formatv("{0}: --dp splits dim 0 of every input across "
+                                "replicas, but input '{1}' holds its batch on dim "
+                                "{2} (as the model names its dims); "
+                                "--micro-batches splits it there",
+                                modelPath, name, d)
+                      .str());
+    if (t.getDimSize(d) % dp)
       return fail(llvm::formatv("{0}: --dp {1} does not divide the batch of "
                                 "input '{2}' (dim 0 of {3} is {4})",
                                 modelPath, dp.getValue(), name, type,
-                                t.getDimSize(0))
+                                t.getDimSize(d))
                       .str());
-    if (t.getDimSize(0) / dp % microBatches)
+    if (t.getDimSize(d) / dp % microBatches)
       return fail(llvm::formatv("{0}: --micro-batches {1} does not divide the batch "
-                                "of input '{2}' (dim 0 of {3} is {4}{5})",
+                                "of input '{2}' (dim {6} of {3} is {4}{5})",
                                 modelPath, microBatches.getValue(), name, type,
-                                t.getDimSize(0),
+                                t.getDimSize(d),
                                 dp > 1 ? llvm::formatv(", {0} per --dp replica",
-                                                       t.getDimSize(0) / dp)
+                                                       t.getDimSize(d) / dp)
                                              .str()
-                                       : std::string())
+                                       : std::string(),
+                                d)
                       .str());
     SmallVector<int64_t> shape(t.getShape());
-    shape[0] /= dp * microBatches;
+    shape[d] /= dp * microBatches;
     options.inputShapes[name] = shape;
   }
   // A model that fixes its batch (static input dims, Reshape constants)
@@ -490,6 +510,17 @@ LogicalResult Compilation::run() {
   progress("optimizing (fold, fuse)");
   if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
     return failure();
+  // What no batch split can mend comes first: more stages than layers.
+  // dist-pipeline finds the layers, on a copy of the whole batch's program.
+  if (fixedBatch && pp > 1) {
+    OwningOpRef<ModuleOp> whole = module->clone();
+    parc::dist::DistPipelineOptions check = pipelineOptions(1);
+    check.explain = false;
+    PassManager pm(&ctx);
+    pm.addPass(parc::dist::createDistPipeline(check));
+    if (failed(pm.run(*whole)))
+      return failure();
+  }
   if (fixedBatch &&
       failed(runPasses(*module, "dist-split-batch", [&](OpPassManager &pm) {
         parc::dist::DistSplitBatchOptions split;
@@ -606,14 +637,8 @@ LogicalResult Compilation::run() {
                            "{2} micro-batch(es)",
                            pp.getValue(), ppVirtual.getValue(), microBatches.getValue())
                  .str());
-    if (failed(runPasses(*module, "dist-pp", [](OpPassManager &pm) {
-          parc::dist::DistPipelineOptions options;
-          options.pp = pp;
-          options.layout = llvm::to_vector(ppLayout);
-          options.microBatches = microBatches;
-          options.virtualStages = ppVirtual;
-          options.explain = explain;
-          pm.addPass(parc::dist::createDistPipeline(options));
+    if (failed(runPasses(*module, "dist-pp", [&](OpPassManager &pm) {
+          pm.addPass(parc::dist::createDistPipeline(pipelineOptions(microBatches)));
         })))
       return failure();
     auto main = module->lookupSymbol<func::FuncOp>("main");
@@ -850,7 +875,8 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
       return fail(llvm::formatv("{0}: --micro-batches {1}: output '{2}' is {3} for "
                                 "the whole batch{5} but {4} stacked from "
                                 "micro-batches: micro-batching needs the batch on "
-                                "dim 0 of every input and output",
+                                "dim 0 of every input and output, or on the "
+                                "dim its shape names as the batch",
                                 modelPath, microBatches.getValue(),
                                 name ? name.str() : "?",
                                 shape(wholeResults[i]), shape(stacked),

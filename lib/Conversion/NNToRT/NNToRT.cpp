@@ -160,6 +160,8 @@ rt::WeightOp Lowering::weightOf(Location loc, Value source, Type type,
     w->setAttr("length", ext.getLengthAttr());
     if (ext.getPaddingAttr())
       w->setAttr("padding", ext.getPaddingAttr());
+    if (ext.getPaddingBlocksAttr())
+      w->setAttr("padding_blocks", ext.getPaddingBlocksAttr());
     return w;
   }
   ElementsAttr value = nn::weightElements(source);

@@ -337,6 +337,7 @@ private:
   // --- model-level steps ---------------------------------------------------
   LogicalResult checkOpsets();
   LogicalResult bindInputShapes(const parc::OnnxImportOptions &options);
+  void findBatchDims();
   LogicalResult checkDataflow();
   LogicalResult sortNodes();
   LogicalResult checkAttributeTypes();
@@ -385,6 +386,8 @@ private:
   /// Outputs of Constant nodes: with the initializers, the values a model
   /// states rather than computes.
   llvm::StringSet<> constantOutputs;
+  /// Graph inputs and outputs whose batch is not dim 0 (findBatchDims).
+  llvm::StringMap<int64_t> batchDims;
   bool warnedMissingData = false;
   /// The last weight created, so the next one goes after it.
   Operation *lastWeight = nullptr;
@@ -410,8 +413,40 @@ LogicalResult GraphImporter::checkOpsets() {
   return success();
 }
 
+/// The batch as the model names it: the symbol at dim 0 of its first
+/// input with a symbolic dim 0. An input or output that holds it at another
+/// dim (onnxruntime's pasts and presents, [2, batch_size, heads, seq, hd]
+/// with K and V stacked first) is batched there: --micro-batches and
+/// dist-split-batch read `onnx.batch_dim`. Read before --input-shape binds
+/// the symbols away.
+void GraphImporter::findBatchDims() {
+  const auto &graph = model.graph();
+  auto dims = [](const onnx::ValueInfoProto &v) -> const auto & {
+    return v.type().tensor_type().shape().dim();
+  };
+  std::string batch;
+  for (const auto &input : graph.input())
+    if (!dims(input).empty() && !dims(input)[0].dim_param().empty()) {
+      batch = dims(input)[0].dim_param();
+      break;
+    }
+  if (batch.empty())
+    return;
+  auto record = [&](const onnx::ValueInfoProto &v) {
+    for (auto [i, dim] : llvm::enumerate(dims(v)))
+      if (dim.dim_param() == batch) {
+        if (i)
+          batchDims[v.name()] = i;
+        return;
+      }
+  };
+  llvm::for_each(graph.input(), record);
+  llvm::for_each(graph.output(), record);
+}
+
 LogicalResult GraphImporter::bindInputShapes(
     const parc::OnnxImportOptions &options) {
+  findBatchDims();
   llvm::StringSet<> known;
   for (const auto &init : model.graph().initializer())
     initializers[init.name()] = &init;
@@ -1062,7 +1097,8 @@ FailureOr<Value> GraphImporter::importExternal(const onnx::TensorProto &t,
         .getResult();
   }
   return nn::ExternalWeightOp::create(builder, loc, type, t.name(), location,
-                                      offset, length, DenseI64ArrayAttr())
+                                      offset, length, DenseI64ArrayAttr(),
+                                      DenseI64ArrayAttr())
       .getResult();
 }
 
@@ -2846,6 +2882,8 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
   Block *entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(name));
+    if (auto dim = batchDims.find(name); dim != batchDims.end())
+      func.setArgAttr(i, "onnx.batch_dim", builder.getI64IntegerAttr(dim->second));
     // What reads a graph input directly is located at it, as at a node.
     entry->getArgument(i).setLoc(
         NameLoc::get(StringAttr::get(ctx, name), fileLoc()));
@@ -2881,8 +2919,12 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
       op.erase();
   func.setFunctionType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, out] : llvm::enumerate(graph.output()))
+  for (auto [i, out] : llvm::enumerate(graph.output())) {
     func.setResultAttr(i, "onnx.name", builder.getStringAttr(out.name()));
+    if (auto dim = batchDims.find(out.name()); dim != batchDims.end())
+      func.setResultAttr(i, "onnx.batch_dim",
+                         builder.getI64IntegerAttr(dim->second));
+  }
   if (failed(verify(*module)))
     return nullptr;
   return module;

@@ -79,6 +79,26 @@ struct Source {
   std::string file;
   int64_t fileOffset = 0, size = 0;
   SmallVector<int64_t> stored, global;
+  /// `padding_blocks`: (stored, zeros) pairs over dim `blockDim`.
+  int64_t blockDim = -1;
+  SmallVector<int64_t> blocks;
+  /// The stored index of entry `g` of dim `d` of the global shape, or -1
+  /// for a padding zero.
+  int64_t storedAt(int64_t d, int64_t g) const {
+    if (d != blockDim)
+      return g < stored[d] ? g : -1;
+    int64_t from = 0;
+    for (size_t i = 0; i + 1 < blocks.size(); i += 2) {
+      if (g < blocks[i])
+        return from + g;
+      g -= blocks[i];
+      if (g < blocks[i + 1])
+        return -1;
+      g -= blocks[i + 1];
+      from += blocks[i];
+    }
+    return -1;
+  }
 };
 
 FailureOr<std::shared_ptr<Source>> embeddedSource(parc::rt::WeightOp op,
@@ -138,8 +158,15 @@ externalSource(parc::rt::WeightOp op, StringRef modelDir,
   src->global.assign(global.begin(), global.end());
   src->stored = src->global;
   if (auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding"))
-    for (auto [d, pad] : llvm::enumerate(padding.asArrayRef()))
+    for (auto [d, pad] : llvm::enumerate(padding.asArrayRef())) {
       src->stored[d] -= pad;
+      if (pad > 0)
+        src->blockDim = d;
+    }
+  if (auto blocks = op->getAttrOfType<DenseI64ArrayAttr>("padding_blocks"))
+    src->blocks.assign(blocks.asArrayRef().begin(), blocks.asArrayRef().end());
+  else
+    src->blockDim = -1;
   SmallString<256> file(modelDir);
   llvm::sys::path::append(file, location.getValue());
   src->file = file.str().str();
@@ -216,7 +243,7 @@ std::vector<Range> cutRanges(const Source &src,
   // Runs of the last dim: (first stored entry or -1 for zeros, length).
   SmallVector<std::pair<int64_t, int64_t>> runs;
   for (int64_t g : index.back()) {
-    int64_t from = g < src.stored.back() ? g : -1;
+    int64_t from = src.storedAt(rank - 1, g);
     bool extends =
         !runs.empty() &&
         (from < 0 ? runs.back().first < 0
@@ -233,9 +260,9 @@ std::vector<Range> cutRanges(const Source &src,
     int64_t base = 0;
     bool zero = false;
     for (int64_t d = 0; d + 1 < rank; ++d) {
-      int64_t g = index[d][at[d]];
-      zero |= g >= src.stored[d];
-      base += g * stride[d];
+      int64_t g = src.storedAt(d, index[d][at[d]]);
+      zero |= g < 0;
+      base += std::max<int64_t>(g, 0) * stride[d];
     }
     for (auto [from, length] : runs)
       add(zero || from < 0 ? -1 : base + from * elementBytes,

@@ -111,7 +111,8 @@ void DistMicroBatchPass::runOnOperation() {
     for (BlockArgument arg : body.getArguments()) {
       auto t = cast<RankedTensorType>(arg.getType());
       SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
-      starts[0] = i * t.getDimSize(0);
+      int64_t d = nn::batchDim(fn, arg.getArgNumber());
+      starts[d] = i * t.getDimSize(d);
       map.map(arg,
               chain(nn::SliceOp::create(b, arg.getLoc(), t,
                                         entry->getArgument(arg.getArgNumber()),
@@ -128,9 +129,9 @@ void DistMicroBatchPass::runOnOperation() {
   SmallVector<Value> results;
   // Each output's concat is located at the node that computes it.
   for (auto [k, parts] : llvm::enumerate(outputs))
-    results.push_back(nn::ConcatOp::create(b, parts.front().getLoc(),
-                                           resultTypes[k], parts,
-                                           b.getI64IntegerAttr(0)));
+    results.push_back(nn::ConcatOp::create(
+        b, parts.front().getLoc(), resultTypes[k], parts,
+        b.getI64IntegerAttr(nn::batchDim(fn, k, /*result=*/true))));
   func::ReturnOp::create(b, ret.getLoc(), results);
   fn->setAttr("dist.micro_batches", b.getI64IntegerAttr(m));
   main.erase();

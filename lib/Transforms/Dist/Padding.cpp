@@ -134,19 +134,33 @@ Value dist::padWeightBlocks(OpBuilder &b, Value weight, int64_t dim,
     shape[dim] += pad;
   auto padded = RankedTensorType::get(shape, type.getElementType());
   if (auto ext = v.getDefiningOp<nn::ExternalWeightOp>()) {
-    // The file's bytes stay where they are: only zeros at the end of a dim
-    // can be described, not zeros between blocks.
-    if (blocks.size() != 1)
-      return {};
+    // The file's bytes stay where they are: the zeros are described, at the
+    // end of the dim or (padding_blocks) after each of its blocks.
     SmallVector<int64_t> padding(type.getRank(), 0);
     if (auto old = ext.getPaddingAttr())
       padding.assign(old.asArrayRef().begin(), old.asArrayRef().end());
-    padding[dim] += pads.front();
+    DenseI64ArrayAttr spread;
+    if (blocks.size() > 1) {
+      // Blocks of a dim padded already would need their old zeros placed.
+      if (ext.getPaddingBlocksAttr() || llvm::any_of(padding, [](int64_t p) {
+            return p != 0;
+          }))
+        return {};
+      SmallVector<int64_t> pairs;
+      for (auto [block, pad] : llvm::zip_equal(blocks, pads))
+        pairs.append({block, pad});
+      spread = b.getDenseI64ArrayAttr(pairs);
+    } else if (ext.getPaddingBlocksAttr()) {
+      return {};
+    }
+    for (int64_t pad : pads)
+      padding[dim] += pad;
     return recast(b, weight,
                   nn::ExternalWeightOp::create(
                       b, ext.getLoc(), padded, ext.getNameAttr(),
                       ext.getLocationAttr(), ext.getOffsetAttr(),
-                      ext.getLengthAttr(), b.getDenseI64ArrayAttr(padding)));
+                      ext.getLengthAttr(), b.getDenseI64ArrayAttr(padding),
+                      spread));
   }
   ElementsAttr value = padBlocks(nn::weightElements(v), dim, blocks, pads);
   if (!value)
@@ -362,20 +376,13 @@ struct Heads {
   int64_t of(mlir::Value v) const { return region.partsOf(v, heads); }
 };
 
-/// Whether every weight the padding grows can take zeros: the columns'
-/// (an external one not blockwise), the side inputs' and the row's.
+/// Whether every weight the padding grows can take zeros: the columns',
+/// the side inputs' and the row's.
 bool canPadRegion(dist::Region &r) {
-  for (nn::LinearOp col : r.columns) {
-    Value w = nn::weightSource(col.getWeight());
+  for (nn::LinearOp col : r.columns)
     if (!dist::canPadWeight(col.getWeight()) ||
         (col.getBias() && !dist::canPadWeight(col.getBias())))
       return false;
-    if (r.blocks.count(col) &&
-        (w.getDefiningOp<nn::ExternalWeightOp>() ||
-         (col.getBias() &&
-          nn::weightSource(col.getBias()).getDefiningOp<nn::ExternalWeightOp>())))
-      return false;
-  }
   for (auto [operand, dim] : r.sideParts)
     if (!dist::canPadWeight(operand->get()))
       return false;

@@ -4,7 +4,8 @@
 // one per attention, cut where the fewest computed bytes are live between
 // two attentions (the residual stream); without a fused attention, one per
 // repetition of a subgraph with one computed tensor live between
-// repetitions (repeatedLayers). Stages take consecutive layers,
+// repetitions (repeatedLayers), besides the side inputs every layer reads
+// (sideInputs: masks, rotary tables). Stages take consecutive layers,
 // balanced by FLOPs unless a layout is given. The stage programs are written
 // one after another into @main, each op tagged with its stage, so the
 // function stays a valid sequential program and dist-extract-stage only has
@@ -100,9 +101,11 @@ SmallVector<int64_t> balance(ArrayRef<int64_t> costs, int64_t parts) {
 SmallVector<int64_t> repeatedLayers(ArrayRef<Operation *> ops,
                                     ArrayRef<int64_t> liveCount) {
   int64_t n = ops.size();
-  auto isCut = [&](int64_t p) { return p == 0 || p == n || liveCount[p] == 1; };
+  // At most one: a point where only graph inputs and side inputs are live
+  // (before the first layer's first op) is a cut too.
+  auto isCut = [&](int64_t p) { return p == 0 || p == n || liveCount[p] <= 1; };
   SmallVector<int64_t> cuts;
-  for (int64_t p = 1; p <= n; ++p)
+  for (int64_t p = 0; p <= n; ++p)
     if (isCut(p))
       cuts.push_back(p);
   auto names = [&](int64_t from, int64_t to) {
@@ -138,6 +141,79 @@ SmallVector<int64_t> repeatedLayers(ArrayRef<Operation *> ops,
     start.push_back(begin + k * len);
   start.push_back(n);
   return start;
+}
+
+/// Whether `later` depends on `earlier` through the ops of the program
+/// (`positionOf` gives their order; nothing before `earlier` can lead to it).
+bool dependsOn(Operation *later, Operation *earlier,
+               llvm::function_ref<int64_t(Operation *)> positionOf) {
+  int64_t floor = positionOf(earlier);
+  SmallVector<Operation *> work{later};
+  llvm::DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    bool found = false;
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands()) {
+        Operation *def = v.getDefiningOp();
+        if (!def || op->isAncestor(def))
+          continue;
+        if (def == earlier)
+          found = true;
+        else if (positionOf(def) > floor && seen.insert(def).second)
+          work.push_back(def);
+      }
+    });
+    if (found)
+      return true;
+  }
+  return false;
+}
+
+/// Side inputs of the layers: values every repetition reads unchanged
+/// (attention masks, position biases, rotary tables). Their readers are
+/// ops of one name reading them at one operand, each depending on the one
+/// before: one per layer in sequence, unlike siblings (Q, K and V reading
+/// one input). A cut sends them to every stage that reads them, so they do
+/// not count against the one hidden state live at a cut.
+llvm::DenseSet<Value>
+sideInputs(ArrayRef<Operation *> ops, Block &body,
+           llvm::function_ref<int64_t(Operation *)> positionOf) {
+  llvm::DenseSet<Value> side;
+  for (Operation *op : ops)
+    for (Value r : op->getResults()) {
+      std::optional<std::pair<OperationName, int64_t>> key;
+      SmallVector<Operation *> readers;
+      bool uniform = true;
+      for (OpOperand &use : r.getUses()) {
+        Operation *top = body.findAncestorOpInBlock(*use.getOwner());
+        if (!top || top == body.getTerminator()) {
+          uniform = false;
+          break;
+        }
+        std::pair<OperationName, int64_t> k{
+            top->getName(),
+            top == use.getOwner() ? int64_t(use.getOperandNumber()) : -1};
+        if (key && *key != k) {
+          uniform = false;
+          break;
+        }
+        key = k;
+        if (!llvm::is_contained(readers, top))
+          readers.push_back(top);
+      }
+      if (!uniform || readers.size() < 2)
+        continue;
+      llvm::sort(readers, [&](Operation *a, Operation *b) {
+        return positionOf(a) < positionOf(b);
+      });
+      bool chained = true;
+      for (size_t k = 1; k < readers.size() && chained; ++k)
+        chained = dependsOn(readers[k], readers[k - 1], positionOf);
+      if (chained)
+        side.insert(r);
+    }
+  return side;
 }
 
 struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
@@ -191,8 +267,12 @@ void DistPipelinePass::runOnOperation() {
     return it == index.end() ? -1 : it->second;
   };
 
-  // live[p]: bytes (liveCount[p]: number) of computed values crossing a cut
-  // before op p.
+  // live[p]: bytes of computed values crossing a cut before op p;
+  // liveCount[p]: how many of them are not side inputs (which only the
+  // structural cuts ask).
+  llvm::DenseSet<Value> side;
+  if (attentions.empty())
+    side = sideInputs(ops, body, [&](Operation *op) { return positionOf(op); });
   SmallVector<int64_t> live(n + 2, 0), liveCount(n + 2, 0);
   for (int64_t i = 0; i < n; ++i)
     for (Value r : ops[i]->getResults()) {
@@ -202,8 +282,9 @@ void DistPipelinePass::runOnOperation() {
       if (last > i) {
         live[i + 1] += dist::bytesOf(r.getType());
         live[last + 1] -= dist::bytesOf(r.getType());
-        ++liveCount[i + 1];
-        --liveCount[last + 1];
+        int64_t counted = !side.contains(r);
+        liveCount[i + 1] += counted;
+        liveCount[last + 1] -= counted;
       }
     }
   for (int64_t p = 1; p <= n + 1; ++p) {
@@ -353,7 +434,8 @@ void DistPipelinePass::runOnOperation() {
     return std::make_tuple(microBatch / pp, chunk / pp, microBatch);
   };
 
-  // The new @main: micro-batches stacked on dim 0 of inputs and outputs.
+  // The new @main: micro-batches stacked on the batch dims of inputs and
+  // outputs (dim 0 unless the model names it elsewhere).
   SmallVector<Type> argTypes, resultTypes;
   if (microBatches == 1) {
     llvm::append_range(argTypes, main.getArgumentTypes());
@@ -451,7 +533,8 @@ void DistPipelinePass::runOnOperation() {
         } else {
           auto t = cast<RankedTensorType>(v.getType());
           SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
-          starts[0] = i * t.getDimSize(0);
+          int64_t d = nn::batchDim(fn, arg.getArgNumber());
+          starts[d] = i * t.getDimSize(d);
           got = tag(nn::SliceOp::create(b, v.getLoc(), t, full,
                                         b.getDenseI64ArrayAttr(starts),
                                         b.getDenseI64ArrayAttr(steps)),
@@ -538,8 +621,9 @@ void DistPipelinePass::runOnOperation() {
         continue;
       }
       results.push_back(
-          tag(nn::ConcatOp::create(b, parts.front().getLoc(), resultTypes[k],
-                                   parts, b.getI64IntegerAttr(0)),
+          tag(nn::ConcatOp::create(
+                  b, parts.front().getLoc(), resultTypes[k], parts,
+                  b.getI64IntegerAttr(nn::batchDim(fn, k, /*result=*/true))),
               s)
               ->getResult(0));
     }

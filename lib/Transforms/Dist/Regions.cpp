@@ -77,19 +77,19 @@ static int64_t numElements(Value v) {
 LogicalResult dist::stackedSignature(func::FuncOp main, int64_t m,
                                      SmallVectorImpl<Type> &argTypes,
                                      SmallVectorImpl<Type> &resultTypes) {
-  auto stacked = [&](Type type) -> FailureOr<Type> {
+  auto stacked = [&](Type type, int64_t dim) -> FailureOr<Type> {
     auto t = dyn_cast<RankedTensorType>(type);
-    if (!t || t.getRank() == 0)
+    if (!t || t.getRank() <= dim)
       return failure();
     SmallVector<int64_t> shape(t.getShape());
-    shape[0] *= m;
+    shape[dim] *= m;
     return Type(RankedTensorType::get(shape, t.getElementType()));
   };
   auto named = [](StringAttr name, unsigned k) {
     return name ? "'" + name.str() + "'" : std::to_string(k);
   };
   for (unsigned k = 0; k < main.getNumArguments(); ++k) {
-    FailureOr<Type> t = stacked(main.getArgumentTypes()[k]);
+    FailureOr<Type> t = stacked(main.getArgumentTypes()[k], nn::batchDim(main, k));
     if (failed(t))
       return emitError(main.getLoc())
              << "input " << named(main.getArgAttrOfType<StringAttr>(k, "onnx.name"), k)
@@ -97,7 +97,8 @@ LogicalResult dist::stackedSignature(func::FuncOp main, int64_t m,
     argTypes.push_back(*t);
   }
   for (unsigned k = 0; k < main.getNumResults(); ++k) {
-    FailureOr<Type> t = stacked(main.getResultTypes()[k]);
+    FailureOr<Type> t =
+        stacked(main.getResultTypes()[k], nn::batchDim(main, k, /*result=*/true));
     if (failed(t))
       return emitError(main.getLoc())
              << "output "

@@ -72,9 +72,10 @@ std::string nodeOf(mlir::Operation *op);
 /// one per output element.
 int64_t flopsOf(mlir::Operation *op);
 
-/// main's argument and result types with dim 0 multiplied by `m`: the
-/// signature of a program running m micro-batches of main stacked on dim 0.
-/// A scalar input or output cannot be stacked: the error, at main, names it.
+/// main's argument and result types with their batch dims (nn::batchDim)
+/// multiplied by `m`: the signature of a program running m micro-batches of
+/// main stacked on their batch dims. A scalar input or output cannot be
+/// stacked: the error, at main, names it.
 mlir::LogicalResult
 stackedSignature(mlir::func::FuncOp main, int64_t m,
                  llvm::SmallVectorImpl<mlir::Type> &argTypes,

@@ -3,7 +3,8 @@
 // A graph that fixes its batch inside it (TF exports: static input dims and
 // Reshape constants holding the batch) cannot be imported at one
 // micro-batch's shape. It is imported whole instead, and the batch is found
-// by propagation: dim 0 of every input is the batch, and each op's rule
+// by propagation: dim 0 of every input is the batch (or the dim the model
+// names so, nn::batchDim: a past's dim 1), and each op's rule
 // says which dim of its result holds it as its outermost factor (a reshape
 // that merges the batch into [B·S, H] keeps it outermost). Every such dim is
 // then divided by the number of parts; ops without a batched operand
@@ -222,10 +223,11 @@ LogicalResult DistSplitBatchPass::findBatch(func::FuncOp main, BatchDims &dims,
   batch = 0;
   for (BlockArgument arg : body.getArguments()) {
     auto t = dist::tensorOf(arg);
-    if (t.getRank() == 0 || (batch && t.getDimSize(0) != batch))
-      return refuse(arg.getLoc(), "the inputs do not share a batch on dim 0");
-    batch = t.getDimSize(0);
-    dims[arg] = 0;
+    int64_t d = nn::batchDim(main, arg.getArgNumber());
+    if (t.getRank() <= d || (batch && t.getDimSize(d) != batch))
+      return refuse(arg.getLoc(), "the inputs do not share a batch");
+    batch = t.getDimSize(d);
+    dims[arg] = d;
   }
   if (batch % int64_t(parts))
     return refuse(main.getLoc(), "the parts do not divide the batch");
@@ -244,10 +246,12 @@ LogicalResult DistSplitBatchPass::findBatch(func::FuncOp main, BatchDims &dims,
     }
   }
   for (auto [k, v] : llvm::enumerate(body.getTerminator()->getOperands()))
-    if (!dims.count(v) || dims.lookup(v) != 0) {
+    if (int64_t d = nn::batchDim(main, k, /*result=*/true);
+        !dims.count(v) || dims.lookup(v) != d) {
       auto name = main.getResultAttrOfType<StringAttr>(k, "onnx.name");
       return refuse(main.getLoc(), "output '" + (name ? name.str() : "?") +
-                                       "' does not hold the batch on dim 0");
+                                       "' does not hold the batch on dim " +
+                                       std::to_string(d));
     }
   return success();
 }

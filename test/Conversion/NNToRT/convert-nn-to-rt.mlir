@@ -117,6 +117,21 @@ module {
 
 // -----
 
+// Zeros after each block of a fused weight (padding_blocks) travel with it.
+// CHECK-LABEL: func.func @main()
+// CHECK: rt.weight "w.part" {length = 96 : i64, location = "w.bin", offset = 32 : i64, padding = array<i64: 0, 2>, padding_blocks = array<i64: 3, 1, 3, 1>, shard = [#dist.sharding<@mesh, {{\[\[}}], ["tp"]]>]} : memref<4x4xf32>
+module {
+  dist.mesh @mesh(shape = 2, axes = ["tp"])
+  func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+    %w = nn.external_weight {name = "w", location = "w.bin", offset = 32 : i64, length = 96 : i64, padding = array<i64: 0, 2>, padding_blocks = array<i64: 3, 1, 3, 1>} : tensor<4x8xf32>
+    %p = dist.local_part %w to <@mesh, [[], ["tp"]]> : tensor<4x8xf32> -> tensor<4x4xf32>
+    %y = nn.linear %x, %p : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+    return %y : tensor<2x4xf32>
+  }
+}
+
+// -----
+
 // The runtime reduce-scatters and slices along the leading dim: on dim 1
 // of [2, 4, 8] the value is transposed to [4, 2, 8] first and the rank's
 // [2, 2, 8] block transposed back; on dim 0 it is used as is.

@@ -951,3 +951,20 @@ func.func @external_weight_padding_size() -> tensor<4x8xf32> {
   %0 = nn.external_weight {name = "w", location = "w.bin", offset = 0 : i64, length = 0 : i64, padding = array<i64: 0, 9>} : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// Zeros spread over blocks: (stored, zeros) pairs that sum to the dim.
+func.func @external_weight_padding_blocks_sum() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'nn.external_weight' op padding_blocks do not sum to dim 1 of 'tensor<4x8xf32>'}}
+  %0 = nn.external_weight {name = "w", location = "w.bin", offset = 0 : i64, length = 96 : i64, padding = array<i64: 0, 2>, padding_blocks = array<i64: 3, 1, 3, 0>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @external_weight_padding_blocks_dim() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'nn.external_weight' op padding_blocks needs (stored, zeros) pairs over the one dim that padding pads}}
+  %0 = nn.external_weight {name = "w", location = "w.bin", offset = 0 : i64, length = 128 : i64, padding_blocks = array<i64: 4, 4>} : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

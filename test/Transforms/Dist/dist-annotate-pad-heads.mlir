@@ -69,3 +69,36 @@ func.func @main(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
   %y = nn.linear %of, %wo : (tensor<3x12xf32>, tensor<12x8xf32>) -> tensor<3x8xf32>
   return %y : tensor<3x8xf32>
 }
+
+// -----
+
+// The same with the weights stored as external data: their bytes stay in
+// the file, and the zero heads are described. The fused QKV weight and
+// bias take 2 zero heads (4 zeros) after each of their Q, K and V blocks
+// (padding_blocks), the output projection 4 zero rows at the end.
+// CHECK-LABEL: func.func @main
+// CHECK-DAG: nn.external_weight {length = 1728 : i64, location = "m.data", name = "wqkv", offset = 0 : i64, padding = array<i64: 0, 12>, padding_blocks = array<i64: 12, 4, 12, 4, 12, 4>} : tensor<12x48xf32>
+// CHECK-DAG: nn.external_weight {length = 144 : i64, location = "m.data", name = "bqkv", offset = 1728 : i64, padding = array<i64: 12>, padding_blocks = array<i64: 12, 4, 12, 4, 12, 4>} : tensor<48xf32>
+// CHECK: nn.attention {{.*}} -> tensor<1x8x3x2xf32>
+// CHECK: nn.external_weight {length = 576 : i64, location = "m.data", name = "wo", offset = 1872 : i64, padding = array<i64: 4, 0>} : tensor<16x12xf32>
+func.func @main(%x: tensor<3x12xf32>) -> tensor<3x12xf32> {
+  %wqkv = nn.external_weight {name = "wqkv", location = "m.data", offset = 0 : i64, length = 1728 : i64} : tensor<12x36xf32>
+  %bqkv = nn.external_weight {name = "bqkv", location = "m.data", offset = 1728 : i64, length = 144 : i64} : tensor<36xf32>
+  %wo = nn.external_weight {name = "wo", location = "m.data", offset = 1872 : i64, length = 576 : i64} : tensor<12x12xf32>
+  %qkv = nn.linear %x, %wqkv, %bqkv : (tensor<3x12xf32>, tensor<12x36xf32>, tensor<36xf32>) -> tensor<3x36xf32>
+  %q, %k, %v = nn.split %qkv {axis = 1 : i64} : tensor<3x36xf32> -> (tensor<3x12xf32>, tensor<3x12xf32>, tensor<3x12xf32>)
+  %qh = nn.reshape %q : tensor<3x12xf32> to tensor<1x3x6x2xf32>
+  %kh = nn.reshape %k : tensor<3x12xf32> to tensor<1x3x6x2xf32>
+  %vh = nn.reshape %v : tensor<3x12xf32> to tensor<1x3x6x2xf32>
+  %qt = nn.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x6x2xf32> -> tensor<1x6x3x2xf32>
+  %kt = nn.transpose %kh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x6x2xf32> -> tensor<1x6x3x2xf32>
+  %vt = nn.transpose %vh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x6x2xf32> -> tensor<1x6x3x2xf32>
+  %o = nn.attention %qt, %kt, %vt {scale = 0.5 : f32} : (tensor<1x6x3x2xf32>, tensor<1x6x3x2xf32>, tensor<1x6x3x2xf32>) -> tensor<1x6x3x2xf32> {
+  ^bb0(%s: tensor<1x6x3x3xf32>):
+    nn.yield %s : tensor<1x6x3x3xf32>
+  }
+  %ot = nn.transpose %o {perm = array<i64: 0, 2, 1, 3>} : tensor<1x6x3x2xf32> -> tensor<1x3x6x2xf32>
+  %of = nn.reshape %ot : tensor<1x3x6x2xf32> to tensor<3x12xf32>
+  %y = nn.linear %of, %wo : (tensor<3x12xf32>, tensor<12x12xf32>) -> tensor<3x12xf32>
+  return %y : tensor<3x12xf32>
+}

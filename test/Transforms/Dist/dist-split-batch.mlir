@@ -26,3 +26,19 @@ func.func @main(%x: tensor<4x3x8xf32>) -> tensor<12x8xf32> {
   %f = nn.reshape %ot : tensor<4x3x2x4xf32> to tensor<12x8xf32>
   return %f : tensor<12x8xf32>
 }
+
+// -----
+
+// A past that names its batch at dim 1 (onnx.batch_dim: K and V stacked
+// first) is split there; the split along dim 0 takes K and V apart, not
+// the batch, and the present output holds the batch on dim 1 too.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: (%{{.*}}: tensor<2x3x8xf32>, %{{.*}}: tensor<2x2x5x8xf32> {onnx.batch_dim = 1 : i64})
+// CHECK-SAME: -> (tensor<2x3x8xf32>, tensor<2x2x5x8xf32> {onnx.batch_dim = 1 : i64})
+func.func @main(%x: tensor<4x3x8xf32>, %past: tensor<2x4x5x8xf32> {onnx.batch_dim = 1 : i64}) -> (tensor<4x3x8xf32>, tensor<2x4x5x8xf32> {onnx.batch_dim = 1 : i64}) {
+  // CHECK: nn.split {{.*}} : tensor<2x2x5x8xf32> -> (tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32>)
+  %k, %v = nn.split %past {axis = 0 : i64} : tensor<2x4x5x8xf32> -> (tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>)
+  // CHECK: nn.concat {{.*}} -> tensor<2x2x5x8xf32>
+  %present = nn.concat %k, %v {axis = 0 : i64} : (tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>) -> tensor<2x4x5x8xf32>
+  return %x, %present : tensor<4x3x8xf32>, tensor<2x4x5x8xf32>
+}

@@ -223,7 +223,9 @@ def DistSplitBatch : Pass<"dist-split-batch", "::mlir::ModuleOp"> {
     smaller a batch, as if imported there, for `dist-micro-batch`,
     `dist-pipeline` and `--dp` to stack again.
 
-    Dim 0 of every input is the batch; each op's rule places it in its
+    Dim 0 of every input is the batch, or the dim its `onnx.batch_dim`
+    names (a past stacking K and V first holds it on dim 1); each op's rule
+    places it in its
     result (elementwise and broadcasting ops align it, a reshape keeps it
     outermost in the output dim with the same prefix, a transpose moves
     it, norms, softmax, concat, split, slice and reductions keep it off
@@ -234,7 +236,7 @@ def DistSplitBatch : Pass<"dist-split-batch", "::mlir::ModuleOp"> {
     Refused, naming the node: a constant or weight that spans the batch, a
     reshape that spreads the batch over several dims, an op working along
     the batch, an op without a rule, inputs of different batches, an output
-    without the batch on dim 0.
+    without the batch on dim 0 (or its `onnx.batch_dim`).
 
     ```mlir
     // parts=2, batch 4 fixed: [4, 16, 64] -> [4, 16, 4, 16] becomes
@@ -253,10 +255,10 @@ def DistMicroBatch : Pass<"dist-micro-batch", "::mlir::ModuleOp"> {
   let description = [{
     Input: @main of a (partitioned) program imported at the shape of one
     micro-batch. Output: @main over the whole batch (every input and output
-    `micro-batches` times as long on dim 0): each input is sliced along dim
-    0, everything computed from the inputs is cloned once per micro-batch
-    and tagged `dist.micro_batch = i`, the outputs are concatenated along
-    dim 0. Ops that do not depend on an input (weights and their parts) are
+    `micro-batches` times as long on its batch dim: dim 0, or the one its
+    `onnx.batch_dim` names): each input is sliced along it, everything
+    computed from the inputs is cloned once per micro-batch and tagged
+    `dist.micro_batch = i`, the outputs are concatenated along theirs. Ops that do not depend on an input (weights and their parts) are
     kept once and shared. The chains are independent, so `dist-overlap`
     can interleave them: one micro-batch's collectives run while the next
     computes.
@@ -284,9 +286,14 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
   let description = [{
     Input: fused nn IR (`func.func @main`, after parc-nn-optimize and, when
     composed with tensor parallelism, after dist-tensor-parallel), computing
-    one micro-batch: every input and output carries the batch on dim 0.
+    one micro-batch: every input and output carries the batch on dim 0 (or
+    the dim its `onnx.batch_dim` names).
 
-    Layers are the model's repeated block: one per `nn.attention`. The cut
+    Layers are the model's repeated block: one per `nn.attention`; without
+    one, one per back-to-back repetition of a subgraph with one computed
+    tensor live between repetitions, not counting the side inputs every
+    layer reads unchanged (a mask read by one op of each layer, each after
+    the one before), which are sent to every stage that reads them. The cut
     between layers k-1 and k is the point between their attentions where
     the fewest bytes of computed tensors are live (the residual stream), the
     latest such point on ties, so a layer ends with its residual add (pre-LN)
@@ -298,7 +305,7 @@ def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
     that hold the embedding or the head may get fewer layers.
 
     Output: `@main` takes and returns `micro-batches` micro-batches stacked
-    on dim 0. Its body is the stage programs one after another (stage 0
+    on their batch dims. Its body is the stage programs one after another (stage 0
     first, which is also a valid sequential order); every op carries
     `dist.stage`. A stage runs the GPipe forward schedule: it posts the
     receives of every micro-batch up front (`dist.recv_start`), then for
