@@ -69,7 +69,12 @@ deriveFromConstant(const void *data, size_t bytes, const std::string &key,
     auto [it, inserted] = range.derived.try_emplace({b, key});
     if (inserted) {
       auto start = std::chrono::steady_clock::now();
-      it->second = make();
+      try {
+        it->second = make();
+      } catch (...) {
+        range.derived.erase(it); // the next call tries again
+        throw;
+      }
       r.time.seconds += std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count();

@@ -89,18 +89,41 @@ std::shared_ptr<Primitive> primitiveFor(const Key &key) {
   return p;
 }
 
-/// b in the primitive's preferred layout, made once per weight and shape.
-std::shared_ptr<memory> packedWeights(const Primitive &p, const void *b,
-                                      size_t bytes, const std::string &key) {
-  auto derived = deriveFromConstant(b, bytes, key, [&] {
+/// A weight in the layout its primitive prefers, with that primitive.
+struct Packed {
+  std::shared_ptr<Primitive> primitive;
+  memory weights;
+};
+
+/// The key as a string (floats by their bits), for the constants cache.
+std::string keyString(const Key &key) {
+  auto [dtypeInt, transA, transB, m, n, k, alpha, beta, packed] = key;
+  uint32_t alphaBits, betaBits;
+  std::memcpy(&alphaBits, &alpha, 4);
+  std::memcpy(&betaBits, &beta, 4);
+  return "dnnl_matmul:" + std::to_string(dtypeInt) + ":" +
+         std::to_string(transA) + std::to_string(transB) + ":" +
+         std::to_string(m) + "x" + std::to_string(n) + "x" +
+         std::to_string(k) + ":" + std::to_string(alphaBits) + ":" +
+         std::to_string(betaBits);
+}
+
+/// b reordered once per weight and shape; null when b is not constant.
+std::shared_ptr<Packed> packedWeights(const Key &key, const void *b,
+                                      size_t bytes) {
+  auto derived = deriveFromConstant(b, bytes, keyString(key), [&] {
     Engine &e = engine();
-    auto packed = std::make_shared<memory>(p.pd.weights_desc(), e.engine);
-    memory plain(p.plainWeights, e.engine, const_cast<void *>(b));
-    dnnl::reorder(plain, *packed).execute(e.stream, plain, *packed);
+    auto packed = std::make_shared<Packed>();
+    packed->primitive = primitiveFor(key);
+    packed->weights = memory(packed->primitive->pd.weights_desc(), e.engine);
+    memory plain(packed->primitive->plainWeights, e.engine,
+                 const_cast<void *>(b));
+    dnnl::reorder(plain, packed->weights)
+        .execute(e.stream, plain, packed->weights);
     e.stream.wait();
     return std::static_pointer_cast<void>(packed);
   });
-  return std::static_pointer_cast<memory>(derived);
+  return std::static_pointer_cast<Packed>(derived);
 }
 
 } // namespace
@@ -118,29 +141,21 @@ bool dnnlMatmul(parc_rt_dtype_t dtype, bool transA, bool transB, int64_t m,
   try {
     const size_t bBytes = size_t(k * n) * parc_rt_dtype_size(dtype);
     // Packing pays where the weight is reused: constant memory only.
-    std::shared_ptr<memory> packed;
-    std::shared_ptr<Primitive> p;
-    if (e.pack) {
-      Key key{int(dtype), transA, transB, m, n, k, alpha, beta, true};
-      p = primitiveFor(key);
-      const std::string shape = std::to_string(int(dtype)) + ":" +
-                                std::to_string(transB) + ":" +
-                                std::to_string(m) + "x" + std::to_string(n) +
-                                "x" + std::to_string(k) + ":" +
-                                std::to_string(alpha) + ":" +
-                                std::to_string(beta);
-      packed = packedWeights(*p, b, bBytes, shape);
-    }
-    if (!packed)
-      p = primitiveFor({int(dtype), transA, transB, m, n, k, alpha, beta,
-                        false});
+    std::shared_ptr<Packed> packed;
+    if (e.pack)
+      packed = packedWeights(
+          {int(dtype), transA, transB, m, n, k, alpha, beta, true}, b, bBytes);
+    std::shared_ptr<Primitive> p =
+        packed ? packed->primitive
+               : primitiveFor({int(dtype), transA, transB, m, n, k, alpha,
+                               beta, false});
     memory src(p->pd.src_desc(), e.engine, const_cast<void *>(a));
     memory dst(p->pd.dst_desc(), e.engine, y);
-    memory plain;
-    if (!packed)
-      plain = memory(p->plainWeights, e.engine, const_cast<void *>(b));
+    memory weights = packed ? packed->weights
+                            : memory(p->plainWeights, e.engine,
+                                     const_cast<void *>(b));
     p->matmul.execute(e.stream, {{DNNL_ARG_SRC, src},
-                                 {DNNL_ARG_WEIGHTS, packed ? *packed : plain},
+                                 {DNNL_ARG_WEIGHTS, weights},
                                  {DNNL_ARG_DST, dst}});
     e.stream.wait();
     return true;
