@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../kernel_tag.h"
 #include "../broadcast_plan.h"
 #include "../dtype_traits.h"
 #include "../elementwise_ops.h"
+#include "../kernel_tag.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"

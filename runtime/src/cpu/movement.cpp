@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../kernel_tag.h"
 #include "../dtype_traits.h"
+#include "../kernel_tag.h"
 #include "../movement_plans.h"
 #include "shape.h"
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../kernel_tag.h"
 #include "../dtype_traits.h"
+#include "../kernel_tag.h"
 #include "../row_plans.h"
 #include "shape.h"
 
