@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
-#include "../linalg_shapes.h"
 #include "../kernel_tag.h"
+#include "../linalg_shapes.h"
 #include "blas.h"
 #include "dnnl_matmul.h"
 #include "shape.h"
@@ -91,8 +91,7 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
     return PARC_RT_OK;
   const MatmulShape &s = p.shape;
   const int64_t aCount = p.aCount, bCount = p.bCount, outCount = p.outCount;
-  tagKernel("gemm",
-            2.0 * double(outCount) * double(s.k), dtype);
+  tagKernel("gemm", 2.0 * double(outCount) * double(s.k), dtype);
   numThreads(); // make sure BLAS threading is configured
   if (matmulDnnl(dtype, s, a, b, out))
     return PARC_RT_OK;
