@@ -523,7 +523,19 @@ int launchAndReport(const parc::run::Manifest &m, const parc::run::LaunchPlan &p
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   parc::cli::parseCommandLine(
-      argc, argv, "parc-run: run a compiled model with mpirun or srun\n",
+      argc, argv,
+      "parc-run: run a compiled model with mpirun or srun\n\n"
+      "  Environment the ranks read (runtime/README.md has them all):\n"
+      "    PARC_RT_PROFILE=1          time per ONNX node and per op kind, "
+      "GEMM GFLOP/s\n"
+      "                               against a 2048^3 GEMM's, weight "
+      "packing time\n"
+      "    PARC_RT_PACK_WEIGHTS=0     cpu: keep GEMM weights in their "
+      "stored layout\n"
+      "    PARC_RT_DNNL_MATMUL=0      cpu: sgemm and f32 widening instead "
+      "of oneDNN's matmul\n"
+      "    PARC_RT_FLUSH_DENORMALS=0  cpu: keep denormal floats (flushed to "
+      "zero by default)\n",
       {&ioCategory, &generateCategory, &launchCategory, &benchCategory});
   // prepareInputs refuses a NAME given twice, naming both files.
   auto manifest = parc::run::readManifest(outDir);
