@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "device.h"
+#include "kernel_tag.h"
 #include "movement_plans.h"
 
 #include <vector>
@@ -18,6 +19,7 @@ extern "C" {
 parc_rt_status_t parc_rt_transpose(parc_rt_dtype_t dtype, const void *x,
                                    int64_t rank, const int64_t *dims,
                                    const int64_t *perm, void *y) {
+  tagKernel("movement");
   std::vector<StridedCopyPlan> plans;
   PARC_RT_RETURN_IF_ERROR(planTranspose(dtype, x, rank, dims, perm, y, plans));
   return runCopyPlans("transpose", dtype, plans);
@@ -27,6 +29,7 @@ parc_rt_status_t parc_rt_slice(parc_rt_dtype_t dtype, const void *x,
                                int64_t rank, const int64_t *dims,
                                const int64_t *starts, const int64_t *steps,
                                void *y, const int64_t *out_dims) {
+  tagKernel("movement");
   std::vector<StridedCopyPlan> plans;
   PARC_RT_RETURN_IF_ERROR(
       planSlice(dtype, x, rank, dims, starts, steps, y, out_dims, plans));
@@ -38,6 +41,7 @@ parc_rt_status_t parc_rt_concat(parc_rt_dtype_t dtype, int64_t n,
                                 const int64_t *axis_sizes, int64_t rank,
                                 const int64_t *out_dims, int64_t axis,
                                 void *out) {
+  tagKernel("movement");
   std::vector<StridedCopyPlan> plans;
   PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/true, dtype, out, rank, out_dims,
                                      axis, n, axis_sizes, inputs, plans));
@@ -48,6 +52,7 @@ parc_rt_status_t parc_rt_split(parc_rt_dtype_t dtype, const void *x,
                                int64_t rank, const int64_t *dims, int64_t axis,
                                int64_t n, const int64_t *axis_sizes,
                                void *const *outputs) {
+  tagKernel("movement");
   std::vector<StridedCopyPlan> plans;
   PARC_RT_RETURN_IF_ERROR(planPieces(/*concat=*/false, dtype,
                                      const_cast<void *>(x), rank, dims, axis, n,
@@ -62,6 +67,7 @@ parc_rt_status_t parc_rt_kv_cache_write(parc_rt_dtype_t dtype, void *cache,
                                         const void *update,
                                         const int64_t *update_dims,
                                         const void *position, int64_t axis) {
+  tagKernel("movement");
   const char *op = "kv_cache_write";
   PARC_RT_RETURN_IF_ERROR(checkDtype(op, dtype));
   PARC_RT_RETURN_IF_ERROR(checkShape(op, "cache", rank, dims));
@@ -99,6 +105,7 @@ parc_rt_status_t parc_rt_kv_cache_write(parc_rt_dtype_t dtype, void *cache,
 parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,
                                 int64_t rank, const int64_t *dims, void *y,
                                 int64_t out_rank, const int64_t *out_dims) {
+  tagKernel("movement");
   std::vector<StridedCopyPlan> plans;
   PARC_RT_RETURN_IF_ERROR(
       planExpand(dtype, x, rank, dims, y, out_rank, out_dims, plans));

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kernel_tag.h"
 #include "row_plans.h"
 
 using namespace parc::rt;
@@ -40,12 +41,14 @@ extern "C" {
 parc_rt_status_t parc_rt_softmax(parc_rt_dtype_t dtype, const void *x, void *y,
                                  int64_t rank, const int64_t *dims,
                                  int64_t axis) {
+  tagKernel("softmax");
   return softmax("softmax", /*log=*/false, dtype, x, y, rank, dims, axis);
 }
 
 parc_rt_status_t parc_rt_log_softmax(parc_rt_dtype_t dtype, const void *x,
                                      void *y, int64_t rank, const int64_t *dims,
                                      int64_t axis) {
+  tagKernel("softmax");
   return softmax("log_softmax", /*log=*/true, dtype, x, y, rank, dims, axis);
 }
 
@@ -53,6 +56,7 @@ parc_rt_status_t parc_rt_layer_norm(parc_rt_dtype_t dtype, const void *x,
                                     const void *scale, const void *bias,
                                     void *y, int64_t rank, const int64_t *dims,
                                     int64_t axis, float epsilon) {
+  tagKernel("norm");
   return norm("layer_norm", /*rms=*/false, dtype, x, scale, bias, y, rank, dims,
               axis, epsilon);
 }
@@ -61,6 +65,7 @@ parc_rt_status_t parc_rt_rms_norm(parc_rt_dtype_t dtype, const void *x,
                                   const void *scale, const void *bias, void *y,
                                   int64_t rank, const int64_t *dims,
                                   int64_t axis, float epsilon) {
+  tagKernel("norm");
   return norm("rms_norm", /*rms=*/true, dtype, x, scale, bias, y, rank, dims,
               axis, epsilon);
 }

@@ -26,6 +26,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/xxhash.h"
 
@@ -78,8 +79,12 @@ cl::opt<unsigned> repeat("repeat",
                          cl::init(1), cl::cat(benchCategory));
 cl::opt<unsigned> warmup("warmup", cl::desc("Untimed runs before --repeat"),
                          cl::init(0), cl::cat(benchCategory));
-cl::opt<unsigned> threads("kernel-threads", cl::desc("Kernel threads per rank"),
-                          cl::init(1), cl::cat(launchCategory));
+cl::opt<unsigned> threads(
+    "kernel-threads",
+    cl::desc("Kernel threads per rank (default: OMP_NUM_THREADS if set, else "
+             "this machine's cores divided by the ranks, at least 1; 1 with "
+             "--hostfile or srun, whose nodes parc-run cannot see)"),
+    cl::cat(launchCategory));
 cl::opt<unsigned> timeout("timeout", cl::desc("Seconds a collective may wait"),
                           cl::init(300), cl::cat(launchCategory));
 cl::opt<unsigned> livenessTimeout(
@@ -249,6 +254,22 @@ std::string absolute(StringRef path) {
   return p.str().str();
 }
 
+/// --kernel-threads, or its default: a rank's share of the cores where all
+/// ranks run here, so that one rank is not left on one core of many.
+unsigned kernelThreads(const parc::run::Manifest &m) {
+  if (threads.getNumOccurrences())
+    return threads;
+  if (const char *env = std::getenv("OMP_NUM_THREADS")) {
+    unsigned n = 0;
+    if (!llvm::StringRef(env).getAsInteger(10, n) && n >= 1 && n <= 1024)
+      return n;
+  }
+  if (!hostfile.empty() || launcher == Launcher::Srun || m.worldSize < 1)
+    return 1;
+  const unsigned cores = llvm::hardware_concurrency().compute_thread_count();
+  return std::max<unsigned>(1, cores / unsigned(m.worldSize));
+}
+
 /// The numeric options and the launcher's, against what a run can do.
 llvm::Error checkOptions(const parc::run::Manifest &m) {
   constexpr unsigned kMaxRuns = 1000000;
@@ -258,7 +279,7 @@ llvm::Error checkOptions(const parc::run::Manifest &m) {
   if (warmup > kMaxRuns)
     return error("--warmup " + llvm::Twine(warmup.getValue()) +
                  " is out of range: give 0 to " + llvm::Twine(kMaxRuns) + " untimed runs");
-  if (threads < 1 || threads > 1024)
+  if (threads.getNumOccurrences() && (threads < 1 || threads > 1024))
     return error("--kernel-threads " + llvm::Twine(threads.getValue()) +
                  " is out of range: give 1 to 1024 threads per rank");
   if (timeout < 1)
@@ -307,11 +328,12 @@ llvm::Expected<parc::run::LaunchPlan> planLaunch(const parc::run::Manifest &m,
   plan.program = *program;
   if (!hostfile.empty())
     plan.hostfile = absolute(hostfile);
+  const std::string perRank = std::to_string(kernelThreads(m));
   plan.env = {{"PARC_RT_TIMEOUT_S", std::to_string(timeout)},
               {"PARC_RT_LIVENESS_S", std::to_string(livenessTimeout)},
-              {"PARC_RT_THREADS", std::to_string(threads)},
-              {"OMP_NUM_THREADS", std::to_string(threads)},
-              {"OPENBLAS_NUM_THREADS", std::to_string(threads)}};
+              {"PARC_RT_THREADS", perRank},
+              {"OMP_NUM_THREADS", perRank},
+              {"OPENBLAS_NUM_THREADS", perRank}};
   if (!tracePath.empty())
     plan.env.push_back({"PARC_RT_TRACE", absolute(tracePath)});
   if (!jsonPath.empty())
@@ -501,7 +523,19 @@ int launchAndReport(const parc::run::Manifest &m, const parc::run::LaunchPlan &p
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   parc::cli::parseCommandLine(
-      argc, argv, "parc-run: run a compiled model with mpirun or srun\n",
+      argc, argv,
+      "parc-run: run a compiled model with mpirun or srun\n\n"
+      "  Environment the ranks read (runtime/README.md has them all):\n"
+      "    PARC_RT_PROFILE=1          time per ONNX node and per op kind, "
+      "GEMM GFLOP/s\n"
+      "                               against a 2048^3 GEMM's, weight "
+      "packing time\n"
+      "    PARC_RT_PACK_WEIGHTS=0     cpu: keep GEMM weights in their "
+      "stored layout\n"
+      "    PARC_RT_DNNL_MATMUL=0      cpu: sgemm and f32 widening instead "
+      "of oneDNN's matmul\n"
+      "    PARC_RT_FLUSH_DENORMALS=0  cpu: keep denormal floats (flushed to "
+      "zero by default)\n",
       {&ioCategory, &generateCategory, &launchCategory, &benchCategory});
   // prepareInputs refuses a NAME given twice, naming both files.
   auto manifest = parc::run::readManifest(outDir);

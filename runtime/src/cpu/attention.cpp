@@ -8,9 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "../half.h"
+#include "../kernel_tag.h"
 #include "../linalg_shapes.h"
 #include "../row_plans.h"
 #include "blas.h"
+#include "dnnl_matmul.h"
 #include "shape.h"
 
 using namespace parc::rt;
@@ -32,6 +34,28 @@ void batched(const AttentionDims &d, bool transRhs, float alpha,
     }
 }
 
+/// The same through oneDNN's matmul on `dtype` storage, a primitive per
+/// head shape (dnnl_sgemm re-plans every small call); false, with nothing
+/// written, where it does not take the dtype.
+bool batchedDnnl(parc_rt_dtype_t dtype, const AttentionDims &d, bool transRhs,
+                 float alpha, const void *lhs, const void *rhs, void *out) {
+  const int64_t size = int64_t(parc_rt_dtype_size(dtype));
+  const int64_t group = d.heads / d.kvHeads;
+  const int64_t rhsMat = d.cols * d.inner;
+  auto at = [&](const void *base, int64_t elems) {
+    return static_cast<const char *>(base) + elems * size;
+  };
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h)
+      if (!dnnlMatmul(dtype, false, transRhs, d.rows, d.cols, d.inner, alpha,
+                      at(lhs, (b * d.heads + h) * d.rows * d.inner),
+                      at(rhs, (b * d.kvHeads + h / group) * rhsMat), 0.0f,
+                      const_cast<char *>(
+                          at(out, (b * d.heads + h) * d.rows * d.cols))))
+        return false; // the first call: every head has one shape
+  return true;
+}
+
 } // namespace
 
 extern "C" parc_rt_status_t
@@ -40,9 +64,13 @@ parc_rt_attention_scores(parc_rt_dtype_t dtype, const void *q, int64_t q_rank,
                          const int64_t *k_dims, void *out, int64_t out_rank,
                          const int64_t *out_dims, float scale) {
   const char *op = "attention_scores";
-  AttentionDims d;
+  AttentionDims d{};
   PARC_RT_RETURN_IF_ERROR(resolveScores(op, q_rank, q_dims, k_rank, k_dims,
                                         out_rank, out_dims, d));
+  tagKernel("attention", 2.0 * d.batch * d.heads * d.rows * d.cols * d.inner,
+            dtype);
+  if (batchedDnnl(dtype, d, /*transRhs=*/true, scale, q, k, out))
+    return PARC_RT_OK;
   if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16)
     return viaF32(dtype, numElements(4, q_dims), q, numElements(4, k_dims), k,
                   numElements(4, out_dims), out,
@@ -62,9 +90,13 @@ parc_rt_attention_values(parc_rt_dtype_t dtype, const void *p, int64_t p_rank,
                          const int64_t *v_dims, void *out, int64_t out_rank,
                          const int64_t *out_dims) {
   const char *op = "attention_values";
-  AttentionDims d;
+  AttentionDims d{};
   PARC_RT_RETURN_IF_ERROR(resolveValues(op, p_rank, p_dims, v_rank, v_dims,
                                         out_rank, out_dims, d));
+  tagKernel("attention", 2.0 * d.batch * d.heads * d.rows * d.cols * d.inner,
+            dtype);
+  if (batchedDnnl(dtype, d, /*transRhs=*/false, 1.0f, p, v, out))
+    return PARC_RT_OK;
   if (dtype == PARC_RT_F16 || dtype == PARC_RT_BF16)
     return viaF32(dtype, numElements(4, p_dims), p, numElements(4, v_dims), v,
                   numElements(4, out_dims), out,

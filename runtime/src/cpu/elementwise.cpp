@@ -10,6 +10,7 @@
 #include "../broadcast_plan.h"
 #include "../dtype_traits.h"
 #include "../elementwise_ops.h"
+#include "../kernel_tag.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"
@@ -254,6 +255,7 @@ extern "C" {
 
 parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
                                const void *x, void *y, int64_t count) {
+  tagKernel("elementwise");
   PARC_RT_RETURN_IF_ERROR(checkUnary(op, dtype, x, y, count));
   return visitDtype(
       dtype,
@@ -269,6 +271,7 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
                                 int64_t b_rank, const int64_t *b_dims,
                                 void *out, int64_t out_rank,
                                 const int64_t *out_dims) {
+  tagKernel("elementwise");
   int64_t n = 0;
   int64_t strides[3][PARC_RT_MAX_RANK];
   PARC_RT_RETURN_IF_ERROR(planBinary(op, dtype, a, a_rank, a_dims, b, b_rank,
@@ -292,6 +295,7 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
                                const int64_t *x_dims, const void *y,
                                int64_t y_rank, const int64_t *y_dims, void *out,
                                int64_t out_rank, const int64_t *out_dims) {
+  tagKernel("elementwise");
   int64_t n = 0;
   int64_t strides[4][PARC_RT_MAX_RANK];
   PARC_RT_RETURN_IF_ERROR(planWhere(dtype, cond, cond_rank, cond_dims, x,
@@ -320,6 +324,7 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
 
 parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
                               parc_rt_dtype_t to, void *y, int64_t count) {
+  tagKernel("elementwise");
   PARC_RT_RETURN_IF_ERROR(checkCast(from, x, to, y, count));
   if (from == to) {
     if (x != y && count > 0)

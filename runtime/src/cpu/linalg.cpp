@@ -1,15 +1,18 @@
 //===- linalg.cpp - matmul (numpy broadcasting) and ONNX Gemm via BLAS ----===//
 //
-// f32/f64 go to cblas_{s,d}gemm; f16/bf16 widen to f32 around sgemm (the CPU
-// target is for verification, not for half-precision speed); i32/i64 use a
-// plain loop. Batched matmul calls BLAS once per batch, or once in total
-// when a's batches are contiguous rows over a single shared b.
+// f32 and, on CPUs with bf16 instructions, bf16 go to oneDNN's matmul with
+// weights packed once (dnnl_matmul.h); otherwise f32/f64 go to sgemm/dgemm
+// and f16/bf16 widen to f32 around sgemm; i32/i64 use a plain loop. Batched
+// matmul calls the GEMM once per batch, or once in total when a's batches
+// are contiguous rows over a single shared b.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
+#include "../kernel_tag.h"
 #include "../linalg_shapes.h"
 #include "blas.h"
+#include "dnnl_matmul.h"
 #include "shape.h"
 
 #include <limits>
@@ -42,6 +45,36 @@ void matmulTyped(const MatmulShape &s, const T *a, const T *b, T *out) {
       std::numeric_limits<int64_t>::max());
 }
 
+/// matmulTyped through oneDNN's matmul; false (nothing written) where it
+/// does not take the dtype.
+bool matmulDnnl(parc_rt_dtype_t dtype, const MatmulShape &s, const void *a,
+                const void *b, void *out) {
+  const size_t size = parc_rt_dtype_size(dtype);
+  auto at = [&](const void *base, int64_t elems) {
+    return static_cast<const char *>(base) + elems * int64_t(size);
+  };
+  if (s.foldBatchIntoM)
+    return dnnlMatmul(dtype, false, false,
+                      s.m * numElements(s.batchRank, s.batch), s.n, s.k, 1.0f,
+                      a, b, 0.0f, out);
+  const int64_t aMat = s.m * s.k, bMat = s.k * s.n, oMat = s.m * s.n;
+  LoopNest<3> loop(s.batchRank, s.batch,
+                   {s.outStrides, s.aStrides, s.bStrides});
+  const int64_t so = loop.innerStride(0), sa = loop.innerStride(1),
+                sb = loop.innerStride(2);
+  bool ok = true;
+  loop.run(
+      [&](const std::array<int64_t, 3> &off, int64_t count) {
+        for (int64_t i = 0; i < count && ok; ++i)
+          ok = dnnlMatmul(dtype, false, false, s.m, s.n, s.k, 1.0f,
+                          at(a, (off[1] + i * sa) * aMat),
+                          at(b, (off[2] + i * sb) * bMat), 0.0f,
+                          const_cast<char *>(at(out, (off[0] + i * so) * oMat)));
+      },
+      std::numeric_limits<int64_t>::max());
+  return ok; // the first call fails or none: every batch has one shape
+}
+
 } // namespace
 
 extern "C" {
@@ -58,7 +91,10 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
     return PARC_RT_OK;
   const MatmulShape &s = p.shape;
   const int64_t aCount = p.aCount, bCount = p.bCount, outCount = p.outCount;
+  tagKernel("gemm", 2.0 * double(outCount) * double(s.k), dtype);
   numThreads(); // make sure BLAS threading is configured
+  if (matmulDnnl(dtype, s, a, b, out))
+    return PARC_RT_OK;
   switch (dtype) {
   case PARC_RT_F32:
     matmulTyped(s, static_cast<const float *>(a), static_cast<const float *>(b),
@@ -98,8 +134,17 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
   if (m == 0 || n == 0)
     return PARC_RT_OK;
   const int64_t yDims[2] = {m, n};
+  tagKernel("gemm", 2.0 * double(m) * double(n) * double(k), dtype);
   numThreads();
   const bool useC = c && beta != 0.0f;
+  if (dtype == PARC_RT_F32 || dtype == PARC_RT_BF16) {
+    if (useC)
+      PARC_RT_RETURN_IF_ERROR(
+          parc_rt_expand(dtype, c, c_rank, c_dims, y, 2, yDims));
+    if (dnnlMatmul(dtype, trans_a != 0, trans_b != 0, m, n, k, alpha, a, b,
+                   useC ? beta : 0.0f, y))
+      return PARC_RT_OK;
+  }
   // y = broadcast(c), then BLAS accumulates alpha AB on top with beta.
   auto run = [&](auto *pa, auto *pb, auto *py, parc_rt_dtype_t cDtype,
                  const void *pc) -> parc_rt_status_t {

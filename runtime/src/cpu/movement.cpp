@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
+#include "../kernel_tag.h"
 #include "../movement_plans.h"
 #include "shape.h"
 
@@ -163,6 +164,7 @@ parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
                                 parc_rt_dtype_t index_dtype,
                                 const void *indices, int64_t index_rank,
                                 const int64_t *index_dims, void *out) {
+  tagKernel("movement");
   GatherPlan p;
   PARC_RT_RETURN_IF_ERROR(planGather(dtype, data, rank, dims, axis, index_dtype,
                                      indices, index_rank, index_dims, out, p));
@@ -195,6 +197,7 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
                          parc_rt_dtype_t index_dtype, const void *indices,
                          const int64_t *index_dims, const void *updates,
                          parc_rt_scatter_reduction_t reduction, void *out) {
+  tagKernel("movement");
   ScatterPlan p;
   PARC_RT_RETURN_IF_ERROR(planScatterElements(dtype, data, rank, dims, axis,
                                               index_dtype, indices, index_dims,
@@ -255,6 +258,7 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
 parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
                                int64_t rank, const int64_t *dims, int64_t k,
                                int upper, void *y) {
+  tagKernel("movement");
   TriluPlan p;
   PARC_RT_RETURN_IF_ERROR(planTrilu(dtype, x, rank, dims, y, p));
   if (p.count() == 0)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
+#include "../kernel_tag.h"
 #include "../row_plans.h"
 #include "shape.h"
 
@@ -160,6 +161,7 @@ parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
                                 int64_t rank, const int64_t *dims,
                                 int64_t num_axes, const int64_t *axes,
                                 void *y) {
+  tagKernel("reduce");
   ReducePlan p;
   PARC_RT_RETURN_IF_ERROR(
       planReduce(reduction, dtype, x, rank, dims, num_axes, axes, y, p));
@@ -190,6 +192,7 @@ parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
                               int64_t rank, const int64_t *dims, int64_t axis,
                               int64_t k, int largest, void *values,
                               void *indices_out) {
+  tagKernel("reduce");
   int64_t *indices = static_cast<int64_t *>(indices_out);
   TopkPlan p;
   PARC_RT_RETURN_IF_ERROR(

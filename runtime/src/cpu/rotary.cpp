@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
+#include "../kernel_tag.h"
 #include "../row_plans.h"
 #include "shape.h"
 
@@ -56,6 +57,7 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
                                 int64_t rank, const int64_t *dims,
                                 int64_t seq_axis, int64_t rotary_dim,
                                 const void *cos, const void *sin, void *y) {
+  tagKernel("rotary");
   RotaryPlan p;
   PARC_RT_RETURN_IF_ERROR(
       planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #ifdef PARC_RT_HAVE_OPENBLAS
@@ -15,10 +16,37 @@ extern "C" void openblas_set_num_threads(int);
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#if defined(__SSE3__) || defined(__x86_64__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#define PARC_RT_HAVE_MXCSR 1
+#endif
 
 namespace parc::rt {
 
 static std::atomic<int> threadCount{0};
+
+/// Denormal floats take a slow microcode path on x86 (a softmax's tiny
+/// probabilities made the attention products 20x slower); flush them to
+/// zero as onnxruntime's set_denormal_as_zero and torch.set_flush_denormal
+/// do. Values below 1.2e-38 become 0, far inside every tolerance;
+/// PARC_RT_FLUSH_DENORMALS=0 keeps IEEE gradual underflow.
+static void flushDenormals() {
+#ifdef PARC_RT_HAVE_MXCSR
+  const char *env = std::getenv("PARC_RT_FLUSH_DENORMALS");
+  if (env && std::strcmp(env, "0") == 0)
+    return;
+  auto set = [] {
+    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+  };
+  set(); // threads started later inherit it
+#ifdef _OPENMP
+#pragma omp parallel
+  set(); // the OpenMP team that already exists
+#endif
+#endif
+}
 
 static void applyThreads(int n) {
   threadCount.store(n);
@@ -30,6 +58,7 @@ static void applyThreads(int n) {
   // oneDNN's kernels take OpenMP's default team size.
   omp_set_num_threads(n);
 #endif
+  flushDenormals();
 }
 
 int numThreads() {

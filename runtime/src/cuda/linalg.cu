@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../kernel_tag.h"
 #include "../linalg_shapes.h"
 #include "kernels.cuh"
 
@@ -439,6 +440,7 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
     return PARC_RT_OK;
   const MatmulShape &ms = p.shape;
   const int64_t outCount = p.outCount;
+  tagKernel("gemm", 2.0 * double(outCount) * double(ms.k), dtype);
   if (!isFloat(dtype) && dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -496,6 +498,7 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
   if (m == 0 || n == 0)
     return PARC_RT_OK;
   const int64_t yDims[2] = {m, n};
+  tagKernel("gemm", 2.0 * double(m) * double(n) * double(k), dtype);
   if (!isFloat(dtype))
     return unsupportedDtype(op, dtype);
   State *s = nullptr;
@@ -544,9 +547,11 @@ parc_rt_status_t parc_rt_attention_scores(
     const void *k, int64_t k_rank, const int64_t *k_dims, void *out,
     int64_t out_rank, const int64_t *out_dims, float scale) {
   const char *op = "attention_scores";
-  AttentionDims d;
+  AttentionDims d{};
   PARC_RT_RETURN_IF_ERROR(resolveScores(op, q_rank, q_dims, k_rank, k_dims,
                                         out_rank, out_dims, d));
+  tagKernel("attention", 2.0 * d.batch * d.heads * d.rows * d.cols * d.inner,
+            dtype);
   return attention(op, dtype, d, /*transRhs=*/true, scale, q, k, out);
 }
 
@@ -555,9 +560,11 @@ parc_rt_status_t parc_rt_attention_values(
     const void *v, int64_t v_rank, const int64_t *v_dims, void *out,
     int64_t out_rank, const int64_t *out_dims) {
   const char *op = "attention_values";
-  AttentionDims d;
+  AttentionDims d{};
   PARC_RT_RETURN_IF_ERROR(resolveValues(op, p_rank, p_dims, v_rank, v_dims,
                                         out_rank, out_dims, d));
+  tagKernel("attention", 2.0 * d.batch * d.heads * d.rows * d.cols * d.inner,
+            dtype);
   return attention(op, dtype, d, /*transRhs=*/false, 1.0f, p, v, out);
 }
 

@@ -14,6 +14,7 @@
 
 #include "safetensors.h"
 
+#include "../constants.h"
 #include "../status.h"
 #include "file.h"
 #include "formats.h"
@@ -359,6 +360,8 @@ struct parc_rt_weights_t {
   // Only when a writer left a tensor misaligned for its element type.
   std::unique_ptr<unsigned char, void (*)(void *)> alignedCopy{nullptr,
                                                                std::free};
+  // Last: kernels' packed copies of the tensors go before the data does.
+  ConstantRange constant;
 };
 
 namespace {
@@ -516,6 +519,9 @@ parc_rt_status_t parc_rt_weights_open(const char *path,
       t.data = w->alignedCopy.get() + offset;
       offset += (t.end - t.begin + 63) & ~size_t(63);
     }
+    w->constant = ConstantRange(w->alignedCopy.get(), total);
+  } else {
+    w->constant = ConstantRange(dataStart, dataSize);
   }
   *out_weights = w.release();
   return PARC_RT_OK;

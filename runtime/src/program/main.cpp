@@ -20,6 +20,7 @@
 #include "../shape_checks.h"
 #include "../status.h"
 #include "generate.h"
+#include "profile.h"
 #include "report.h"
 #include "trace.h"
 
@@ -159,55 +160,6 @@ size_t bytesOf(const parc_rt_tensor_desc_t &d) {
   return numElements(d.rank, d.dims) * parc_rt_dtype_size(d.dtype);
 }
 
-/// PARC_RT_PROFILE=1: time per ONNX node over the timed forward passes. The
-/// device is synchronised after every node, so the times are each node's
-/// own (launch included), not the overlapped schedule of a normal run.
-struct Profile {
-  bool enabled = false, active = false;
-  std::chrono::steady_clock::time_point last;
-  std::vector<std::pair<std::string, double>> nodes; // first-seen order
-  long runs = 0;
-
-  void start() {
-    active = enabled;
-    last = std::chrono::steady_clock::now();
-  }
-  void stop() {
-    if (active)
-      ++runs;
-    active = false;
-  }
-  void record(const char *node) {
-    auto now = std::chrono::steady_clock::now();
-    const double ms = std::chrono::duration<double, std::milli>(now - last).count();
-    last = now;
-    for (auto &entry : nodes)
-      if (entry.first == node) {
-        entry.second += ms;
-        return;
-      }
-    nodes.emplace_back(node, ms);
-  }
-  void print() {
-    if (!enabled || !runs)
-      return;
-    double total = 0;
-    for (auto &entry : nodes)
-      total += entry.second;
-    auto sorted = nodes;
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](auto &a, auto &b) { return a.second > b.second; });
-    std::printf("parc: profile over %ld runs (device synchronised after each "
-                "node): %.4f ms per forward\n",
-                runs, total / double(runs));
-    for (size_t i = 0; i < sorted.size() && i < 25; ++i)
-      std::printf("parc: profile %10.4f ms %5.1f%%  %s\n",
-                  sorted[i].second / double(runs),
-                  total > 0 ? 100.0 * sorted[i].second / total : 0.0,
-                  sorted[i].first.c_str());
-  }
-};
-
 /// Communication seconds of the forward passes (backends that time it).
 struct CommTime {
   double total = 0, exposed = 0;
@@ -226,11 +178,6 @@ CommTime commTime(parc_rt_context_t *ctx) {
   if (parc_rt_comm_time(ctx, &t.total, &t.exposed) != PARC_RT_OK)
     return {};
   return t;
-}
-
-Profile &profile() {
-  static Profile p;
-  return p;
 }
 
 /// Device buffers owned by the driver, freed on every exit path.
@@ -451,13 +398,14 @@ parc_rt_status_t report(parc_rt_context_t *ctx, const parc_rt_program_t *p,
 }
 
 /// Aborts every rank on a failed kernel, naming its ONNX node.
-void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node) {
+void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node,
+           const char *what = nullptr) {
   if (status == PARC_RT_OK)
     status = deviceCheckpoint();
-  if (status == PARC_RT_OK && profile().active) {
+  if (status == PARC_RT_OK && profile().active()) {
     status = deviceSynchronize();
     if (status == PARC_RT_OK)
-      profile().record(node);
+      profile().record(node, what);
   }
   if (status == PARC_RT_OK)
     return;
@@ -501,7 +449,7 @@ extern "C" parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx,
 extern "C" void parc_rt_check_comm(parc_rt_context_t *ctx,
                                    parc_rt_status_t status, const char *node,
                                    const char *what) {
-  check(ctx, status, node);
+  check(ctx, status, node, what);
   trace().record(node, what);
 }
 
@@ -649,8 +597,7 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   CommTime comm;
   double ignored;
   const bool commTimed = parc_rt_comm_time(ctx, &ignored, &ignored) == PARC_RT_OK;
-  if (const char *env = std::getenv("PARC_RT_PROFILE"))
-    profile().enabled = *env && std::strcmp(env, "0") != 0;
+  profile().configure();
   for (long run = 0; run < o.warmup + o.repeat; ++run) {
     // Barriers make the time a rank reports the time of the slowest rank.
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
