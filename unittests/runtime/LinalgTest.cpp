@@ -157,27 +157,6 @@ TEST(Gemm, NoBiasIgnoresOldOutput) {
   EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{3, 4, 6, 8}));
 }
 
-/// x [m,k] op(w) + bias in double; w is [k,n], or [n,k] if transW; bias
-/// broadcasts from shape bs (empty: none).
-std::vector<double> naiveLinear(const std::vector<float> &x,
-                                const std::vector<float> &w, bool transW,
-                                const std::vector<float> &bias, const Shape &bs,
-                                int64_t m, int64_t n, int64_t k) {
-  std::vector<double> y(size_t(m * n));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p)
-        s += double(x[i * k + p]) * (transW ? w[j * k + p] : w[p * n + j]);
-      if (bs.size() == 1)
-        s += bias[j];
-      else if (bs.size() == 2)
-        s += bias[(bs[0] == 1 ? 0 : i) * bs[1] + (bs[1] == 1 ? 0 : j)];
-      y[size_t(i * n + j)] = s;
-    }
-  return y;
-}
-
 TEST(Gemm, OddSizesHitEveryKernelEdge) {
   // Sizes that are not multiples of any register or cache block.
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 45, 70},

@@ -37,21 +37,6 @@ template <typename T> struct Aligned {
   size_t size;
 };
 
-std::vector<double> naive(const std::vector<float> &x,
-                          const std::vector<float> &w, bool transW,
-                          const std::vector<float> &bias, int64_t m, int64_t n,
-                          int64_t k, double alpha = 1.0) {
-  std::vector<double> y(size_t(m * n));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p)
-        s += double(x[i * k + p]) * (transW ? w[j * k + p] : w[p * n + j]);
-      y[size_t(i * n + j)] = alpha * s + (bias.empty() ? 0.0 : bias[j]);
-    }
-  return y;
-}
-
 TEST(PackedGemm, MatchesNaiveAtOddSizes) {
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 45, 70},
                          {128, 200, 96},
@@ -69,10 +54,8 @@ TEST(PackedGemm, MatchesNaiveAtOddSizes) {
                                   withBias ? 1 : 0, bs, y.data(), m, n, k, 0,
                                   tw, 0.5f, 1.0f));
         std::vector<float> wv(w.data, w.data + w.size);
-        std::vector<double> want = naive(x, wv, tw, {}, m, n, k, 0.5);
-        for (int64_t i = 0; withBias && i < m; ++i)
-          for (int64_t j = 0; j < n; ++j)
-            want[size_t(i * n + j)] += bias[j];
+        std::vector<double> want = naiveLinear(
+            x, wv, tw, bias, withBias ? Shape{n} : Shape{}, m, n, k, 0.5);
         EXPECT_TRUE(allClose(y, want, 1e-5, 1e-5))
             << m << "x" << k << "x" << n << " transB " << tw << " bias "
             << withBias;
@@ -118,7 +101,8 @@ TEST(PackedGemm, ReleasedRangeDropsItsPackedCopy) {
   ConstantRange constant(w.data, w.bytes());
   ASSERT_RT_OK(parc_rt_gemm(PARC_RT_F32, x.data(), w.data, nullptr, 0, nullptr,
                             y.data(), m, n, k, 0, 0, 1.0f, 0.0f));
-  EXPECT_TRUE(allClose(y, naive(x, fresh, false, {}, m, n, k), 1e-5, 1e-5));
+  EXPECT_TRUE(
+      allClose(y, naiveLinear(x, fresh, false, {}, {}, m, n, k), 1e-5, 1e-5));
 }
 
 TEST(PackedGemm, RowChunksEqualTheWholeBitwise) {
@@ -169,8 +153,9 @@ TEST(PackedGemm, Bf16AccumulatesInF32) {
     ASSERT_RT_OK(parc_rt_gemm(PARC_RT_BF16, xh.data(), w.data, bias.data(), 1,
                               bs, yh.data(), m, n, k, 0, tw, 1.0f, 1.0f));
     std::vector<double> want =
-        naive(widen(xh), widen(std::vector<uint16_t>(w.data, w.data + w.size)),
-              tw, widen(bias), m, n, k);
+        naiveLinear(widen(xh),
+                    widen(std::vector<uint16_t>(w.data, w.data + w.size)), tw,
+                    widen(bias), {n}, m, n, k);
     // Magnitudes reach ~10 with sums of 256 terms: f32 accumulation error
     // is ~1e-5 of that, bf16 rounding 2^-9 relative.
     EXPECT_TRUE(allClose(widen(yh), want, 1.0 / 256, 1e-3)) << "transB " << tw;

@@ -75,6 +75,30 @@ inline std::vector<float> randomFloats(size_t n, uint32_t seed,
   return v;
 }
 
+/// alpha · x [m,k] op(w) + bias in double; w is [k,n], or [n,k] if transW;
+/// bias broadcasts from shape bs (empty: none).
+inline std::vector<double> naiveLinear(const std::vector<float> &x,
+                                       const std::vector<float> &w,
+                                       bool transW,
+                                       const std::vector<float> &bias,
+                                       const Shape &bs, int64_t m, int64_t n,
+                                       int64_t k, double alpha = 1.0) {
+  std::vector<double> y(size_t(m * n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += double(x[i * k + p]) * (transW ? w[j * k + p] : w[p * n + j]);
+      s *= alpha;
+      if (bs.size() == 1)
+        s += bias[j];
+      else if (bs.size() == 2)
+        s += bias[(bs[0] == 1 ? 0 : i) * bs[1] + (bs[1] == 1 ? 0 : j)];
+      y[size_t(i * n + j)] = s;
+    }
+  return y;
+}
+
 /// |got - want| <= atol + rtol * |want| element-wise, reporting the first
 /// few mismatches.
 template <typename A, typename B>
