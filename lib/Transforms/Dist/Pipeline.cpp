@@ -272,7 +272,7 @@ void DistPipelinePass::runOnOperation() {
   // structural cuts ask).
   llvm::DenseSet<Value> side;
   if (attentions.empty())
-    side = sideInputs(ops, body, [&](Operation *op) { return positionOf(op); });
+    side = sideInputs(ops, body, positionOf);
   SmallVector<int64_t> live(n + 2, 0), liveCount(n + 2, 0);
   for (int64_t i = 0; i < n; ++i)
     for (Value r : ops[i]->getResults()) {
