@@ -2,13 +2,14 @@
 // ort_greedy.mjs: onnxruntime's greedy token loop over a decoder exported with
 // its KV cache, the reference test/e2e/generate.py compares parc-run against.
 //
-//   node test/e2e/ort_greedy.mjs MODEL.onnx PROMPT.npy NEW_TOKENS OUT.npy [EOS]
+//   node test/e2e/ort_greedy.mjs MODEL.onnx PROMPT.npy NEW_TOKENS OUT.npy [EOS|-] [LOGITS.npy]
 //
 // The prompt runs in one step over an empty past (length 0), then one step per
 // new token, each feeding the present.* outputs back as the past_key_values.*
 // inputs and the argmax of the last logits as the next token: the usual
 // Hugging Face / optimum loop, nothing of parc's. Writes the tokens
-// [batch, prompt + new] as int64 .npy (after EOS, a sequence repeats EOS).
+// [batch, prompt + new] as int64 .npy (after EOS, a sequence repeats EOS),
+// and with LOGITS.npy each step's last-position logits [steps, batch, vocab].
 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -19,12 +20,13 @@ const refDir = join(here, '..', '..', 'tools', 'ort-reference');
 const { readNpy, writeNpy } = await import(join(refDir, 'npy.mjs'));
 const ort = createRequire(join(refDir, 'package.json'))('onnxruntime-node');
 
-const [model, promptPath, newTokens, outPath, eosArg] = process.argv.slice(2);
+const [model, promptPath, newTokens, outPath, eosArg, logitsPath] = process.argv.slice(2);
 if (!outPath) {
-  console.error('usage: ort_greedy.mjs MODEL.onnx PROMPT.npy NEW_TOKENS OUT.npy [EOS]');
+  console.error('usage: ort_greedy.mjs MODEL.onnx PROMPT.npy NEW_TOKENS OUT.npy [EOS|-] [LOGITS.npy]');
   process.exit(2);
 }
-const eos = eosArg === undefined ? -1n : BigInt(eosArg);
+const eos = eosArg === undefined || eosArg === '-' ? -1n : BigInt(eosArg);
+const stepLogits = [];
 const session = await ort.InferenceSession.create(model, {
   executionProviders: ['cpu'], intraOpNumThreads: 1, interOpNumThreads: 1,
   graphOptimizationLevel: 'disabled', logSeverityLevel: 3,
@@ -66,6 +68,7 @@ for (let len = promptLen; pos + len <= total - 1 || (pos === 0 && len === prompt
   for (let b = 0; b < batch; b++) {
     let best = 0;
     const row = (b * len + len - 1) * vocab;
+    stepLogits.push(logits.data.subarray(row, row + vocab));
     for (let v = 1; v < vocab; v++) if (logits.data[row + v] > logits.data[row + best]) best = v;
     const next = done[b] ? eos : BigInt(best);
     tokens[b * total + pos] = next;
@@ -77,3 +80,8 @@ for (let len = promptLen; pos + len <= total - 1 || (pos === 0 && len === prompt
   len = 1;
 }
 writeNpy(outPath, 'int64', [batch, total], tokens);
+if (logitsPath) {
+  const vocab = stepLogits[0].length, all = new Float32Array(stepLogits.length * vocab);
+  stepLogits.forEach((row, i) => all.set(row, i * vocab));
+  writeNpy(logitsPath, 'float32', [stepLogits.length / batch, batch, vocab], all);
+}
