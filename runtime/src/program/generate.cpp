@@ -6,7 +6,9 @@
 // whose kv_cache_write kernels fill the caches in place. The decode program
 // takes one token per sequence, so the prompt is fed a token per step too
 // (a prefill program with the prompt's length bound at compile time is not
-// there yet); the first new token comes from the prompt's last step.
+// there yet); the first new token comes from the prompt's last step. The
+// next token is picked greedily or drawn by a seeded sampler (Sampler), and
+// --logits keeps every step's logits (LogitsLog).
 //
 //===----------------------------------------------------------------------===//
 
@@ -225,8 +227,8 @@ public:
     cumulative.resize(size_t(k));
     double sum = 0;
     for (int64_t i = 0; i < k; ++i) {
-      sum += std::exp((double(row[ids[i]]) - double(row[ids[0]])) /
-                      o.temperature);
+      sum +=
+          std::exp((double(row[ids[i]]) - double(row[ids[0]])) / o.temperature);
       cumulative[i] = sum;
     }
     // 53 bits of the generator, not a std distribution: those are not
