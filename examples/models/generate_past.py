@@ -12,6 +12,9 @@ traced lengths, as the exporters emit it. Two families:
                and an `attention_mask` [batch, past_seq + seq] input)
 
 They are the inputs of `parc compile --max-seq` (see test/e2e/generate.py).
+`llama_past_100m` (written only when named with --only) is the Llama of
+bench/decode.sh: 12 layers, hidden 768, 12 heads on 4 kv heads, about 100 M
+parameters.
 Needs only Debian's python3-onnx and python3-numpy:
 
     /usr/bin/python3 examples/models/generate_past.py --out DIR [--only NAME ...]
@@ -34,6 +37,13 @@ MODELS = {
     "llama_past": ModelConfig("llama", seed=1102, layers=2, hidden=64,
                               heads=4, kv_heads=2, ffn=128, vocab=96,
                               max_positions=32, rotary_dim=16, eps=1e-6),
+}
+# Too large to write by default: bench/decode.sh's model.
+BENCH_MODELS = {
+    "llama_past_100m": ModelConfig("llama", seed=1103, layers=12, hidden=768,
+                                   heads=12, kv_heads=4, ffn=2304,
+                                   vocab=16384, max_positions=256,
+                                   rotary_dim=64, eps=1e-6),
 }
 
 
@@ -151,12 +161,13 @@ BUILDERS = {"gpt2": build_gpt2_past, "llama": build_llama_past}
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--only", nargs="+", default=[], choices=list(MODELS),
+    parser.add_argument("--only", nargs="+", default=[],
+                        choices=list(MODELS) + list(BENCH_MODELS),
                         metavar="NAME", help="models to write (default: all)")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     for name in args.only or MODELS:
-        cfg = MODELS[name]
+        cfg = {**MODELS, **BENCH_MODELS}[name]
         g = Emitter(cfg, 14)
         g.presents = []
         BUILDERS[cfg.family](g)

@@ -62,6 +62,23 @@ struct Context {
     return 1;
   }
 
+  /// Key/value heads per rank: split up to one per rank, then replicated.
+  int64_t kvLocal() const { return profile.kvHeads / (int64_t)parts(Split::Kv); }
+
+  /// One layer's attention over the cache in a decode step, per
+  /// micro-batch: the step profiled has one key, the step run reads this
+  /// rank's keys and values of `context` tokens and multiplies them with
+  /// its query heads (QKᵀ and PV, 2 flops per multiply-add each).
+  double cacheReadTime(int64_t context) const {
+    double bytes = kvCacheBytes(profile.batch, context, 1, kvLocal(),
+                                profile.headDim, bpe) *
+                   fraction;
+    double flops = 4.0 * (double)profile.batch * fraction *
+                   ((double)profile.heads / parts(Split::Tp)) *
+                   (double)context * (double)profile.headDim;
+    return rooflineTime(flops, bytes, flopRate, byteRate, cluster.kernelLatency);
+  }
+
   /// Into how many parts `op` is split (an output head that tp does not
   /// divide is padded by compile, so it splits too).
   double opParts(const OpCost &op) const {
@@ -336,9 +353,13 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
   double postT = 0, postC = 0, postB = 0, postW = 0, postP = 0;
   double boundary = 0;
   bool seenBlock = false;
+  const double cacheRead =
+      isDecodePlan(profile, options) ? ctx.cacheReadTime(options.context) : 0;
   for (const Unit &u : profile.units) {
     double t, c, b;
     ctx.unitTime(u, t, c, b);
+    if (u.block)
+      t += cacheRead;
     double w = ctx.unitWeights(u), p = ctx.unitPeak(u);
     if (u.block) {
       seenBlock = true;
@@ -367,8 +388,7 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
     e.config.stageBlocks = layout;
   }
   // Each stage's time per micro-batch and its memory.
-  // Key/value heads per rank: split up to one per rank, then replicated.
-  int64_t kvLocal = profile.kvHeads / (int64_t)ctx.parts(Split::Kv);
+  int64_t kvLocal = ctx.kvLocal();
   int64_t context = options.context ? options.context : profile.seq;
   int64_t localBatch = profile.batch / config.dp;
   size_t next = 0;
@@ -625,6 +645,9 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
       {"devices", options.devices},
       {"dtype", options.dtype},
       {"objective", options.throughput ? "throughput" : "latency"},
+      // A decode step: time_s is the per-token latency.
+      {"decode", isDecodePlan(profile, options)},
+      {"context", options.context ? options.context : profile.seq},
       {"considered", result.considered},
       {"skipped", llvm::json::Array(result.skipped)},
       {"configurations", std::move(table)},

@@ -6,11 +6,18 @@ and grouped-query attention) and each prompt: `parc compile --max-seq S`,
 then `parc-run OUT --prompt ids.npy --max-new-tokens N --greedy`, against
 test/e2e/ort_greedy.mjs, which steps the same ONNX file in onnxruntime with
 its past/present I/O (the prompt in one step over an empty past, then one
-token per step). The token ids must be equal exactly; parc-run must print
-TTFT, per-token latency and tokens/s; the manifest's KV-cache bytes must be
-batch x max-seq x layers x kv-heads x head-dim x 2 (key and value) x 4 bytes.
-A case with --eos set to a token onnxruntime generates checks that the
-sequence stops there (the rest of the row repeats it), with --warmup 2.
+token per step). The token ids must be equal exactly, and every step's
+logits (parc-run --logits) within max|parc - ort| / max|ort| <= 1e-4 of
+onnxruntime's; parc-run must print TTFT, per-token latency and tokens/s; the
+manifest's KV-cache bytes must be batch x max-seq x layers x kv-heads x
+head-dim x 2 (key and value) x 4 bytes. A case with --eos set to a token
+onnxruntime generates checks that the sequence stops there (the rest of the
+row repeats it), with --warmup 2.
+
+Sampling (--temperature/--top-k/--seed) is checked by what holds whatever
+the draws: --top-k 1 and --temperature 1e-6 give onnxruntime's greedy
+tokens; one seed gives the same tokens twice; every sampled token is among
+the top-k ids numpy finds in the logits parc wrote for its step.
 
 Prints one row per case and `N passed, N failed`; exits 1 on any failure.
 """
@@ -46,11 +53,26 @@ def run(cmd, log):
     return r.stdout
 
 
+RTOL = 1e-4
+
+
 def ort_tokens(model, prompt_path, new, out, log, eos=None):
+    """onnxruntime's greedy tokens and its logits [steps, batch, vocab]."""
+    logits = out.replace(".npy", "-logits.npy")
     cmd = ["node", os.path.join(ROOT, "test", "e2e", "ort_greedy.mjs"), model,
-           prompt_path, str(new), out] + ([str(eos)] if eos is not None else [])
+           prompt_path, str(new), out, str(eos) if eos is not None else "-",
+           logits]
     run(cmd, log)
-    return np.load(out)
+    return np.load(out), np.load(logits)
+
+
+def check_logits(got, want):
+    if got.shape != want.shape:
+        raise RuntimeError(f"logits shape {got.shape}, onnxruntime's {want.shape}")
+    for step, (g, w) in enumerate(zip(got, want)):
+        err = np.abs(g - w).max() / np.abs(w).max()
+        if not err <= RTOL:
+            raise RuntimeError(f"step {step}: logits error {err:.2e} > {RTOL:g}")
 
 
 def compile_model(tools, model, batch, out, log):
@@ -68,10 +90,16 @@ def check_cache_bytes(manifest, cfg, batch):
         raise RuntimeError(f"manifest KV-cache bytes {got}, formula gives {want}")
 
 
-def parc_tokens(tools, out, prompt_path, new, work, log, eos=None):
+def parc_tokens(tools, out, prompt_path, new, work, log, eos=None,
+                sampling=("--greedy",)):
+    """parc-run's tokens and the logits it wrote with --logits."""
     res = os.path.join(work, "parc-out")
+    logits = os.path.join(work, "parc-logits.npy")
+    if os.path.exists(logits):
+        os.remove(logits)
     cmd = [os.path.join(tools, "parc-run"), out, "--prompt", prompt_path,
-           "--max-new-tokens", str(new), "--greedy", "--output-dir", res]
+           "--max-new-tokens", str(new), "--output-dir", res,
+           "--logits", logits, *sampling]
     # With --eos, also --warmup: its untimed first steps must not disturb
     # the cache.
     extra = ["--eos", str(eos), "--warmup", "2"] if eos is not None else []
@@ -79,7 +107,34 @@ def parc_tokens(tools, out, prompt_path, new, work, log, eos=None):
     for figure in ("TTFT", "per-token latency p50", "tokens/s"):
         if figure not in text:
             raise RuntimeError(f"parc-run printed no {figure}")
-    return np.load(os.path.join(res, "tokens.npy"))
+    return np.load(os.path.join(res, "tokens.npy")), np.load(logits)
+
+
+def check_sampling(args, out, prompt_path, prompt_len, greedy, new, work, log):
+    """What sampling must satisfy whatever its draws."""
+    def sample(*flags):
+        return parc_tokens(args.tools, out, prompt_path, new, work, log,
+                           sampling=flags)
+    for flags in (("--top-k", "1", "--temperature", "1.5", "--seed", "3"),
+                  ("--temperature", "1e-6", "--seed", "3")):
+        got, _ = sample(*flags)
+        if not np.array_equal(got, greedy):
+            raise RuntimeError(f"{' '.join(flags)}: {got.tolist()} is not the "
+                               f"greedy {greedy.tolist()}")
+    k, flags = 5, ("--temperature", "1.5", "--top-k", "5", "--seed", "11")
+    first, logits = sample(*flags)
+    again, _ = sample(*flags)
+    if not np.array_equal(first, again):
+        raise RuntimeError(f"--seed 11 twice: {first.tolist()} then {again.tolist()}")
+    # The k-th largest logit of each step's row bounds the ids it may draw.
+    kth = -np.sort(-logits, axis=2)[:, :, k - 1]
+    for step in range(logits.shape[0]):
+        for b, token in enumerate(first[:, prompt_len + step]):
+            if logits[step, b, token] < kth[step, b]:
+                raise RuntimeError(f"step {step} row {b}: token {token} is "
+                                   f"not among the top {k}")
+    if np.array_equal(first, greedy):
+        raise RuntimeError("--temperature 1.5 --top-k 5 drew only the greedy tokens")
 
 
 def run_case(args, index, name, rows, new, log):
@@ -92,20 +147,24 @@ def run_case(args, index, name, rows, new, log):
     out = os.path.join(work, "compiled")
     manifest = compile_model(args.tools, model, len(rows), out, log)
     check_cache_bytes(manifest, MODELS[name], len(rows))
-    want = ort_tokens(model, prompt_path, new, os.path.join(work, "ort.npy"), log)
-    got = parc_tokens(args.tools, out, prompt_path, new, work, log)
+    want, want_logits = ort_tokens(model, prompt_path, new,
+                                   os.path.join(work, "ort.npy"), log)
+    got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log)
     if not np.array_equal(got, want):
         raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
+    check_logits(logits, want_logits)
+    check_sampling(args, out, prompt_path, prompt.shape[1], want, new, work, log)
     if len(rows) != 1:
-        return f"{new} new tokens x {len(rows)}"
+        return f"{new} new tokens x {len(rows)}, logits, sampling"
     # Stop at a token onnxruntime generates past the first one.
     eos = int(want[0, prompt.shape[1] + 1])
-    want = ort_tokens(model, prompt_path, new, os.path.join(work, "ort-eos.npy"),
-                      log, eos)
-    got = parc_tokens(args.tools, out, prompt_path, new, work, log, eos)
+    want, want_logits = ort_tokens(model, prompt_path, new,
+                                   os.path.join(work, "ort-eos.npy"), log, eos)
+    got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log, eos)
     if not np.array_equal(got, want):
         raise RuntimeError(f"--eos {eos}: parc {got.tolist()} ort {want.tolist()}")
-    return f"{new} new tokens, --eos {eos}"
+    check_logits(logits, want_logits)
+    return f"{new} new tokens, logits, sampling, --eos {eos}"
 
 
 def main():

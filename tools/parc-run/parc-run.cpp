@@ -30,7 +30,9 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 
 namespace cl = llvm::cl;
 using llvm::StringRef;
@@ -67,9 +69,29 @@ cl::opt<unsigned> maxNewTokens("max-new-tokens",
                                cl::value_desc("N"), cl::init(0),
                                cl::cat(generateCategory));
 cl::opt<bool> greedy("greedy",
-                     cl::desc("Generate: pick the most likely token (the only "
-                              "decoding so far, also the default)"),
+                     cl::desc("Generate: pick the most likely token (the "
+                              "default without --temperature or --top-k)"),
                      cl::cat(generateCategory));
+cl::opt<double> temperature(
+    "temperature",
+    cl::desc("Generate: sample from softmax(logits / T) (0: greedy; 1 when "
+             "only --top-k is given)"),
+    cl::value_desc("T"), cl::init(0), cl::cat(generateCategory));
+cl::opt<unsigned> topK("top-k",
+                       cl::desc("Generate: sample among the K most likely "
+                                "tokens only (0: all)"),
+                       cl::value_desc("K"), cl::init(0),
+                       cl::cat(generateCategory));
+cl::opt<uint64_t> seed("seed",
+                       cl::desc("Generate: the sampler's seed (default 0): "
+                                "the same seed gives the same tokens"),
+                       cl::value_desc("S"), cl::init(0),
+                       cl::cat(generateCategory));
+cl::opt<std::string>
+    logits("logits",
+           cl::desc("Generate: write every step's logits [steps, batch, "
+                    "vocab] (f32 .npy) to this file"),
+           cl::value_desc("logits.npy"), cl::cat(generateCategory));
 cl::opt<int64_t> eos("eos",
                      cl::desc("Generate: a sequence stops at this token id"),
                      cl::value_desc("ID"), cl::init(-1),
@@ -460,6 +482,32 @@ llvm::Error writeJson(const parc::run::LaunchPlan &plan) {
   return llvm::Error::success();
 }
 
+/// The sampler's arguments: --greedy excludes --temperature and --top-k;
+/// --top-k alone samples at temperature 1.
+llvm::Expected<std::vector<std::string>> samplingArgs() {
+  const bool sampled =
+      temperature.getNumOccurrences() || topK.getNumOccurrences();
+  if (greedy && sampled)
+    return error("--greedy picks the most likely token: drop it to sample "
+                 "with --temperature or --top-k");
+  if (!(temperature >= 0) || !std::isfinite(temperature)) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%g", temperature.getValue());
+    return error("--temperature " + llvm::Twine(text) +
+                 " is not a temperature (give 0 for greedy, or more)");
+  }
+  double t = temperature;
+  if (topK.getNumOccurrences() && !temperature.getNumOccurrences())
+    t = 1;
+  if (t == 0)
+    return std::vector<std::string>{};
+  // %.17g: the program reads back the very double given here.
+  char text[64];
+  std::snprintf(text, sizeof text, "--temperature=%.17g", t);
+  return std::vector<std::string>{text, "--top-k=" + std::to_string(topK),
+                                  "--seed=" + std::to_string(seed)};
+}
+
 /// The token loop's arguments (--prompt): the program feeds its own inputs.
 llvm::Expected<std::vector<std::string>>
 generateArgs(const parc::run::Manifest &m) {
@@ -472,6 +520,9 @@ generateArgs(const parc::run::Manifest &m) {
                  " is not a token id (give 0 or more)");
   if (!llvm::sys::fs::is_regular_file(prompt))
     return error("--prompt '" + prompt + "' does not exist");
+  auto sampling = samplingArgs();
+  if (!sampling)
+    return sampling.takeError();
   if (!m.generates)
     return error("'" + outDir +
                  "' keeps no KV cache: compile the model with "
@@ -483,6 +534,12 @@ generateArgs(const parc::run::Manifest &m) {
                                     std::to_string(maxNewTokens)};
   if (eos >= 0)
     args.push_back("--eos=" + std::to_string(eos));
+  args.insert(args.end(), sampling->begin(), sampling->end());
+  if (!logits.empty()) {
+    if (llvm::sys::fs::is_directory(logits))
+      return error("--logits '" + logits + "' is a folder; give a file path");
+    args.push_back("--logits=" + absolute(logits));
+  }
   return args;
 }
 

@@ -70,7 +70,10 @@ cl::opt<int64_t> seq("seq",
                      cl::init(2048), cl::sub(planCmd),
                      cl::cat(parc::driver::planCategory));
 cl::opt<int64_t> context("context",
-                         cl::desc("Tokens the KV cache holds (0: --seq)"),
+                         cl::desc("Tokens the KV cache holds (0: --seq); with "
+                                  "--seq 1, a decode-step plan: attention "
+                                  "priced over the cache, ranked by per-token "
+                                  "latency"),
                          cl::init(0), cl::sub(planCmd),
                          cl::cat(parc::driver::planCategory));
 cl::list<std::string> inputShapes(
@@ -120,19 +123,25 @@ int fail(const llvm::Twine &message) {
 
 std::string gib(double b) { return llvm::formatv("{0:f1}", b / (1 << 30)).str(); }
 
-void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, int64_t rows) {
-  os << llvm::formatv("{0,-4} {1,-34} {2,12} {3,12} {4,9} {5,10} {6,12}  {7}\n", "#",
-                      "configuration", "ms/forward", "tokens/s", "mem GiB",
-                      "comm MiB", "layout", "");
+/// The ranked plans; a decode plan's forward is one token per sequence, and
+/// "KV MiB" is the cache's part of the memory column.
+void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, int64_t rows,
+                bool decode) {
+  os << llvm::formatv("{0,-4} {1,-34} {2,12} {3,12} {4,9} {5,9} {6,10} {7,12}  {8}\n",
+                      "#", "configuration", decode ? "ms/token" : "ms/forward",
+                      "tokens/s", "mem GiB", "KV MiB", "comm MiB", "layout",
+                      "");
   int64_t shown = 0;
   for (auto [i, e] : llvm::enumerate(r.ranked)) {
     if (rows && shown++ >= rows) {
       os << "  ... " << r.ranked.size() - (size_t)rows << " more (--top 0 shows all)\n";
       break;
     }
-    os << llvm::formatv("{0,-4} {1,-34} {2,12:f3} {3,12:f0} {4,9} {5,10:f1} {6,12}  {7}\n",
+    os << llvm::formatv("{0,-4} {1,-34} {2,12:f3} {3,12:f0} {4,9} {5,9:f1} {6,10:f1} "
+                        "{7,12}  {8}\n",
                         i + 1, e.config.str(), e.time * 1e3, e.tokensPerSecond,
-                        gib(e.memoryBytes), e.commBytes / (1 << 20), e.config.layout(),
+                        gib(e.memoryBytes), e.kvBytes / (1 << 20),
+                        e.commBytes / (1 << 20), e.config.layout(),
                         !e.fits ? "does not fit" : (r.chosen && *r.chosen == i) ? "<- chosen"
                                                                                : "");
   }
@@ -195,6 +204,24 @@ OwningOpRef<ModuleOp> importAndFuse(MLIRContext &ctx, llvm::StringRef path,
   return module;
 }
 
+constexpr const char *kSeqDims[] = {"seq", "sequence", "seq_len", "seqlen",
+                                    "sequence_length"};
+
+/// Whether the model's attention is causal, read at two tokens: a one-token
+/// step's 1x1 causal mask folds away, so a --seq 1 profile cannot tell.
+FailureOr<bool> causalAtTwoTokens(MLIRContext &ctx, llvm::StringRef path,
+                                  parc::OnnxImportOptions options) {
+  for (const char *name : kSeqDims)
+    options.dimParams[name] = 2;
+  OwningOpRef<ModuleOp> module = importAndFuse(ctx, path, options);
+  if (!module)
+    return failure();
+  FailureOr<plan::ModelProfile> profile = plan::profileModel(*module);
+  if (failed(profile))
+    return failure();
+  return profile->decoder;
+}
+
 } // namespace
 
 bool parc::driver::planSelected() { return static_cast<bool>(planCmd); }
@@ -234,7 +261,7 @@ int parc::driver::plan() {
   // The names exporters give these dims (torch.onnx dynamic_axes, HF).
   for (const char *name : {"batch", "batch_size"})
     options.dimParams[name] = batch;
-  for (const char *name : {"seq", "sequence", "seq_len", "seqlen", "sequence_length"})
+  for (const char *name : kSeqDims)
     options.dimParams[name] = seq;
   auto t0 = Clock::now();
   OwningOpRef<ModuleOp> module = importAndFuse(ctx, modelPath, options);
@@ -244,6 +271,17 @@ int parc::driver::plan() {
   FailureOr<plan::ModelProfile> profile = plan::profileModel(*module);
   if (failed(profile))
     return 1;
+  if (seq == 1 && context > 0 && !profile->decoder) {
+    FailureOr<bool> causal = causalAtTwoTokens(ctx, modelPath, options);
+    if (failed(causal))
+      return 1;
+    if (!*causal)
+      return fail("--seq 1 --context " + llvm::Twine(context.getValue()) +
+                  " plans a decode step, but '" + modelPath +
+                  "' has no causal attention (an encoder keeps no KV cache): "
+                  "drop --context");
+    profile->decoder = true;
+  }
   plan::PlanOptions planOptions;
   planOptions.dtype = dtype;
   planOptions.model = modelPath;
@@ -281,7 +319,12 @@ int parc::driver::plan() {
     os << llvm::formatv("cluster {0}: {1} devices of {2} GiB per node, {3}\n",
                         cluster->name, cluster->devicesPerNode,
                         gib(cluster->memoryBytes), cluster->device);
-    printTable(os, *result, top);
+    const bool decode = plan::isDecodePlan(*profile, planOptions);
+    if (decode)
+      os << llvm::formatv("decode step: one token per sequence over a KV cache of "
+                          "{0} tokens, ranked by per-token latency\n",
+                          planOptions.context);
+    printTable(os, *result, top, decode);
     if (!result->skipped.empty())
       os << result->skipped.size() << " split(s) skipped: " << result->skipped.front()
          << (result->skipped.size() > 1 ? "; ..." : "") << "\n";

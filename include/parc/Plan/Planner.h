@@ -122,6 +122,14 @@ struct PlanOptions {
   int64_t overlapChunks = 0;
 };
 
+/// A decode-step plan (`--seq 1 --context S` on a decoder): a forward is one
+/// token per sequence, so time per forward is the per-token latency that
+/// ranks the plans, and each layer's attention is priced over the cache of
+/// S tokens it reads.
+inline bool isDecodePlan(const ModelProfile &profile, const PlanOptions &options) {
+  return profile.decoder && profile.seq == 1 && options.context > 0;
+}
+
 /// One model replica runs on max(tp, ep) ranks per stage: expert
 /// parallelism shares the tp ranks (ep == tp) or, without tp, has its own
 /// (the dense layers replicated on them), as `parc compile --ep` builds it.

@@ -6,7 +6,9 @@
 // whose kv_cache_write kernels fill the caches in place. The decode program
 // takes one token per sequence, so the prompt is fed a token per step too
 // (a prefill program with the prompt's length bound at compile time is not
-// there yet); the first new token comes from the prompt's last step.
+// there yet); the first new token comes from the prompt's last step. The
+// next token is picked greedily or drawn by a seeded sampler (Sampler), and
+// --logits keeps every step's logits (LogitsLog).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,8 +19,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <vector>
 
 namespace parc::rt {
@@ -188,30 +193,93 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
   return PARC_RT_OK;
 }
 
-/// Token t + 1 of every row: the argmax of step t's logits [batch, 1,
-/// vocab]. A finished row repeats its end token (it stops being reported;
-/// the batch is computed together).
-parc_rt_status_t pickNext(const parc_rt_program_t *p, const StepBuffers &buf,
-                          const GenerateOptions &o,
-                          std::vector<int64_t> &tokens, int64_t total,
-                          int64_t t, std::vector<char> &done) {
-  const int64_t batch = int64_t(done.size()), vocab = p->outputs[0].dims[2];
-  std::vector<float> logits(size_t(batch * vocab));
+/// Step t's logits [batch, 1, vocab], on the host.
+parc_rt_status_t readLogits(const parc_rt_program_t *p, const StepBuffers &buf,
+                            int64_t batch, std::vector<float> &logits) {
+  logits.resize(size_t(batch * p->outputs[0].dims[2]));
   const size_t bytes = logits.size() * sizeof(float);
-  if (deviceIsHost())
+  if (deviceIsHost()) {
     std::memcpy(logits.data(), buf.out[0], bytes);
-  else
-    PARC_RT_RETURN_IF_ERROR(copyToHost(logits.data(), buf.out[0], bytes));
-  for (int64_t b = 0; b < batch; ++b) {
-    const float *row = &logits[b * vocab];
-    int64_t next = std::max_element(row, row + vocab) - row;
-    if (done[b])
-      next = o.eos;
-    tokens[b * total + t + 1] = next;
-    done[b] |= next == o.eos;
+    return PARC_RT_OK;
   }
-  return PARC_RT_OK;
+  return copyToHost(logits.data(), buf.out[0], bytes);
 }
+
+/// The next token of a row: its argmax (the first maximum, as
+/// onnxruntime's loop takes it), or a draw from softmax(logits / T) over
+/// the top-k ids, ties ranked by the lower id.
+class Sampler {
+public:
+  explicit Sampler(const GenerateOptions &o) : o(o), rng(o.seed) {}
+
+  int64_t pick(const float *row, int64_t vocab) {
+    if (o.temperature <= 0)
+      return std::max_element(row, row + vocab) - row;
+    const int64_t k = o.topK > 0 ? std::min<int64_t>(o.topK, vocab) : vocab;
+    ids.resize(size_t(vocab));
+    std::iota(ids.begin(), ids.end(), 0);
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                      [row](int64_t a, int64_t b) {
+                        return row[a] > row[b] || (row[a] == row[b] && a < b);
+                      });
+    // Weights relative to the largest logit, in double: exp cannot
+    // overflow, and a weight that underflows to 0 is never drawn.
+    cumulative.resize(size_t(k));
+    double sum = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      sum +=
+          std::exp((double(row[ids[i]]) - double(row[ids[0]])) / o.temperature);
+      cumulative[i] = sum;
+    }
+    // 53 bits of the generator, not a std distribution: those are not
+    // specified bit for bit, and a seed must give the same tokens anywhere.
+    const double u = double(rng() >> 11) * 0x1.0p-53 * sum;
+    return ids[std::upper_bound(cumulative.begin(), cumulative.end(), u) -
+               cumulative.begin()];
+  }
+
+private:
+  const GenerateOptions &o;
+  std::mt19937_64 rng;
+  std::vector<int64_t> ids;
+  std::vector<double> cumulative;
+};
+
+/// Token t + 1 of every row from step t's logits. Every row draws, in
+/// order, even a finished one, which repeats its end token (it stops being
+/// reported; the batch is computed together): a row's draws do not depend
+/// on when the others stop.
+void pickNext(const std::vector<float> &logits, Sampler &sampler, long eos,
+              std::vector<int64_t> &tokens, int64_t total, int64_t t,
+              std::vector<char> &done) {
+  const int64_t batch = int64_t(done.size());
+  const int64_t vocab = int64_t(logits.size()) / batch;
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t next = sampler.pick(&logits[b * vocab], vocab);
+    if (done[b])
+      next = eos;
+    tokens[b * total + t + 1] = next;
+    done[b] |= next == eos;
+  }
+}
+
+/// parc-run --logits: every step's logits [steps, batch, vocab], kept on
+/// the writer and written once at the end (parc_rt_npy_write renames a
+/// finished temporary file into place: a reader never sees half of one).
+struct LogitsLog {
+  std::vector<float> data;
+  int64_t steps = 0;
+
+  void add(const std::vector<float> &step) {
+    data.insert(data.end(), step.begin(), step.end());
+    ++steps;
+  }
+  parc_rt_status_t write(const std::string &path, int64_t batch,
+                         int64_t vocab) const {
+    const int64_t shape[3] = {steps, batch, vocab};
+    return parc_rt_npy_write(path.c_str(), PARC_RT_F32, 3, shape, data.data());
+  }
+};
 
 } // namespace
 
@@ -227,6 +295,9 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
   PARC_RT_RETURN_IF_ERROR(buf.create(p));
   std::vector<char> done(static_cast<size_t>(batch), 0);
   std::vector<double> stepMs;
+  std::vector<float> logits;
+  Sampler sampler(o);
+  LogitsLog logitsLog;
   double ttftMs = 0, elapsed = 0;
   int64_t generated = 0;
   for (long w = 0; w < o.warmup; ++w) {
@@ -243,7 +314,10 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
     PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
     // The prompt's last step gives the first new token.
     if (t + 1 >= promptLen) {
-      PARC_RT_RETURN_IF_ERROR(pickNext(p, buf, o, tokens, total, t, done));
+      PARC_RT_RETURN_IF_ERROR(readLogits(p, buf, batch, logits));
+      pickNext(logits, sampler, o.eos, tokens, total, t, done);
+      if (writer && !o.logitsPath.empty())
+        logitsLog.add(logits);
       ++generated;
     }
     const double ms = std::chrono::duration<double, std::milli>(
@@ -265,6 +339,9 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
     for (int64_t t = promptLen + generated; t < total; ++t)
       tokens[b * total + t] = o.eos;
   printFigures(batch, promptLen, generated, ttftMs, stepMs);
+  if (!o.logitsPath.empty())
+    PARC_RT_RETURN_IF_ERROR(
+        logitsLog.write(o.logitsPath, batch, p->outputs[0].dims[2]));
   if (outputDir.empty())
     return PARC_RT_OK;
   const std::string path = outputDir + "/tokens.npy";

@@ -16,10 +16,19 @@ struct GenerateOptions {
   /// Untimed runs of the first step before the loop (parc-run --warmup):
   /// each writes the same cache entry the first timed step then rewrites.
   long warmup = 0;
+  /// Sampling (parc-run --temperature/--top-k/--seed): 0 is greedy; else
+  /// softmax(logits / temperature) over the topK largest (0: all), drawn
+  /// from a generator seeded with `seed`, so a seed repeats its tokens.
+  double temperature = 0;
+  long topK = 0;
+  unsigned long long seed = 0;
+  /// --logits: the writer stores every step's logits [steps, batch, vocab]
+  /// here (through a temporary file and a rename).
+  std::string logitsPath;
 };
 
 /// Runs the prompt and then one step per new token through `p` (a program
-/// nn-kv-cache made: see its input roles), greedily; the cache and weights
+/// nn-kv-cache made: see its input roles), greedily or sampling; the cache and weights
 /// stay where they are between steps. The rank holding the outputs writes
 /// `outputDir`/tokens.npy ([batch, prompt + new]) and prints the figures.
 parc_rt_status_t runGeneration(parc_rt_context_t *ctx,

@@ -110,6 +110,23 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
     } else if ((v = value("--eos="))) {
       if (!parseLong(v, o.generate.eos))
         return fail(PARC_RT_INVALID_ARGUMENT, "--eos needs a token id");
+    } else if ((v = value("--temperature="))) {
+      char *end = nullptr;
+      o.generate.temperature = std::strtod(v, &end);
+      if (!*v || *end || !(o.generate.temperature >= 0))
+        return fail(PARC_RT_INVALID_ARGUMENT,
+                    "--temperature needs a number of 0 or more");
+    } else if ((v = value("--top-k="))) {
+      if (!parseLong(v, o.generate.topK))
+        return fail(PARC_RT_INVALID_ARGUMENT, "--top-k needs a count");
+    } else if ((v = value("--seed="))) {
+      char *end = nullptr;
+      errno = 0;
+      o.generate.seed = std::strtoull(v, &end, 10);
+      if (errno || !*v || *end || *v == '-')
+        return fail(PARC_RT_INVALID_ARGUMENT, "--seed needs an unsigned integer");
+    } else if ((v = value("--logits="))) {
+      o.generate.logitsPath = v;
     } else if ((v = value("--data-parallel="))) {
       if (!parseLong(v, o.dataParallel) || o.dataParallel < 1)
         return fail(PARC_RT_INVALID_ARGUMENT,
@@ -119,7 +136,8 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
                   "unknown argument '%s' (expected --weights-dir=, --input=, "
                   "--output-dir=, --output-file=, --repeat=, --warmup=, "
                   "--output-rank=, --data-parallel=, --verify-weights, "
-                  "--prompt=, --max-new-tokens=, --eos=)",
+                  "--prompt=, --max-new-tokens=, --eos=, --temperature=, "
+                  "--top-k=, --seed=, --logits=)",
                   argv[i]);
     }
   }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Generation on the cpu: a Llama-style decoder of about 100 M parameters
+# (examples/models/generate_past.py llama_past_100m: 12 layers, hidden 768,
+# 12 heads on 4 kv heads, vocab 16384; 108 M) exported with its KV cache,
+# batch 1, a prompt of 128 tokens, 64 new tokens, greedy, side by side:
+#   parc-run --prompt (1 rank, T kernel threads) against onnxruntime's own
+#     decode loop (test/e2e/ort_greedy.mjs: the prompt in one step over an
+#     empty past, then one token per step with its past/present I/O; T
+#     intra-op threads, graph optimisations on): the per-token latency
+#     ratio (p50 over the decode steps) and the TTFT ratio;
+#   parc --tp 2 against 1 rank, where parc compile --max-seq builds --tp 2
+#     (it prints "not available" while it refuses it);
+#   parc's per-token latency as a share of one full-sequence forward:
+#     onnxruntime's forward of all 192 tokens over an empty past, the cost
+#     of re-running the sequence for a token.
+# Each round runs every side once; the figures are medians over ROUNDS.
+# Usage: bench/decode.sh [ROUNDS] [THREADS]   (defaults 3 and 1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+threads=${2:-1}
+prompt=128 new=64 maxseq=192
+work=build/bench/decode
+model=$work/llama_past_100m.onnx
+mkdir -p "$work"
+
+scripts/build.sh >/dev/null
+[ -f "$model" ] || /usr/bin/python3 examples/models/generate_past.py \
+  --out "$work" --only llama_past_100m >/dev/null
+/usr/bin/python3 -c "import numpy as np; r = np.random.default_rng(0); \
+  np.save('$work/prompt.npy', r.integers(0, 16384, (1, $prompt))); \
+  np.save('$work/full.npy', r.integers(0, 16384, (1, $maxseq)))"
+build/bin/parc compile "$model" -o "$work/tp1" --max-seq "$maxseq" --quiet
+tp2=yes
+build/bin/parc compile "$model" -o "$work/tp2" --max-seq "$maxseq" --tp 2 \
+  --quiet 2>"$work/tp2.err" || tp2=
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
+
+parc() { # DIR THREADS -> "TTFT P50"
+  build/bin/parc-run "$work/$1" --prompt "$work/prompt.npy" \
+    --max-new-tokens "$new" --greedy --warmup 1 --kernel-threads "$2" \
+    --output-dir "$work/out-$1" |
+    sed -nE 's/.*TTFT ([0-9.]+) ms.*/\1/p; s/.*latency p50 ([0-9.]+) ms.*/\1/p' |
+    paste -sd' '
+}
+ort() { # PROMPT NEW -> "TTFT P50"
+  ORT_THREADS=$threads ORT_OPTIMIZE=1 node test/e2e/ort_greedy.mjs "$model" \
+    "$work/$1" "$2" "$work/ort-$1" |
+    sed -nE 's/.*TTFT ([0-9.]+) ms, per-token latency p50 ([0-9.]+) ms.*/\1 \2/p'
+}
+declare -A runs
+for round in $(seq "$rounds"); do
+  runs[parc]+="$(parc tp1 "$threads");"
+  runs[ort]+="$(ort prompt.npy "$new");"
+  runs[full]+="$(ort full.npy 1);"
+  [ -z "$tp2" ] || runs[tp2]+="$(parc tp2 "$threads");"
+done
+echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+same=$(/usr/bin/python3 -c "import numpy as np; \
+  print('equal' if np.array_equal(np.load('$work/out-tp1/tokens.npy'), \
+  np.load('$work/ort-prompt.npy')) else 'DIFFERENT')")
+/usr/bin/python3 - "$rounds" "$threads" "$same" "${runs[parc]}" "${runs[ort]}" \
+  "${runs[full]}" "${runs[tp2]:-}" <<'PY'
+import statistics as st, sys
+rounds, threads, same = sys.argv[1:4]
+def med(text, i):
+    return st.median(float(r.split()[i]) for r in text.split(";") if r)
+parc, ort, full, tp2 = sys.argv[4:8]
+p_ttft, p_tok = med(parc, 0), med(parc, 1)
+o_ttft, o_tok, f = med(ort, 0), med(ort, 1), med(full, 0)
+print(f"llama_past_100m, batch 1, prompt 128, 64 new tokens, {threads} thread(s), "
+      f"medians of {rounds} rounds; tokens parc vs onnxruntime: {same}")
+print(f"per-token latency  parc {p_tok:9.3f} ms  onnxruntime {o_tok:9.3f} ms  "
+      f"ratio parc/ort {p_tok / o_tok:.2f} (goal <= 1.0)")
+print(f"TTFT               parc {p_ttft:9.3f} ms  onnxruntime {o_ttft:9.3f} ms  "
+      f"ratio parc/ort {p_ttft / o_ttft:.2f} (parc feeds the prompt one token "
+      f"per step: no prefill program yet)")
+if tp2:
+    t = med(tp2, 1)
+    print(f"--tp 2 vs 1 rank   per-token {t:.3f} ms vs {p_tok:.3f} ms: "
+          f"speed-up {p_tok / t:.2f}x")
+else:
+    print("--tp 2 vs 1 rank   not available (parc compile --max-seq refuses --tp)")
+print(f"decode step vs full forward  parc step {p_tok:.3f} ms = "
+      f"{100 * p_tok / f:.1f}% of onnxruntime's 192-token forward ({f:.3f} ms)")
+PY
