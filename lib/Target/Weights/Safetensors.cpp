@@ -529,6 +529,19 @@ void ShardStream::copy(const Source &src, int64_t offset, int64_t size) {
   }
 }
 
+/// The end of the window of short file runs that starts at ranges[i]
+/// (itself short): the runs after it that are short, ascending and within
+/// kWindowBytes of its start, read through one mapping.
+size_t windowEnd(ArrayRef<Range> ranges, size_t i) {
+  size_t j = i + 1;
+  while (j < ranges.size() && ranges[j].offset >= 0 &&
+         ranges[j].size < kDirectRead &&
+         ranges[j].offset + ranges[j].size - ranges[i].offset <= kWindowBytes &&
+         ranges[j].offset >= ranges[j - 1].offset + ranges[j - 1].size)
+    ++j;
+  return j;
+}
+
 std::optional<std::string> ShardStream::append(const Source &src,
                                                ArrayRef<Range> ranges) {
   for (size_t i = 0; i < ranges.size();) {
@@ -540,12 +553,7 @@ std::optional<std::string> ShardStream::append(const Source &src,
     }
     if (!src.file.empty() && r.size < kDirectRead) {
       // Short runs of a file: one mapping of the window that holds several.
-      size_t j = i + 1;
-      while (j < ranges.size() && ranges[j].offset >= 0 &&
-             ranges[j].size < kDirectRead &&
-             ranges[j].offset + ranges[j].size - r.offset <= kWindowBytes &&
-             ranges[j].offset >= ranges[j - 1].offset + ranges[j - 1].size)
-        ++j;
+      size_t j = windowEnd(ranges, i);
       Range last = ranges[j - 1];
       Source inWindow;
       llvm::sys::fs::mapped_file_region map;
@@ -593,21 +601,34 @@ void ShardStream::narrow(StringRef f32, Narrow to) {
 std::optional<std::string> ShardStream::appendNarrowed(const Source &src,
                                                        ArrayRef<Range> ranges,
                                                        Narrow to) {
-  for (Range r : ranges) {
-    if (r.offset < 0) {
-      zeros(r.size / 2); // an f32 zero is a 2-byte zero
+  for (size_t i = 0; i < ranges.size();) {
+    Range r = ranges[i];
+    if (r.offset < 0 || src.file.empty()) {
+      if (r.offset < 0)
+        zeros(r.size / 2); // an f32 zero is a 2-byte zero
+      else if (!src.splat.empty())
+        for (int64_t done = 0; done < r.size; done += 4)
+          narrow(StringRef(src.splat.data(), 4), to);
+      else
+        narrow(src.memory.substr(r.offset, r.size), to);
+      ++i;
       continue;
     }
-    if (!src.splat.empty()) {
-      for (int64_t done = 0; done < r.size; done += 4)
-        narrow(StringRef(src.splat.data(), 4), to);
+    if (r.size < kDirectRead) {
+      // Short runs (a column cut's rows): one mapping per window of them.
+      size_t j = windowEnd(ranges, i);
+      Range last = ranges[j - 1];
+      llvm::sys::fs::mapped_file_region map;
+      StringRef window;
+      if (auto e = mapFile(src, r.offset, last.offset + last.size - r.offset,
+                           map, window))
+        return e;
+      for (size_t k = i; k < j; ++k)
+        narrow(window.substr(ranges[k].offset - r.offset, ranges[k].size), to);
+      i = j;
       continue;
     }
-    if (src.file.empty()) {
-      narrow(src.memory.substr(r.offset, r.size), to);
-      continue;
-    }
-    // A file: one mapped chunk at a time, unmapped after (bounded RSS).
+    // A long run: one mapped chunk at a time, unmapped after (bounded RSS).
     for (int64_t done = 0; done < r.size;) {
       int64_t k = std::min<int64_t>(r.size - done, kChunkBytes);
       llvm::sys::fs::mapped_file_region map;
@@ -617,6 +638,7 @@ std::optional<std::string> ShardStream::appendNarrowed(const Source &src,
       narrow(bytes, to);
       done += k;
     }
+    ++i;
   }
   return std::nullopt;
 }

@@ -90,7 +90,8 @@ def tensors(path, dtype="F32"):
     out = {}
     for name, t in header.items():
         begin, end = t["data_offsets"]
-        assert t["dtype"] == dtype, (name, t["dtype"])
+        if t["dtype"] != dtype:
+            continue  # not one of the checked weights (those must be there)
         kind = np.uint16 if dtype == "BF16" else np.float32
         out[name] = np.frombuffer(data[begin:end], kind).reshape(t["shape"])
     return out
@@ -132,8 +133,8 @@ def check(out, tp, d, res, dtype=None):
     err = np.abs(got - y).max() / np.abs(y).max()
     # bf16 keeps 8 bits of mantissa: weights and activations rounded at
     # 2^-9 relative each, over two products of 8 and 18 terms.
-    tol = 3e-2 if bf16 else 1e-5
-    print(f"output within {tol:g} of numpy: {err <= tol}")
+    tol = "0.03" if bf16 else "1e-5"
+    print(f"output within {tol} of numpy: {err <= float(tol)}")
 
 
 if __name__ == "__main__":
