@@ -103,8 +103,9 @@ cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd),
                     cl::cat(ioCategory));
 cl::opt<int64_t> jobs(
     "jobs",
-    cl::desc("Rank programs built at once (the C++ compiler runs, one per "
-             "distinct program; default: this machine's cores)"),
+    cl::desc("Rank programs built at once (C++ compiler runs, one per "
+             "distinct program; the default is this machine's core count; "
+             "also -j)"),
     cl::value_desc("N"),
     cl::init(int64_t(llvm::hardware_concurrency().compute_thread_count())),
     cl::sub(compileCmd), cl::cat(ioCategory));
