@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Building the rank programs in parallel (parc compile --jobs): compiles
-# the generated Llama at --pp 4 (four distinct stage programs) with
+# the generated 5-layer Llama (llama_l5) at --pp 4 (four distinct stage programs) with
 # --jobs 1 and with --jobs 2 in each round, reads build_seconds from each
 # output's compile-stats.json (the C++ builds only, as --jobs runs them)
 # and prints both and their ratio per round and as medians. The goal is a
 # ratio near the cores used (2 on this machine) when they are idle.
 # Usage: bench/parallel_build.sh [ROUNDS] [MODEL.onnx [parc compile flags...]]
-# (default: 3 rounds, the generated llama at --pp 4, input_ids 2x8)
+# (default: 3 rounds, llama_l5 at --pp 4, input_ids 2x8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -18,9 +18,9 @@ if [ $# -gt 0 ]; then
   model=$1
   shift
 else
-  model=$work/llama.onnx
+  model=$work/llama_l5.onnx
   [ -f "$model" ] ||
-    /usr/bin/python3 examples/models/generate.py --out "$work" --only llama >/dev/null
+    /usr/bin/python3 examples/models/generate.py --out "$work" --only llama_l5 >/dev/null
 fi
 flags=("$@")
 [ ${#flags[@]} -gt 0 ] || flags=(--pp 4 --input-shape input_ids=2x8)
