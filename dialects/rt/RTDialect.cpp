@@ -50,6 +50,16 @@ std::optional<Mesh> parc::rt::meshOf(Operation *op) {
 
 LogicalResult WeightOp::verify() {
   auto value = getValueAttr();
+  // The element type the source holds: the buffer's, unless the writer
+  // rounds f32 to it.
+  Type stored = getType().getElementType();
+  if (Attribute attr = (*this)->getAttr("stored_type")) {
+    auto type = dyn_cast<TypeAttr>(attr);
+    if (!type || !type.getValue().isF32() ||
+        !isa<BFloat16Type, Float16Type>(stored))
+      return emitOpError("stored_type is f32, on a bf16 or f16 buffer only");
+    stored = type.getValue();
+  }
   Attribute shardAttr = (*this)->getAttr("shard");
   SmallVector<int64_t> local;
   if (value)
@@ -87,8 +97,7 @@ LogicalResult WeightOp::verify() {
     return success();
   }
   if (getType().getShape() != ArrayRef(local) ||
-      cast<ShapedType>(value.getType()).getElementType() !=
-          getType().getElementType())
+      cast<ShapedType>(value.getType()).getElementType() != stored)
     return emitOpError("value must have the buffer's shape and element type "
                        "(its shard's part of them)");
   return success();

@@ -80,10 +80,14 @@ def RT_WeightOp : RT_Op<"weight", [Pure]> {
     cut it (the whole weight's first, each next one of the part before:
     experts over `ep`, then each expert's ffn over `tp`) on the mesh of the
     module's `rt.mesh`, and keeps the global source, embedded or external:
-    the weight writer cuts the part.
+    the weight writer cuts the part. `stored_type = f32` on a bf16/f16
+    buffer: the source holds f32, which the writer rounds to the buffer's
+    type (to nearest, ties to even) as it streams the shard; a compute
+    dtype of bf16 costs no f32 copy in memory, on disk or on the rank.
 
     ```mlir
     %w = rt.weight "h.0.mlp.c_fc.weight" : memref<32x128xf32>
+    %e = rt.weight "wte" {stored_type = f32, value = dense_resource<wte> : tensor<64x32xf32>} : memref<64x32xbf16>
     %q = rt.weight "h.0.attn.c_attn.weight.part" {shard = [#dist.sharding<@mesh, [[], ["tp"]], blocks = [[], [64, 64, 64]]>], value = dense_resource<w> : tensor<64x192xf32>} : memref<64x96xf32>
     ```
   }];

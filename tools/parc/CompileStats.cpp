@@ -87,7 +87,9 @@ LogicalResult parc::driver::writeCompileStats(StringRef path,
   llvm::json::Object json{{"weight_write_seconds", stats.weightWriteSeconds},
                           {"weight_bytes_written", stats.weightBytesWritten},
                           {"peak_rss_bytes", peakRss},
-                          {"model_weight_bytes", stats.modelWeightBytes}};
+                          {"model_weight_bytes", stats.modelWeightBytes},
+                          {"build_seconds", stats.buildSeconds},
+                          {"build_jobs", stats.buildJobs}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(json))) << "\n";
   return success();
 }

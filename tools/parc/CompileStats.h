@@ -1,7 +1,7 @@
 //===- CompileStats.h - how fast and how big a compile was ------*- C++ -*-===//
 //
 // The figures of issue 16's "at disk speed": the time spent writing weight
-// shards, the bytes written, the compile's peak RSS next to the model's
+// shards, the bytes written, the time building the rank programs, the compile's peak RSS next to the model's
 // weight bytes. They go to the summary and to OUT/compile-stats.json, apart
 // from manifest.json, which stays the same for the same inputs.
 //
@@ -24,6 +24,9 @@ struct CompileStats {
   int64_t weightBytesWritten = 0;
   /// The floating-point weights' bytes of the imported model.
   int64_t modelWeightBytes = 0;
+  /// Wall time of building the rank programs, and the compilers run at once.
+  double buildSeconds = 0;
+  int64_t buildJobs = 1;
 };
 
 /// Bytes of every floating-point weight of the model as imported (constants

@@ -44,7 +44,10 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/WithColor.h"
+
+#include <chrono>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -98,6 +101,15 @@ cl::list<std::string> kvCache(
     cl::cat(ioCategory));
 cl::opt<bool> quiet("quiet", cl::desc("Print only errors"), cl::sub(compileCmd),
                     cl::cat(ioCategory));
+cl::opt<int64_t> jobs(
+    "jobs",
+    cl::desc("Rank programs built at once (C++ compiler runs, one per "
+             "distinct program; the default is this machine's core count; "
+             "also -j)"),
+    cl::value_desc("N"),
+    cl::init(int64_t(llvm::hardware_concurrency().compute_thread_count())),
+    cl::sub(compileCmd), cl::cat(ioCategory));
+cl::alias jobsShort("j", cl::aliasopt(jobs));
 cl::opt<int64_t> maxConstantBytes("max-constant-bytes",
                                   cl::desc(parc::kMaxConstantBytesHelp),
                                   cl::init(parc::kDefaultMaxConstantBytes),
@@ -233,6 +245,7 @@ LogicalResult checkFlagRanges() {
       intRange("overlap-chunks", overlapChunks, 0, 1024),
       intRange("max-constant-bytes", maxConstantBytes, 0, INT64_MAX),
       intRange("devices", autoDevices, 0, kMaxRanks),
+      intRange("jobs", jobs, 1, 1024),
       parc::cli::realRange("capacity-factor", capacityFactor, 0, 1024)};
   for (int64_t layers : ppLayout)
     ranges.push_back(intRange("pp-layout", layers, 1, 1 << 20));
@@ -293,11 +306,15 @@ private:
     return expertMesh() ? tp * ep : std::max<int64_t>(tp, ep);
   }
   /// Lowers, writes the weights of the ranks that run it (stage `stage`),
-  /// emits and builds one program.
+  /// emits one program and queues its build.
   FailureOr<ProgramInfo> emitProgram(ModuleOp module, StringRef name,
                                      int64_t stage, int64_t &totalWeightBytes,
                                      llvm::json::Array &ranks);
   LogicalResult checkStackedOutputs(func::FuncOp main);
+  /// Builds the queued programs, --jobs at a time; every failure is
+  /// reported with its program's name.
+  LogicalResult buildPrograms();
+  std::vector<parc::BuildJob> builds;
   /// dist-pipeline's options from the flags, for `m` micro-batches.
   parc::dist::DistPipelineOptions pipelineOptions(int64_t m) const {
     parc::dist::DistPipelineOptions options;
@@ -725,6 +742,8 @@ LogicalResult Compilation::run() {
     programs.push_back(std::move(info->json));
   }
 
+  if (failed(buildPrograms()))
+    return failure();
   const int64_t width = ranksPerStage(), replicaRanks = pp * width,
                 world = dp * replicaRanks;
   // The group inside a stage is "tp" (experts, if split, share it) or "ep".
@@ -804,6 +823,23 @@ LogicalResult Compilation::run() {
   progress(parc::driver::describe(stats, peakRss));
   return parc::driver::writeCompileStats(path("compile-stats.json"), stats,
                                          peakRss);
+}
+
+LogicalResult Compilation::buildPrograms() {
+  stats.buildJobs = std::min<int64_t>(jobs, builds.size());
+  progress(llvm::formatv("building {0} rank program(s) ({1}), {2} at a time",
+                         builds.size(), target.getValue(), stats.buildJobs)
+               .str());
+  TimingScope buildTiming = timing.nest("build rank programs");
+  auto start = std::chrono::steady_clock::now();
+  SmallVector<parc::BuildFailure> failures =
+      parc::buildExecutables(builds, target, stats.buildJobs);
+  stats.buildSeconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  for (const parc::BuildFailure &f : failures)
+    (void)fail("building the rank program " + f.name + " failed:\n" + f.log);
+  return success(failures.empty());
 }
 
 LogicalResult Compilation::replicate(llvm::json::Object &mesh,
@@ -1011,11 +1047,8 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   std::string binary = ("bin/" + name).str();
   if (failed(parc::writeCpp(module, path(source))))
     return failure();
-  progress("building " + binary + " (" + target + ")");
-  std::string log;
-  TimingScope buildTiming = timing.nest("build " + binary);
-  if (failed(parc::buildExecutable(path(source), path(binary), target, log)))
-    return (void)fail("building the rank program failed:\n" + log), failure();
+  // Built with the other programs, in parallel (buildPrograms).
+  builds.push_back(parc::BuildJob{binary, path(source), path(binary)});
   info.json = llvm::json::Object{{"name", name.str()},
                                  {"binary", binary},
                                  {"source", source},

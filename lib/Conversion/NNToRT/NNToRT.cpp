@@ -42,10 +42,28 @@ Value weightUnder(dist::LocalPartOp part) {
   return nn::weightSource(v) == v ? v : Value();
 }
 
-/// Read only through rank parts: no rank stores the whole tensor.
+/// A weight, or a rank's part of one (what `weightOf` takes), rounded from
+/// f32 to bf16/f16 by `cast`: the writer rounds it while streaming the
+/// shard (rt.weight's `stored_type`), so no f32 copy reaches the rank and no
+/// cast runs per forward.
+bool narrowsWeight(Operation *op) {
+  auto cast = dyn_cast<nn::CastOp>(op);
+  if (!cast)
+    return false;
+  Value in = cast.getInput();
+  auto part = in.getDefiningOp<dist::LocalPartOp>();
+  Type from = cast.getInput().getType(), to = cast.getType();
+  return (part ? bool(weightUnder(part)) : nn::weightSource(in) == in) &&
+         getElementTypeOrSelf(from).isF32() &&
+         isa<BFloat16Type, Float16Type>(getElementTypeOrSelf(to));
+}
+
+/// Read only through rank parts or narrowing casts: no rank stores the
+/// whole tensor, or the tensor in its stored f32.
 bool onlyCut(Operation *op) {
-  return !op->use_empty() &&
-         llvm::all_of(op->getUsers(), llvm::IsaPred<dist::LocalPartOp>);
+  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *u) {
+    return isa<dist::LocalPartOp>(u) || narrowsWeight(u);
+  });
 }
 
 MemRefType bufferType(Type tensor) {
@@ -89,6 +107,9 @@ private:
     return name;
   }
   Value buffer(Value tensor) { return map.lookup(tensor); }
+  /// The rt.weight of `type` for `v`, a weight or a rank's part of one
+  /// (then sharded by the cuts of its dist.local_part chain).
+  rt::WeightOp weightOrPart(Location loc, Value v, Type type);
   /// An rt.weight of `type` whose bytes come from the weight `source`: its
   /// elements, or its external reference (location, offset, length,
   /// padding), which the weight writer reads.
@@ -172,6 +193,24 @@ rt::WeightOp Lowering::weightOf(Location loc, Value source, Type type,
                               uniqueName(base + suffix.str()), value);
 }
 
+rt::WeightOp Lowering::weightOrPart(Location loc, Value v, Type type) {
+  auto part = v.getDefiningOp<dist::LocalPartOp>();
+  if (!part)
+    return weightOf(loc, v, type, "");
+  // A rank's part of a weight is a sharded weight: the weight writer cuts
+  // it per rank at compile time, from the constant's elements or from the
+  // external file. A part of a part (an expert split over "ep", then its
+  // ffn over "tp") is one weight cut twice: `shard` lists the shardings,
+  // the one of the whole weight first, each next one of the part before.
+  rt::WeightOp w = weightOf(loc, weightUnder(part), type, ".part");
+  SmallVector<Attribute> cuts;
+  for (auto p = part; p; p = p.getInput().getDefiningOp<dist::LocalPartOp>())
+    cuts.push_back(p.getSharding());
+  std::reverse(cuts.begin(), cuts.end());
+  w->setAttr("shard", b.getArrayAttr(cuts));
+  return w;
+}
+
 LogicalResult Lowering::lowerOp(Operation *op) {
   Location loc = op->getLoc();
   if (op->getNumResults() == 1 &&
@@ -185,20 +224,18 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   if (isa<arith::ConstantOp>(op))
     return op->emitOpError("only tensor constants can become weights");
   if (auto part = dyn_cast<dist::LocalPartOp>(op); part && weightUnder(part)) {
-    // A rank's part of a weight is a sharded weight: the weight writer cuts
-    // it per rank at compile time, from the constant's elements or from the
-    // external file. A part of a part (an expert split over "ep", then its
-    // ffn over "tp") is one weight cut twice: `shard` lists the shardings,
-    // the one of the whole weight first, each next one of the part before.
     if (onlyCut(part))
       return success();
-    auto w = weightOf(loc, weightUnder(part), part.getType(), ".part");
-    SmallVector<Attribute> cuts;
-    for (auto p = part; p; p = p.getInput().getDefiningOp<dist::LocalPartOp>())
-      cuts.push_back(p.getSharding());
-    std::reverse(cuts.begin(), cuts.end());
-    w->setAttr("shard", b.getArrayAttr(cuts));
-    map.map(part.getResult(), w);
+    map.map(part.getResult(), weightOrPart(loc, part, part.getType()));
+    return success();
+  }
+  if (narrowsWeight(op)) {
+    auto narrowing = cast<nn::CastOp>(op);
+    rt::WeightOp w =
+        weightOrPart(loc, narrowing.getInput(), narrowing.getType());
+    w->setAttr("stored_type", TypeAttr::get(getElementTypeOrSelf(
+                                  narrowing.getInput().getType())));
+    map.map(narrowing.getResult(), w);
     return success();
   }
   if (auto part = dyn_cast<dist::LocalPartOp>(op)) {

@@ -21,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "ToolchainPaths.inc"
@@ -155,4 +156,28 @@ LogicalResult parc::buildExecutable(StringRef source, StringRef executable,
     return buildCuda(source, executable, log);
   log = "target '" + target.str() + "' has no runtime backend in this build";
   return failure();
+}
+
+SmallVector<parc::BuildFailure>
+parc::buildExecutables(ArrayRef<BuildJob> builds, StringRef target,
+                       unsigned jobs) {
+  // Each task only waits on its compiler process: threads are cheap
+  // launchers, and `jobs` bounds the compilers running at once.
+  SmallVector<std::optional<BuildFailure>> results(builds.size());
+  {
+    llvm::StdThreadPool pool(llvm::hardware_concurrency(
+        std::max<unsigned>(1, std::min<unsigned>(jobs, builds.size()))));
+    for (auto [i, job] : llvm::enumerate(builds))
+      pool.async([&, i = i, &job = job] {
+        std::string log;
+        if (failed(buildExecutable(job.source, job.executable, target, log)))
+          results[i] = BuildFailure{job.name, std::move(log)};
+      });
+    pool.wait();
+  }
+  SmallVector<BuildFailure> failures;
+  for (std::optional<BuildFailure> &r : results)
+    if (r)
+      failures.push_back(std::move(*r));
+  return failures;
 }

@@ -17,10 +17,16 @@
 // rows) and zeros through a bounded buffer. The header, whose checksums are
 // known last, goes over a placeholder of the same length at the end.
 //
+// A weight stored as f32 and computed in bf16/f16 (rt.weight's
+// `stored_type`) is rounded as it streams, a mapped chunk at a time, by the
+// runtime's own f32ToHalf (round to nearest even): the f32 bytes are never
+// copied whole, and the shard holds half of them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "parc/Target/Weights/Safetensors.h"
 #include "parc/Support/MappedFiles.h"
+#include "half.h"
 #include "io/formats.h"
 #include "dist/DistDialect.h"
 #include "rt/RTDialect.h"
@@ -276,6 +282,9 @@ std::vector<Range> cutRanges(const Source &src,
   return out;
 }
 
+/// The file's element type where the stored one is f32 and it is not.
+enum class Narrow { None, BF16, F16 };
+
 /// One tensor of a rank's file: its header entry and the runs of its bytes.
 struct TensorPlan {
   Operation *op; // for diagnostics, read on the planning thread only
@@ -283,8 +292,11 @@ struct TensorPlan {
   StringRef dtype;
   SmallVector<int64_t> shape;
   std::shared_ptr<const Source> src;
+  /// Runs of the stored bytes; with `narrow` they hold f32, which the file
+  /// gets rounded to 2-byte elements.
   std::vector<Range> ranges;
   int64_t bytes = 0;
+  Narrow narrow = Narrow::None;
 };
 
 /// What went wrong writing a file: in tensor `tensor` (an index into its
@@ -349,6 +361,10 @@ public:
   }
   std::optional<std::string> append(const Source &src,
                                     ArrayRef<Range> ranges);
+  /// Appends the f32 elements of `ranges` rounded to 2 bytes each.
+  std::optional<std::string> appendNarrowed(const Source &src,
+                                            ArrayRef<Range> ranges,
+                                            Narrow to);
   void zeros(int64_t n) {
     for (int64_t done = 0; done < n;) {
       int64_t k = room(n - done);
@@ -409,6 +425,8 @@ private:
                                          int64_t size);
   void read(const Source &src, int64_t offset, MutableArrayRef<char> out);
   void copy(const Source &src, int64_t offset, int64_t size);
+  /// Appends the f32 elements of `f32` (whole elements) rounded.
+  void narrow(StringRef f32, Narrow to);
 
   int out;
   llvm::function_ref<void(int64_t)> wrote;
@@ -511,6 +529,19 @@ void ShardStream::copy(const Source &src, int64_t offset, int64_t size) {
   }
 }
 
+/// The end of the window of short file runs that starts at ranges[i]
+/// (itself short): the runs after it that are short, ascending and within
+/// kWindowBytes of its start, read through one mapping.
+size_t windowEnd(ArrayRef<Range> ranges, size_t i) {
+  size_t j = i + 1;
+  while (j < ranges.size() && ranges[j].offset >= 0 &&
+         ranges[j].size < kDirectRead &&
+         ranges[j].offset + ranges[j].size - ranges[i].offset <= kWindowBytes &&
+         ranges[j].offset >= ranges[j - 1].offset + ranges[j - 1].size)
+    ++j;
+  return j;
+}
+
 std::optional<std::string> ShardStream::append(const Source &src,
                                                ArrayRef<Range> ranges) {
   for (size_t i = 0; i < ranges.size();) {
@@ -522,12 +553,7 @@ std::optional<std::string> ShardStream::append(const Source &src,
     }
     if (!src.file.empty() && r.size < kDirectRead) {
       // Short runs of a file: one mapping of the window that holds several.
-      size_t j = i + 1;
-      while (j < ranges.size() && ranges[j].offset >= 0 &&
-             ranges[j].size < kDirectRead &&
-             ranges[j].offset + ranges[j].size - r.offset <= kWindowBytes &&
-             ranges[j].offset >= ranges[j - 1].offset + ranges[j - 1].size)
-        ++j;
+      size_t j = windowEnd(ranges, i);
       Range last = ranges[j - 1];
       Source inWindow;
       llvm::sys::fs::mapped_file_region map;
@@ -545,6 +571,72 @@ std::optional<std::string> ShardStream::append(const Source &src,
       direct(src.memory.substr(r.offset, r.size));
     } else {
       copy(src, r.offset, r.size);
+    }
+    ++i;
+  }
+  return std::nullopt;
+}
+
+void ShardStream::narrow(StringRef f32, Narrow to) {
+  // Through aligned bounce buffers: the f32 bytes and the buffer's tail may
+  // sit at any alignment.
+  constexpr int64_t kBlock = 1024;
+  float in[kBlock];
+  uint16_t out[kBlock];
+  for (int64_t done = 0, total = f32.size() / 4; done < total;) {
+    int64_t n = std::min(total - done, kBlock);
+    std::memcpy(in, f32.data() + 4 * done, 4 * n);
+    parc::rt::f32ToHalf(to == Narrow::BF16, in, out, n);
+    const char *bytes = reinterpret_cast<const char *>(out);
+    for (int64_t put = 0; put < 2 * n;) {
+      int64_t k = room(2 * n - put);
+      std::memcpy(buffer.data() + used, bytes + put, k);
+      used += k;
+      put += k;
+    }
+    done += n;
+  }
+}
+
+std::optional<std::string> ShardStream::appendNarrowed(const Source &src,
+                                                       ArrayRef<Range> ranges,
+                                                       Narrow to) {
+  for (size_t i = 0; i < ranges.size();) {
+    Range r = ranges[i];
+    if (r.offset < 0 || src.file.empty()) {
+      if (r.offset < 0)
+        zeros(r.size / 2); // an f32 zero is a 2-byte zero
+      else if (!src.splat.empty())
+        for (int64_t done = 0; done < r.size; done += 4)
+          narrow(StringRef(src.splat.data(), 4), to);
+      else
+        narrow(src.memory.substr(r.offset, r.size), to);
+      ++i;
+      continue;
+    }
+    if (r.size < kDirectRead) {
+      // Short runs (a column cut's rows): one mapping per window of them.
+      size_t j = windowEnd(ranges, i);
+      Range last = ranges[j - 1];
+      llvm::sys::fs::mapped_file_region map;
+      StringRef window;
+      if (auto e = mapFile(src, r.offset, last.offset + last.size - r.offset,
+                           map, window))
+        return e;
+      for (size_t k = i; k < j; ++k)
+        narrow(window.substr(ranges[k].offset - r.offset, ranges[k].size), to);
+      i = j;
+      continue;
+    }
+    // A long run: one mapped chunk at a time, unmapped after (bounded RSS).
+    for (int64_t done = 0; done < r.size;) {
+      int64_t k = std::min<int64_t>(r.size - done, kChunkBytes);
+      llvm::sys::fs::mapped_file_region map;
+      StringRef bytes;
+      if (auto e = mapFile(src, r.offset + done, k, map, bytes))
+        return e;
+      narrow(bytes, to);
+      done += k;
     }
     ++i;
   }
@@ -616,7 +708,10 @@ writeShard(ArrayRef<TensorPlan> plans, StringRef path,
     for (auto [i, plan] : llvm::enumerate(plans)) {
       stream.zeros(begins[i] - at);
       stream.beginTensor();
-      if (auto e = stream.append(*plan.src, plan.ranges))
+      auto e = plan.narrow == Narrow::None
+                   ? stream.append(*plan.src, plan.ranges)
+                   : stream.appendNarrowed(*plan.src, plan.ranges, plan.narrow);
+      if (e)
         return fail(i, *e);
       tensorChecksums += (i ? " " : "") + parc::rt::crcHex(stream.endTensor());
       at = begins[i] + plan.bytes;
@@ -682,8 +777,16 @@ planShards(func::FuncOp program, StringRef modelDir,
                                  : externalSource(op, modelDir, global);
     if (failed(src))
       return WalkResult::interrupt();
-    int64_t elementBytes =
+    // The source's elements: f32 where the writer rounds them.
+    Narrow narrow = Narrow::None;
+    int64_t fileElementBytes =
         std::max<unsigned>(op.getType().getElementTypeBitWidth() / 8, 1);
+    int64_t elementBytes = fileElementBytes;
+    if (op->hasAttr("stored_type")) {
+      narrow = op.getType().getElementType().isBF16() ? Narrow::BF16
+                                                      : Narrow::F16;
+      elementBytes = 4;
+    }
     int64_t storedBytes = elementBytes;
     for (int64_t d : (*src)->stored)
       storedBytes *= d;
@@ -700,7 +803,8 @@ planShards(func::FuncOp program, StringRef modelDir,
       t.shape.assign(op.getType().getShape().begin(),
                      op.getType().getShape().end());
       t.src = *src;
-      t.bytes = op.getType().getNumElements() * elementBytes;
+      t.narrow = narrow;
+      t.bytes = op.getType().getNumElements() * fileElementBytes;
       if (!shard && (*src)->stored == (*src)->global) {
         t.ranges = {{0, (*src)->size}};
         continue;

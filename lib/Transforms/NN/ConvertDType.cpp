@@ -4,13 +4,18 @@
 // dtype is a retyping of values plus a conversion of constant data; casts at
 // the function boundary keep the program's interface in f32.
 //
+// A model's initializers (blobs, mapped from the model file, and external
+// data) are not converted here: they keep their f32 and take a cast, which
+// the lowering to rt folds into the weight (rt.weight's `stored_type`), so
+// the shard writer rounds them as it streams and the compiler never holds
+// a converted copy. Small inline constants are converted in place.
+//
 //===----------------------------------------------------------------------===//
 
 #include "nn/NNOps.h"
 #include "parc/Transforms/NN/Passes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 #define DEBUG_TYPE "nn-convert-dtype"
 
@@ -50,24 +55,7 @@ FailureOr<ElementsAttr> convertConstant(ElementsAttr value, RankedTensorType typ
       round(x);
     return ElementsAttr(DenseElementsAttr::get(type, out));
   }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
-  if (!resource || !resource.getRawHandle().getBlob())
-    return failure();
-  ArrayRef<char> bytes = resource.getRawHandle().getBlob()->getData();
-  int64_t n = type.getNumElements();
-  std::vector<uint16_t> halves(n);
-  for (int64_t i = 0; i < n; ++i) {
-    float x;
-    std::memcpy(&x, bytes.data() + 4 * i, 4);
-    out.clear();
-    round(x);
-    halves[i] = out[0].bitcastToAPInt().getZExtValue();
-  }
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(reinterpret_cast<const char *>(halves.data()), 2 * n),
-      alignof(uint64_t));
-  return ElementsAttr(DenseResourceElementsAttr::get(
-      type, resource.getRawHandle().getKey(), std::move(blob)));
+  return failure();
 }
 
 struct NNConvertDTypePass
@@ -126,7 +114,8 @@ struct NNConvertDTypePass
         RankedTensorType t = retype(v.getType(), target);
         if (!t || boundary.contains(v))
           continue;
-        if (ElementsAttr elements = weightElements(v)) {
+        ElementsAttr elements = weightElements(v);
+        if (elements && !isa<DenseResourceElementsAttr>(elements)) {
           auto value = convertConstant(elements, t);
           if (failed(value)) {
             op->emitOpError("has a constant that cannot be converted to ") << target;
@@ -134,8 +123,8 @@ struct NNConvertDTypePass
           }
           cast<arith::ConstantOp>(op).setValueAttr(cast<TypedAttr>(*value));
         } else if (weightSource(v) == v) {
-          // An external weight: the file holds f32, its bytes are not in the
-          // IR. Load as f32 and cast once per forward.
+          // An initializer, embedded or external: stored f32, rounded by
+          // the shard writer (the cast folds into its rt.weight).
           b.setInsertionPointAfter(op);
           auto converted = CastOp::create(b, op->getLoc(), t, v);
           v.replaceAllUsesExcept(converted, converted);

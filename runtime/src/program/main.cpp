@@ -14,6 +14,7 @@
 
 #include "parc/program.h"
 
+#include "../constants.h"
 #include "../device.h"
 #include "../io/formats.h"
 #include "../io/safetensors.h"
@@ -327,14 +328,22 @@ std::string rankLabel(int rank, const parc_rt_program_t *p) {
   return where.empty() ? label : label + " (" + where + ")";
 }
 
+/// Seconds of this rank's one-time work: the weights' open, map, checks and
+/// upload; the first forward (wall, before the barrier); the packing the
+/// first forward did (constantsDerivedTime).
+struct LoadTimes {
+  double openSeconds = 0, firstForwardSeconds = 0, packSeconds = 0;
+};
+
 /// Every rank's means per timed forward, gathered to rank 0 (a collective:
 /// every rank calls it): its forward and own work with pipeline stages, its
 /// communication where the backend times it.
 parc_rt_status_t gatherFigures(parc_rt_context_t *ctx, const parc_rt_program_t *p,
                                long runs, const CommTime *comm,
+                               const LoadTimes &load,
                                std::vector<RankFigures> &out) {
   const int world = parc_rt_context_size(ctx), rank = parc_rt_context_rank(ctx);
-  constexpr int kFigures = 4;
+  constexpr int kFigures = 7;
   std::vector<double> mine(kFigures * world, 0.0), all(kFigures * world, 0.0);
   const bool stages = p->pipeline_stages > 1;
   const double perRun = 1e3 / double(runs);
@@ -343,13 +352,16 @@ parc_rt_status_t gatherFigures(parc_rt_context_t *ctx, const parc_rt_program_t *
   m[1] = stages ? trace().busySeconds() * perRun : -1;
   m[2] = comm ? comm->total * perRun : -1;
   m[3] = comm ? comm->exposed * perRun : -1;
+  m[4] = (load.openSeconds + load.packSeconds) * 1e3;
+  m[5] = load.packSeconds * 1e3;
+  m[6] = (load.firstForwardSeconds - load.packSeconds) * 1e3;
   PARC_RT_RETURN_IF_ERROR(parc_rt_all_reduce(parc_rt_context_world(ctx), mine.data(),
                                              all.data(), kFigures * world, PARC_RT_F64,
                                              PARC_RT_REDUCE_SUM));
   out.clear();
   for (int r = 0; r < world; ++r) {
     const double *a = &all[kFigures * r];
-    out.push_back({rankLabel(r, p), a[0], a[1], a[2], a[3]});
+    out.push_back({rankLabel(r, p), a[0], a[1], a[2], a[3], a[4], a[5], a[6]});
   }
   return PARC_RT_OK;
 }
@@ -396,12 +408,12 @@ void reportBubble(const parc_rt_program_t *p, const std::vector<RankFigures> &ra
 /// writes it to PATH as JSON.
 parc_rt_status_t report(parc_rt_context_t *ctx, const parc_rt_program_t *p,
                         const Options &o, std::vector<double> times,
-                        const CommTime *comm) {
+                        const CommTime *comm, const LoadTimes &load) {
   RunReport r;
   r.runs = o.repeat;
   r.warmup = o.warmup;
   r.timesMs = std::move(times);
-  PARC_RT_RETURN_IF_ERROR(gatherFigures(ctx, p, o.repeat, comm, r.ranks));
+  PARC_RT_RETURN_IF_ERROR(gatherFigures(ctx, p, o.repeat, comm, load, r.ranks));
   if (parc_rt_context_rank(ctx) != 0)
     return PARC_RT_OK;
   countTokens(p, replicas().count, r);
@@ -430,6 +442,54 @@ void check(parc_rt_context_t *ctx, parc_rt_status_t status, const char *node,
   std::string message = parc_rt_last_error();
   fail(status, "node '%s': %s", node, message.c_str());
   parc_rt_abort(ctx, status);
+}
+
+/// Seconds from `start` to now.
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// Opens `path` (this rank's shard), checks it against the program's table
+/// and fills `slots`: pointers into the mapping on the host backend; on a
+/// device backend one allocation, uploaded once, and the mapping dropped.
+void loadWeights(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                 const std::string &path, int meshRank, bool verify,
+                 DeviceBuffers &device, parc_rt_weights_t *&weights,
+                 std::vector<void *> &slots) {
+  if (!p->num_weights)
+    return;
+  parc_rt_check(ctx, parc_rt_weights_open(path.c_str(), &weights), "<weights>");
+  parc_rt_check(ctx, checkShard(weights, meshRank, p->name, verify),
+                "<weights>");
+  std::vector<const void *> host(p->num_weights);
+  size_t total = 0;
+  for (int64_t i = 0; i < p->num_weights; ++i) {
+    const parc_rt_tensor_desc_t &d = p->weights[i];
+    parc_rt_check(ctx,
+                  parc_rt_weights_get_checked(weights, d.name, d.dtype, d.rank,
+                                              d.dims, &host[i]),
+                  "<weights>");
+    total += alignUp(bytesOf(d));
+  }
+  if (deviceIsHost()) {
+    // Kernels never write weights; the slot type is shared with buffers.
+    for (int64_t i = 0; i < p->num_weights; ++i)
+      slots[i] = const_cast<void *>(host[i]);
+    return;
+  }
+  void *block = nullptr;
+  parc_rt_check(ctx, device.alloc(total, "weights", &block), "<weights>");
+  size_t offset = 0;
+  for (int64_t i = 0; i < p->num_weights; ++i) {
+    const size_t bytes = bytesOf(p->weights[i]);
+    slots[i] = static_cast<char *>(block) + offset;
+    parc_rt_check(ctx, copyToDevice(slots[i], host[i], bytes), "<weights>");
+    offset += alignUp(bytes);
+  }
+  // The device holds its copy: drop the mapping.
+  parc_rt_weights_release(weights);
+  weights = nullptr;
 }
 
 /// Releases what start-up acquired and finalizes; the exit code.
@@ -491,50 +551,18 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   const Replicas &rep = replicas();
   trace().configure(/*measure=*/p->pipeline_stages > 1);
 
-  // Weights: this rank's shard, checked against the program's table. A
-  // device backend gets them in one allocation, uploaded once.
+  // Weights: this rank's shard, checked against the program's table.
   // Replicas share weight files: rank r reads its mesh rank's.
   std::string weightsPath = o.weightsDir + "/rank" +
                             std::to_string(rep.meshRank(rank)) + ".safetensors";
   parc_rt_weights_t *weights = nullptr;
   DeviceBuffers device;
   std::vector<void *> weightSlots(p->num_weights);
-  if (p->num_weights) {
-    parc_rt_check(ctx, parc_rt_weights_open(weightsPath.c_str(), &weights),
-                  "<weights>");
-    parc_rt_check(
-        ctx, checkShard(weights, rep.meshRank(rank), p->name, o.verifyWeights),
-        "<weights>");
-    std::vector<const void *> host(p->num_weights);
-    size_t total = 0;
-    for (int64_t i = 0; i < p->num_weights; ++i) {
-      const parc_rt_tensor_desc_t &d = p->weights[i];
-      parc_rt_check(ctx,
-                    parc_rt_weights_get_checked(weights, d.name, d.dtype, d.rank,
-                                                d.dims, &host[i]),
-                    "<weights>");
-      total += alignUp(bytesOf(d));
-    }
-    if (deviceIsHost()) {
-      // Kernels never write weights; the slot type is shared with buffers.
-      for (int64_t i = 0; i < p->num_weights; ++i)
-        weightSlots[i] = const_cast<void *>(host[i]);
-    } else {
-      void *block = nullptr;
-      parc_rt_check(ctx, device.alloc(total, "weights", &block), "<weights>");
-      size_t offset = 0;
-      for (int64_t i = 0; i < p->num_weights; ++i) {
-        const size_t bytes = bytesOf(p->weights[i]);
-        weightSlots[i] = static_cast<char *>(block) + offset;
-        parc_rt_check(ctx, copyToDevice(weightSlots[i], host[i], bytes),
-                      "<weights>");
-        offset += alignUp(bytes);
-      }
-      // The device holds its copy: drop the mapping.
-      parc_rt_weights_release(weights);
-      weights = nullptr;
-    }
-  }
+  LoadTimes load;
+  auto loadStart = std::chrono::steady_clock::now();
+  loadWeights(ctx, p, weightsPath, rep.meshRank(rank), o.verifyWeights,
+              device, weights, weightSlots);
+  load.openSeconds = secondsSince(loadStart);
 
   if (!o.generate.prompt.empty()) {
     o.generate.warmup = o.warmup;
@@ -616,6 +644,7 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   double ignored;
   const bool commTimed = parc_rt_comm_time(ctx, &ignored, &ignored) == PARC_RT_OK;
   profile().configure();
+  const double packedBefore = constantsDerivedTime().seconds;
   for (long run = 0; run < o.warmup + o.repeat; ++run) {
     // Barriers make the time a rank reports the time of the slowest rank.
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
@@ -632,6 +661,12 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
       comm += commTime(ctx) - before;
     // Device kernels run asynchronously: the pass ends when they have.
     parc_rt_check(ctx, deviceSynchronize(), "<forward>");
+    if (run == 0) {
+      // This rank's own first pass, before waiting on the others; the
+      // packing it triggered belongs to loading the weights.
+      load.firstForwardSeconds = secondsSince(start);
+      load.packSeconds = constantsDerivedTime().seconds - packedBefore;
+    }
     parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
     trace().endForward(run >= o.warmup);
     auto end = std::chrono::steady_clock::now();
@@ -640,7 +675,8 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   }
   if (rank == 0)
     profile().print();
-  parc_rt_check(ctx, report(ctx, p, o, std::move(times), commTimed ? &comm : nullptr),
+  parc_rt_check(ctx, report(ctx, p, o, std::move(times), commTimed ? &comm : nullptr,
+                            load),
                 "<summary>");
   if (!trace().write(rank, rankLabel(rank, p)))
     parc_rt_check(ctx, fail(PARC_RT_IO_ERROR, "cannot write the trace for rank %d "

@@ -45,6 +45,11 @@ std::string shapeText(const std::vector<int64_t> &dims) {
 void printRank(const RankFigures &f) {
   std::string line;
   char buf[160];
+  if (f.loadMs >= 0) {
+    std::printf("parc: %s: load %.3f ms (weight packing %.3f ms of it), "
+                "first forward %.3f ms\n",
+                f.label.c_str(), f.loadMs, f.packMs, f.firstForwardMs);
+  }
   if (f.forwardMs >= 0) {
     const double idle =
         f.forwardMs > 0 ? std::max(0.0, 1.0 - f.ownWorkMs / f.forwardMs) : 0.0;
@@ -110,6 +115,12 @@ void writeRanks(FILE *f, const RunReport &r) {
     writeFigure(f, "mean_comm_in_flight_ms", x.commInFlightMs);
     std::fprintf(f, ", ");
     writeFigure(f, "mean_comm_exposed_ms", x.commExposedMs);
+    std::fprintf(f, ", ");
+    writeFigure(f, "load_ms", x.loadMs);
+    std::fprintf(f, ", ");
+    writeFigure(f, "pack_ms", x.packMs);
+    std::fprintf(f, ", ");
+    writeFigure(f, "first_forward_ms", x.firstForwardMs);
     std::fprintf(f, "}");
   }
   std::fprintf(f, "\n  ]\n");

@@ -27,6 +27,11 @@ struct RankFigures {
   /// Wall time with at least one request outstanding, and of it the time
   /// compute did not hide (in start calls and blocked in waits).
   double commInFlightMs = -1, commExposedMs = -1;
+  /// Once per run, not per forward: getting the weights ready (open, map,
+  /// check, upload to the device, and the packing of packed layouts, which
+  /// the first forward triggers); of it the packing; the first forward's
+  /// wall time on this rank without that packing.
+  double loadMs = -1, packMs = -1, firstForwardMs = -1;
 };
 
 struct RunReport {

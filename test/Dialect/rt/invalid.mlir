@@ -24,6 +24,30 @@ func.func @weight_value_mismatch() {
 
 // -----
 
+func.func @weight_stored_type_not_f32() {
+  // expected-error @+1 {{stored_type is f32, on a bf16 or f16 buffer only}}
+  %w = rt.weight "w" {stored_type = f16, value = dense<1.0> : tensor<4xf16>} : memref<4xbf16>
+  return
+}
+
+// -----
+
+func.func @weight_stored_type_on_f32() {
+  // expected-error @+1 {{stored_type is f32, on a bf16 or f16 buffer only}}
+  %w = rt.weight "w" {stored_type = f32, value = dense<1.0> : tensor<4xf32>} : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @weight_stored_type_value_mismatch() {
+  // expected-error @+1 {{value must have the buffer's shape and element type}}
+  %w = rt.weight "w" {stored_type = f32, value = dense<1.0> : tensor<4xbf16>} : memref<4xbf16>
+  return
+}
+
+// -----
+
 // A weight cut twice (experts over "ep", then each expert over "tp"):
 // [4, 8] / 2 on dim 0 / 2 on dim 1 is [2, 4], not [2, 8].
 module attributes {rt.mesh = {axes = ["ep", "tp"], shape = array<i64: 2, 2>, sym_name = "mesh"}} {
