@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nn/NNConstants.h"
 #include "nn/NNOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -255,6 +256,16 @@ OpFoldResult foldIdentityRhs(Operation *op, ArrayRef<Attribute> operands,
 }
 
 } // namespace
+
+std::optional<std::vector<double>> parc::nn::constantValues(Attribute attr,
+                                                            int64_t limit) {
+  std::optional<Values> v = read(attr, limit);
+  if (!v)
+    return std::nullopt;
+  if (v->isFloat())
+    return std::move(v->f);
+  return std::vector<double>(v->i.begin(), v->i.end());
+}
 
 //===----------------------------------------------------------------------===//
 // Elementwise

@@ -23,8 +23,10 @@ void parc::buildNNOptimizePipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void parc::buildLowerToRTPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertNNToRT());
+void parc::buildLowerToRTPipeline(OpPassManager &pm, bool fusedAttention) {
+  ConvertNNToRTOptions options;
+  options.fusedAttention = fusedAttention;
+  pm.addPass(createConvertNNToRT(options));
   pm.addNestedPass<func::FuncOp>(rt::createRTPlanMemory());
 }
 
@@ -58,5 +60,5 @@ void parc::registerPipelines() {
   PassPipelineRegistration<>(
       "parc-lower-to-rt",
       "Lower fused nn IR to a rank program with a planned arena",
-      buildLowerToRTPipeline);
+      [](OpPassManager &pm) { buildLowerToRTPipeline(pm); });
 }

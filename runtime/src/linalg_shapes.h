@@ -225,6 +225,36 @@ inline parc_rt_status_t resolveValues(const char *op, int64_t pRank,
   return PARC_RT_OK;
 }
 
+/// Fused attention: q [B, H, S, D], k [B, Hkv, T, D], v [B, Hkv, T, Dv],
+/// out [B, H, S, Dv], an optional additive mask broadcast to [B, H, S, T]
+/// (`maskStrides`, elements per dim; all 0 without a mask).
+struct FusedAttentionPlan {
+  int64_t batch, heads, kvHeads, queries, keys, depth, valueDepth;
+  int64_t maskStrides[4];
+};
+
+inline parc_rt_status_t
+resolveFusedAttention(const char *op, int64_t qRank, const int64_t *q,
+                      int64_t kRank, const int64_t *k, int64_t vRank,
+                      const int64_t *v, const void *mask, int64_t maskRank,
+                      const int64_t *maskDims, int64_t outRank,
+                      const int64_t *out, FusedAttentionPlan &p) {
+  PARC_RT_RETURN_IF_ERROR(resolveAttention(op, qRank, q, kRank, k, outRank, out));
+  if (vRank != 4 || k[3] != q[3] || v[0] != k[0] || v[1] != k[1] ||
+      v[2] != k[2] || out[3] != v[3])
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "%s: q %s, k %s and v %s do not give %s", op,
+                shapeString(4, q).c_str(), shapeString(4, k).c_str(),
+                shapeString(vRank, v).c_str(), shapeString(outRank, out).c_str());
+  p = {q[0], q[1], k[1], q[2], k[2], q[3], v[3], {0, 0, 0, 0}};
+  if (!mask)
+    return PARC_RT_OK;
+  const int64_t scoreDims[4] = {q[0], q[1], q[2], k[2]};
+  PARC_RT_RETURN_IF_ERROR(checkShape(op, "mask", maskRank, maskDims));
+  return broadcastStrides(op, "mask", maskRank, maskDims, 4, scoreDims,
+                          p.maskStrides);
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling windows
 //===----------------------------------------------------------------------===//

@@ -193,6 +193,12 @@ cl::opt<bool> noOverlap("no-overlap",
                         cl::desc("Keep every collective blocking where the "
                                  "partitioner put it (for comparison)"),
                         cl::sub(compileCmd), cl::cat(plannerCategory));
+cl::opt<bool> noFusedAttention(
+    "no-fused-attention",
+    cl::desc("Lower every attention to score, softmax and value kernels "
+             "over the whole [B, H, S, T] scores, never to the fused "
+             "kernel (for comparison; --target cuda always does)"),
+    cl::sub(compileCmd), cl::cat(plannerCategory));
 cl::opt<int64_t> overlapChunks(
     "overlap-chunks",
     cl::desc("Pieces a product and its collective are cut into so that "
@@ -930,8 +936,12 @@ FailureOr<Compilation::ProgramInfo>
 Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
                          int64_t &totalWeightBytes, llvm::json::Array &ranks) {
   progress("lowering " + name + " to the rank program and planning memory");
+  // The fused attention kernel is the CPU runtime's.
+  const bool fused = !noFusedAttention && target == "cpu";
   if (failed(runPasses(module, name == "main" ? "rt" : ("rt-" + name).str(),
-                       parc::buildLowerToRTPipeline)))
+                       [&](OpPassManager &pm) {
+                         parc::buildLowerToRTPipeline(pm, fused);
+                       })))
     return failure();
 
   ProgramInfo info;

@@ -15,9 +15,18 @@ def ConvertNNToRT : Pass<"convert-nn-to-rt", "::mlir::ModuleOp"> {
     `rt.weight` (carrying their data source), reshapes become `rt.view`,
     every other nn op becomes an `rt.kernel` named after it with its
     attributes as kernel parameters and an unplaced `rt.alloc` per result,
-    `nn.attention` becomes score, modifier, softmax and value kernels, and
-    results are published with `rt.output`.
+    `nn.attention` becomes one `attention_fused` kernel when its score
+    modifier is one the kernel runs itself (none, an additive mask operand
+    broadcasting to the scores, a constant causal mask as an additive
+    0 / -1e4..-inf tensor or a `where` with such a fill, or their sum) and
+    score, modifier, softmax and value kernels otherwise, and results are
+    published with `rt.output`.
   }];
+  let options = [
+    Option<"fusedAttention", "fused-attention", "bool", "true",
+           "Lower recognised attention to the fused kernel (false: always "
+           "materialise the [B, H, S, T] scores)">
+  ];
   let dependentDialects = ["::parc::rt::RTDialect"];
 }
 

@@ -12,8 +12,10 @@ namespace parc {
 /// Imported nn IR → folded, deduplicated nn IR with fused blocks.
 void buildNNOptimizePipeline(mlir::OpPassManager &pm);
 
-/// Fused nn IR → one rank's rt program with a planned arena.
-void buildLowerToRTPipeline(mlir::OpPassManager &pm);
+/// Fused nn IR → one rank's rt program with a planned arena; recognised
+/// attention runs as one fused kernel unless `fusedAttention` is false.
+void buildLowerToRTPipeline(mlir::OpPassManager &pm,
+                            bool fusedAttention = true);
 
 /// Options of the tensor(+sequence)-parallel pipeline.
 struct TensorParallelOptions

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ScoreModifier.h"
 #include "dist/DistDialect.h"
 #include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
@@ -27,6 +28,7 @@ namespace parc {
 } // namespace parc
 
 using namespace mlir;
+using parc::FusedScoreModifier;
 namespace dist = parc::dist;
 namespace nn = parc::nn;
 namespace rt = parc::rt;
@@ -73,13 +75,16 @@ MemRefType bufferType(Type tensor) {
 
 class Lowering {
 public:
-  Lowering(OpBuilder &b) : b(b) {}
+  Lowering(OpBuilder &b, bool fusedAttention)
+      : b(b), fusedAttention(fusedAttention) {}
 
   LogicalResult lower(func::FuncOp oldFunc, func::FuncOp newFunc);
 
 private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerAttention(nn::AttentionOp op);
+  /// One attention_fused kernel: q, k, v and the modifier's mask, if any.
+  void lowerFusedAttention(nn::AttentionOp op, const FusedScoreModifier &mod);
   /// Lowers a collective or a send/recv, blocking or started: `ins` and
   /// `outs` are what the runtime call moves, and the result buffer exists
   /// once they have arrived (after the call, or after its wait).
@@ -117,6 +122,7 @@ private:
                         StringRef suffix);
 
   OpBuilder &b;
+  bool fusedAttention;
   IRMapping map;
   llvm::StringSet<> names;
   /// Started communication: its request, and how to finish at the wait
@@ -501,10 +507,32 @@ LogicalResult Lowering::lowerComm(Operation *op) {
   return success();
 }
 
-/// scores = scale·q·kᵀ; the modifier's ops in place; softmax; ·v. The
-/// score and value kernels map query head h to key/value head
-/// h / (H / Hkv), which is all grouped-query attention needs.
+void Lowering::lowerFusedAttention(nn::AttentionOp op,
+                                   const FusedScoreModifier &mod) {
+  Location loc = op.getLoc();
+  SmallVector<Value> ins{buffer(op.getQuery()), buffer(op.getKey()),
+                         buffer(op.getValue())};
+  if (mod.mask)
+    ins.push_back(buffer(mod.mask));
+  Value out = alloc(loc, op.getType());
+  auto kernel = rt::KernelOp::create(b, loc, "attention_fused", ins,
+                                     ValueRange{out});
+  kernel->setAttr("scale", op.getScaleAttr());
+  if (mod.causalOffset)
+    kernel->setAttr("causal_offset", b.getI64IntegerAttr(*mod.causalOffset));
+  map.map(op.getResult(), out);
+}
+
+/// The fused kernel where it runs the modifier itself; otherwise scores =
+/// scale·q·kᵀ, the modifier's ops in place, softmax, ·v. Every kernel maps
+/// query head h to key/value head h / (H / Hkv), which is all
+/// grouped-query attention needs.
 LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
+  if (fusedAttention)
+    if (std::optional<FusedScoreModifier> mod = parc::classifyScoreModifier(op)) {
+      lowerFusedAttention(op, *mod);
+      return success();
+    }
   Location loc = op.getLoc();
   RankedTensorType scoreType = op.getScoreType();
   Value scores = alloc(loc, scoreType);
@@ -535,6 +563,7 @@ LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
 
 struct ConvertNNToRTPass
     : parc::impl::ConvertNNToRTBase<ConvertNNToRTPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto main = module.lookupSymbol<func::FuncOp>("main");
@@ -554,7 +583,7 @@ struct ConvertNNToRTPass
     OpBuilder b(main);
     auto lowered = func::FuncOp::create(b, main.getLoc(), "main",
                                         b.getFunctionType({}, {}));
-    if (failed(Lowering(b).lower(main, lowered))) {
+    if (failed(Lowering(b, fusedAttention).lower(main, lowered))) {
       lowered.erase();
       return signalPassFailure();
     }

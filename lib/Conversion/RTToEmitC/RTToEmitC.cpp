@@ -574,6 +574,24 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     emitCall(loc, ("parc_rt_" + name).str(), call);
     return success();
   }
+  if (name == "attention_fused") {
+    // q, k, v and an optional additive mask; with `causal_offset`, query i
+    // sees keys j <= i + causal_offset.
+    call.text(dtype(ins[0]));
+    for (Value v : ins.take_front(3))
+      shape(call.value(pointer(v)), v);
+    if (ins.size() > 3)
+      shape(call.value(pointer(ins[3])), ins[3]);
+    else
+      call.text("nullptr").lit(0).text("nullptr");
+    shape(call.value(pointer(outs[0])), outs[0]);
+    auto causal = dyn_cast_or_null<IntegerAttr>(attr("causal_offset"));
+    call.real(cast<FloatAttr>(attr("scale")).getValueAsDouble())
+        .lit(causal ? 1 : 0)
+        .lit(causal ? causal.getInt() : 0);
+    emitCall(loc, "parc_rt_attention_fused", call);
+    return success();
+  }
   return op.emitOpError() << "no runtime kernel named '" << name << "'";
 }
 

@@ -109,6 +109,20 @@ parc_rt_status_t parc_rt_attention_values(
     parc_rt_dtype_t dtype, const void *p, int64_t p_rank, const int64_t *p_dims,
     const void *v, int64_t v_rank, const int64_t *v_dims, void *out,
     int64_t out_rank, const int64_t *out_dims);
+/* softmax(scale q kᵀ + mask, causal) v without the [B, H, S, T] scores:
+ * q [B, H, S, D], k [B, Hkv, T, D], v [B, Hkv, T, Dv] -> out [B, H, S, Dv],
+ * query head h reading key/value head h / (H / Hkv). `mask` (null: none)
+ * is added to the scaled scores, broadcast numpy-style to [B, H, S, T];
+ * with `causal`, query i sees only keys j <= i + causal_offset. A row
+ * that sees no key is NaN, as softmax over -inf is. f32, bf16 and f16
+ * (accumulated in f32); the mask has the dtype of q. */
+parc_rt_status_t parc_rt_attention_fused(
+    parc_rt_dtype_t dtype, const void *q, int64_t q_rank, const int64_t *q_dims,
+    const void *k, int64_t k_rank, const int64_t *k_dims, const void *v,
+    int64_t v_rank, const int64_t *v_dims, const void *mask, int64_t mask_rank,
+    const int64_t *mask_dims, void *out, int64_t out_rank,
+    const int64_t *out_dims, float scale, int32_t causal,
+    int64_t causal_offset);
 parc_rt_status_t parc_rt_rotary_full(
     parc_rt_dtype_t dtype, const void *x, int64_t x_rank, const int64_t *x_dims,
     const void *cos, int64_t cos_rank, const int64_t *cos_dims, const void *sin,

@@ -40,8 +40,9 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 
 // -----
 
-// Attention: scores, the modifier's own ops, softmax over the key axis,
-// values; grouped-query heads stay un-repeated (4 query heads, 2 kv heads).
+// Attention with a modifier the fused kernel does not run (a multiplicative
+// mask): scores, the modifier's own ops, softmax over the key axis, values;
+// grouped-query heads stay un-repeated (4 query heads, 2 kv heads).
 // CHECK-LABEL: func.func @main()
 // CHECK: %[[Q:.*]] = rt.input 0 "q"
 // CHECK: %[[K:.*]] = rt.input 1 "k"
@@ -50,7 +51,7 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // CHECK: %[[S:.*]] = rt.alloc : memref<1x4x8x8xf32>
 // CHECK: rt.kernel "attention_scores" ins(%[[Q]], %[[K]] : memref<1x4x8x16xf32>, memref<1x2x8x16xf32>) outs(%[[S]] : memref<1x4x8x8xf32>) {scale = 2.500000e-01 : f32}
 // CHECK: %[[A:.*]] = rt.alloc : memref<1x4x8x8xf32>
-// CHECK: rt.kernel "add" ins(%[[S]], %[[M]] : memref<1x4x8x8xf32>, memref<1x1x8x8xf32>) outs(%[[A]] : memref<1x4x8x8xf32>)
+// CHECK: rt.kernel "mul" ins(%[[S]], %[[M]] : memref<1x4x8x8xf32>, memref<1x1x8x8xf32>) outs(%[[A]] : memref<1x4x8x8xf32>)
 // CHECK: %[[P:.*]] = rt.alloc : memref<1x4x8x8xf32>
 // CHECK: rt.kernel "softmax" ins(%[[A]] : memref<1x4x8x8xf32>) outs(%[[P]] : memref<1x4x8x8xf32>) {axis = 3 : i64}
 // CHECK: %[[O:.*]] = rt.alloc : memref<1x4x8x16xf32>
@@ -62,7 +63,7 @@ func.func @main(%q: tensor<1x4x8x16xf32> {onnx.name = "q"}, %k: tensor<1x2x8x16x
   %o = nn.attention %q, %k, %v mask(%m : tensor<1x1x8x8xf32>) {scale = 0.25 : f32}
       : (tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x4x8x16xf32> {
   ^bb0(%s: tensor<1x4x8x8xf32>, %mk: tensor<1x1x8x8xf32>):
-    %r = nn.add %s, %mk : (tensor<1x4x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x8xf32>
+    %r = nn.mul %s, %mk : (tensor<1x4x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x8xf32>
     nn.yield %r : tensor<1x4x8x8xf32>
   }
   return %o : tensor<1x4x8x16xf32>
