@@ -16,6 +16,9 @@ struct GenerateOptions {
   /// Untimed runs of the first step before the loop (parc-run --warmup):
   /// each writes the same cache entry the first timed step then rewrites.
   long warmup = 0;
+  /// The rank whose logits choose every next token, broadcast to all
+  /// ranks (the manifest's output_rank: the last stage's first rank).
+  int outputRank = 0;
 };
 
 /// Runs the prompt and then one step per new token through `p` (a program
