@@ -12,7 +12,8 @@ batch x max-seq x layers x kv-heads x head-dim x 2 (key and value) x 4 bytes,
 per rank: under --tp each rank holds kv-heads / tp heads (one when the
 model has fewer kv heads than tp: pairs of ranks share one, as the
 attention's grouped-query heads are shared), under --pp each stage its
-layers / pp. Every parallel configuration (1 rank, --tp 2, --tp 4, --pp 2,
+layers / pp; --tp 3 pads the 4 heads with zero heads to 6, the cache with
+them. Every parallel configuration (1 rank, --tp 2, --tp 4, --tp 3, --pp 2,
 --pp 2 --tp 2) must give onnxruntime's tokens exactly. A case with --eos set
 to a token onnxruntime generates checks that the sequence stops there (the
 rest of the row repeats it), with --warmup 2, at 1 rank and --pp 2 --tp 2
@@ -34,8 +35,8 @@ from generate_past import MODELS  # noqa: E402
 
 MAX_SEQ = 24
 # (name, --tp, --pp): every configuration runs every case.
-CONFIGS = [("1", 1, 1), ("tp2", 2, 1), ("tp4", 4, 1), ("pp2", 1, 2),
-           ("pp2tp2", 2, 2)]
+CONFIGS = [("1", 1, 1), ("tp2", 2, 1), ("tp4", 4, 1), ("tp3", 3, 1),
+           ("pp2", 1, 2), ("pp2tp2", 2, 2)]
 # The configurations that also run the --eos case.
 EOS_CONFIGS = ("1", "pp2tp2")
 # (model, prompt rows, new tokens): batch 1 and 2, several prompt lengths.
@@ -75,13 +76,13 @@ def compile_model(tools, model, batch, tp, pp, out, log):
 def cache_bytes_per_rank(cfg, batch, tp, pp):
     """The formula, from the generator's configuration: kv heads split over
     tp, or one per rank where tp is a multiple of them (shared by tp /
-    kv_heads ranks); layers split over pp."""
-    if cfg.kv_heads % tp == 0:
-        heads = cfg.kv_heads // tp
-    elif tp % cfg.kv_heads == 0:
-        heads = 1
-    else:
-        raise RuntimeError(f"--tp {tp} fits neither way {cfg.kv_heads} kv heads")
+    kv_heads ranks); heads tp fits neither way padded with zero heads to the
+    fewest kv heads that fit, keeping the query heads per kv head (4 heads
+    over --tp 3: 6); layers split over pp."""
+    kv = cfg.kv_heads
+    while (kv * (cfg.heads // cfg.kv_heads)) % tp or (kv % tp and tp % kv):
+        kv += 1
+    heads = kv // tp if kv % tp == 0 else 1
     assert cfg.layers % pp == 0, "the cases split the layers evenly"
     return batch * MAX_SEQ * (cfg.layers // pp) * heads * cfg.head_dim * 2 * 4
 
