@@ -803,6 +803,16 @@ Value parc::nn::weightSource(Value v) {
 
 bool parc::nn::isWeight(Value v) { return bool(weightSource(v)); }
 
+bool parc::nn::isKVCache(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  auto fn = arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+                : FunctionOpInterface();
+  if (!fn || !arg.getOwner()->isEntryBlock())
+    return false;
+  auto role = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kKVRoleAttr);
+  return role && role.getValue() == "cache";
+}
+
 int64_t parc::nn::batchDim(FunctionOpInterface main, unsigned k, bool result) {
   auto dim = result ? main.getResultAttrOfType<IntegerAttr>(k, "onnx.batch_dim")
                     : main.getArgAttrOfType<IntegerAttr>(k, "onnx.batch_dim");

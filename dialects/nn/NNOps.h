@@ -68,6 +68,15 @@ mlir::ElementsAttr weightElements(mlir::Value v);
 int64_t batchDim(mlir::FunctionOpInterface main, unsigned k,
                  bool result = false);
 
+/// The argument attribute naming an input's part in the token loop
+/// (nn-kv-cache: cache, position, tokens, positions, attention_mask).
+inline constexpr llvm::StringLiteral kKVRoleAttr = "parc.kv_role";
+
+/// Whether `v` is a KV cache: a function argument nn-kv-cache made the
+/// persistent state of generation. Sharding passes split it as the
+/// attention reading it is split, on its own argument, never by a copy.
+bool isKVCache(mlir::Value v);
+
 } // namespace parc::nn
 
 #endif // PARC_DIALECTS_NN_NNOPS_H

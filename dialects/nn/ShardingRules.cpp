@@ -597,6 +597,31 @@ struct Attention {
   }
 };
 
+/// A cache write keeps the split of its cache and update on any dim but
+/// the one it writes along: each rank writes its heads into its part of the
+/// cache. The position is read whole.
+struct KVCacheWrite {
+  static SmallVector<unsigned> operands(Operation *) { return {0, 1}; }
+  static SplitRule forward(Operation *op, Splits in) {
+    int64_t axis = cast<nn::KVCacheWriteOp>(op).getAxis();
+    if (!in[0] || in[0] != in[1])
+      return SplitRule::refuse("its cache and update must be split alike");
+    if (in[0]->dim == axis)
+      return SplitRule::refuse("it writes along the split dim");
+    if (in.size() > 2 && in[2])
+      return SplitRule::refuse("its position is read whole");
+    return splitTo(op, in[0]);
+  }
+  static SplitRule backward(Operation *op, unsigned, int64_t d) {
+    if (d == (int64_t)cast<nn::KVCacheWriteOp>(op).getAxis())
+      return SplitRule::refuse("it writes along the split dim");
+    SplitRule r;
+    r.splits.assign(op->getNumOperands(), std::nullopt);
+    r.splits[0] = r.splits[1] = dimOnly(d);
+    return r;
+  }
+};
+
 template <typename Op, typename Rule>
 struct Model
     : dist::ShardingRuleOpInterface::ExternalModel<Model<Op, Rule>, Op> {
@@ -643,5 +668,6 @@ void nn::registerShardingRuleModels(DialectRegistry &registry) {
     attach<Gemm, GemmOp>(ctx);
     attach<Linear, LinearOp>(ctx);
     attach<Attention, AttentionOp>(ctx);
+    attach<KVCacheWrite, KVCacheWriteOp>(ctx);
   });
 }

@@ -10,9 +10,16 @@ token per step). The token ids must be equal exactly, and every step's
 logits (parc-run --logits) within max|parc - ort| / max|ort| <= 1e-4 of
 onnxruntime's; parc-run must print TTFT, per-token latency and tokens/s; the
 manifest's KV-cache bytes must be batch x max-seq x layers x kv-heads x
-head-dim x 2 (key and value) x 4 bytes. A case with --eos set to a token
+head-dim x 2 (key and value) x 4 bytes, per rank: under --tp each rank holds
+kv-heads / tp heads (one when the model has fewer kv heads than tp: pairs of
+ranks share one, as the attention's grouped-query heads are shared), under
+--pp each stage its layers / pp; --tp 3 pads the 4 heads with zero heads to
+6, the cache with them. Every parallel configuration (1 rank, --tp 2, --tp
+4, --tp 3, --pp 2, --pp 2 --tp 2) must give onnxruntime's tokens exactly. In
+the configurations of EOS_CONFIGS (1 rank and --pp 2 --tp 2, where every
+rank must stop at the same step), a case with --eos set to a token
 onnxruntime generates checks that the sequence stops there (the rest of the
-row repeats it), with --warmup 2.
+row repeats it), with --warmup 2, and sampling is checked.
 
 Sampling (--temperature/--top-k/--seed) is checked by what holds whatever
 the draws: --top-k 1 and --temperature 1e-6 give onnxruntime's greedy
@@ -34,6 +41,11 @@ sys.path.insert(0, os.path.join(ROOT, "examples", "models"))
 from generate_past import MODELS  # noqa: E402
 
 MAX_SEQ = 24
+# (name, --tp, --pp): every configuration runs every case.
+CONFIGS = [("1", 1, 1), ("tp2", 2, 1), ("tp4", 4, 1), ("tp3", 3, 1),
+           ("pp2", 1, 2), ("pp2tp2", 2, 2)]
+# The configurations that also run the --eos case.
+EOS_CONFIGS = ("1", "pp2tp2")
 # (model, prompt rows, new tokens): batch 1 and 2, several prompt lengths.
 CASES = [
     ("gpt2_past", [[5, 17, 42, 3, 88]], 10),
@@ -75,19 +87,38 @@ def check_logits(got, want):
             raise RuntimeError(f"step {step}: logits error {err:.2e} > {RTOL:g}")
 
 
-def compile_model(tools, model, batch, out, log):
+def compile_model(tools, model, batch, tp, pp, out, log):
     run([os.path.join(tools, "parc"), "compile", model, "-o", out,
-         "--max-seq", str(MAX_SEQ), "--quiet",
+         "--max-seq", str(MAX_SEQ), "--quiet", "--tp", str(tp), "--pp", str(pp),
          "--input-shape", f"input_ids={batch}x1"], log)
     with open(os.path.join(out, "manifest.json")) as f:
         return json.load(f)
 
 
-def check_cache_bytes(manifest, cfg, batch):
-    want = batch * MAX_SEQ * cfg.layers * cfg.kv_heads * cfg.head_dim * 2 * 4
+def cache_bytes_per_rank(cfg, batch, tp, pp):
+    """The formula, from the generator's configuration: kv heads split over
+    tp, or one per rank where tp is a multiple of them (shared by tp /
+    kv_heads ranks); heads tp fits neither way padded with zero heads to the
+    fewest kv heads that fit, keeping the query heads per kv head (4 heads
+    over --tp 3: 6); layers split over pp."""
+    kv = cfg.kv_heads
+    while (kv * (cfg.heads // cfg.kv_heads)) % tp or (kv % tp and tp % kv):
+        kv += 1
+    heads = kv // tp if kv % tp == 0 else 1
+    assert cfg.layers % pp == 0, "the cases split the layers evenly"
+    return batch * MAX_SEQ * (cfg.layers // pp) * heads * cfg.head_dim * 2 * 4
+
+
+def check_cache_bytes(manifest, cfg, batch, tp, pp):
+    want = cache_bytes_per_rank(cfg, batch, tp, pp)
     got = manifest["generation"]["kv_cache_bytes_per_rank"]
     if got != want:
         raise RuntimeError(f"manifest KV-cache bytes {got}, formula gives {want}")
+    for prog in manifest["programs"]:
+        if prog.get("kv_cache_bytes") != want:
+            raise RuntimeError(f"program {prog.get('name')} holds "
+                               f"{prog.get('kv_cache_bytes')} B of cache, "
+                               f"formula gives {want}")
 
 
 def parc_tokens(tools, out, prompt_path, new, work, log, eos=None,
@@ -137,22 +168,32 @@ def check_sampling(args, out, prompt_path, prompt_len, greedy, new, work, log):
         raise RuntimeError("--temperature 1.5 --top-k 5 drew only the greedy tokens")
 
 
-def run_case(args, index, name, rows, new, log):
+def run_case(args, index, name, rows, new, config, log):
+    label, tp, pp = config
     work = os.path.join(args.work, f"{index}-{name}")
     os.makedirs(work, exist_ok=True)
     model = os.path.join(args.work, name + ".onnx")
     prompt = np.array(rows, dtype=np.int64)
     prompt_path = os.path.join(work, "prompt.npy")
     np.save(prompt_path, prompt)
+    ort_path = os.path.join(work, "ort.npy")
+    # onnxruntime's loop once per case, for every configuration.
+    if os.path.exists(ort_path):
+        want = np.load(ort_path)
+        want_logits = np.load(ort_path.replace(".npy", "-logits.npy"))
+    else:
+        want, want_logits = ort_tokens(model, prompt_path, new, ort_path, log)
+    work = os.path.join(work, label)
+    os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "compiled")
-    manifest = compile_model(args.tools, model, len(rows), out, log)
-    check_cache_bytes(manifest, MODELS[name], len(rows))
-    want, want_logits = ort_tokens(model, prompt_path, new,
-                                   os.path.join(work, "ort.npy"), log)
+    manifest = compile_model(args.tools, model, len(rows), tp, pp, out, log)
+    check_cache_bytes(manifest, MODELS[name], len(rows), tp, pp)
     got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log)
     if not np.array_equal(got, want):
         raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
     check_logits(logits, want_logits)
+    if label not in EOS_CONFIGS:
+        return f"{new} new tokens x {len(rows)}, logits"
     check_sampling(args, out, prompt_path, prompt.shape[1], want, new, work, log)
     if len(rows) != 1:
         return f"{new} new tokens x {len(rows)}, logits, sampling"
@@ -172,6 +213,8 @@ def main():
     p.add_argument("--tools", required=True, help="folder of parc and parc-run")
     p.add_argument("--work", required=True)
     p.add_argument("--only", nargs="*", choices=list(MODELS), help="models to run")
+    p.add_argument("--configs", nargs="*", choices=[c[0] for c in CONFIGS],
+                   help="parallel configurations to run (default: all)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     subprocess.run([sys.executable, os.path.join(ROOT, "examples", "models",
@@ -179,16 +222,20 @@ def main():
                     "--out", args.work], check=True, stdout=subprocess.DEVNULL)
     passed = failed = 0
     with open(os.path.join(args.work, "log.txt"), "w") as log:
-        for i, (name, rows, new) in enumerate(CASES):
-            if args.only and name not in args.only:
+        for config in CONFIGS:
+            if args.configs and config[0] not in args.configs:
                 continue
-            try:
-                row, ok = "PASS: " + run_case(args, i, name, rows, new, log), True
-            except RuntimeError as e:
-                row, ok = f"FAIL: {e}", False
-            print(f"{name:12} batch {len(rows)} prompt {len(rows[0]):2}  {row}",
-                  flush=True)
-            passed, failed = passed + ok, failed + (not ok)
+            for i, (name, rows, new) in enumerate(CASES):
+                if args.only and name not in args.only:
+                    continue
+                try:
+                    row = "PASS: " + run_case(args, i, name, rows, new, config, log)
+                    ok = True
+                except RuntimeError as e:
+                    row, ok = f"FAIL: {e}", False
+                print(f"{config[0]:7} {name:12} batch {len(rows)} prompt "
+                      f"{len(rows[0]):2}  {row}", flush=True)
+                passed, failed = passed + ok, failed + (not ok)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

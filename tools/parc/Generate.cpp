@@ -10,6 +10,8 @@
 
 #include "Generate.h"
 
+#include "nn/NNOps.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -115,11 +117,10 @@ Error parc::driver::bindDecodeStep(StringRef modelPath, int64_t maxSeq,
 
 int64_t parc::driver::kvCacheBytes(mlir::func::FuncOp main) {
   int64_t bytes = 0;
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto role = main.getArgAttrOfType<mlir::StringAttr>(i, "parc.kv_role");
-    if (!role || role.getValue() != "cache")
+  for (mlir::BlockArgument arg : main.getArguments()) {
+    if (!parc::nn::isKVCache(arg))
       continue;
-    auto t = cast<mlir::RankedTensorType>(main.getArgument(i).getType());
+    auto t = cast<mlir::RankedTensorType>(arg.getType());
     bytes += t.getNumElements() * ((t.getElementTypeBitWidth() + 7) / 8);
   }
   return bytes;

@@ -22,7 +22,8 @@ llvm::Error bindDecodeStep(llvm::StringRef modelPath, int64_t maxSeq,
                            parc::OnnxImportOptions &options);
 
 /// The bytes of the KV cache buffers `main` holds (its inputs nn-kv-cache
-/// tagged as caches).
+/// tagged as caches): a rank program's, after dist-partition gave them their
+/// heads and dist-extract-stage kept its stage's layers.
 int64_t kvCacheBytes(mlir::func::FuncOp main);
 
 } // namespace parc::driver

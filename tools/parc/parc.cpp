@@ -503,10 +503,16 @@ LogicalResult Compilation::run() {
     return fail(
         "--kv-cache needs --max-seq S (the cache's capacity in tokens)");
   if (maxSeq.getNumOccurrences()) {
-    if (tp > 1 || pp > 1 || dp > 1 || ep > 1 || microBatches > 1 || autoPlan)
-      return fail("--max-seq: generation runs on one rank so far: --tp, --pp, "
+    // The cache is sharded like the attention under --tp and per stage
+    // under --pp; batch splits and expert meshes are not there yet.
+    if (dp > 1 || ep > 1 || microBatches > 1 || autoPlan)
+      return fail("--max-seq: generation runs under --tp and --pp so far: "
                   "--dp, --ep, --micro-batches and --auto do not combine with "
                   "it yet");
+    if (sp)
+      return fail("--max-seq: --sp splits the sequence over --tp, but a "
+                  "decode step has one token per sequence: drop --sp (--tp "
+                  "alone splits the heads and the cache)");
     // The caches are the program's f32 inputs: a cast at entry would copy
     // them, and the writes would miss the persistent buffer.
     if (dtype != "f32")
@@ -554,7 +560,6 @@ LogicalResult Compilation::run() {
   if (fixedBatch && dp > 1 && microBatches == 1 &&
       failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
     return failure();
-  int64_t kvBytes = 0;
   if (maxSeq.getNumOccurrences()) {
     progress(llvm::formatv("keeping the KV cache on the rank ({0} tokens)",
                            maxSeq.getValue())
@@ -565,8 +570,6 @@ LogicalResult Compilation::run() {
           pm.addNestedPass<func::FuncOp>(parc::nn::createNNKVCache(options));
         })))
       return failure();
-    kvBytes =
-        parc::driver::kvCacheBytes(module->lookupSymbol<func::FuncOp>("main"));
   }
   if (autoPlan) {
     if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
@@ -691,7 +694,7 @@ LogicalResult Compilation::run() {
     if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
       return fail("cannot create '" + path(dir) + "': " + ec.message());
   llvm::json::Array programs, ranks, inputs, outputs, moeLayers;
-  int64_t commBytes = 0, sendBytes = 0, totalWeightBytes = 0;
+  int64_t commBytes = 0, sendBytes = 0, totalWeightBytes = 0, kvBytes = 0;
   llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
   for (int64_t stage = 0; stage < pp; ++stage) {
     std::string name = pp > 1 ? "stage" + std::to_string(stage) : "main";
@@ -730,9 +733,15 @@ LogicalResult Compilation::run() {
                              stats.getAs<IntegerAttr>("interleaved").getInt())
                    .str());
     }
+    // The caches this stage's ranks hold: their layers, their heads.
+    const int64_t stageKvBytes = parc::driver::kvCacheBytes(
+        (*program).lookupSymbol<func::FuncOp>("main"));
+    kvBytes = std::max(kvBytes, stageKvBytes);
     auto info = emitProgram(*program, name, stage, totalWeightBytes, ranks);
     if (failed(info))
       return failure();
+    if (maxSeq.getNumOccurrences())
+      info->json["kv_cache_bytes"] = stageKvBytes;
     commBytes += info->commBytes;
     sendBytes += info->sendBytes;
     for (auto &entry : info->perCollective) {

@@ -511,6 +511,14 @@ bool dist::padAttentionHeads(nn::LinearOp row, int64_t tp) {
   }
   for (auto [v, type] : types)
     v.setType(type);
+  // A KV cache takes the zero heads too: the function's signature follows.
+  if (!r.caches.empty()) {
+    auto fn = cast<func::FuncOp>(
+        cast<BlockArgument>(r.caches.begin()->first).getOwner()->getParentOp());
+    fn.setType(FunctionType::get(fn.getContext(),
+                                 fn.getBody().getArgumentTypes(),
+                                 fn.getResultTypes()));
+  }
   retypeScoreModifier(h->att);
   LLVM_DEBUG(llvm::dbgs() << "dist: padded the attention of " << nodeOf(h->att)
                           << " from " << h->heads << "/" << h->kvHeads << " to "

@@ -2,8 +2,8 @@
 //
 // Global program with shardings → one SPMD rank program on local types.
 // Constants annotated with a split become `dist.local_part`s (weights cut
-// per rank at compile time); every other layout change stays pending as a
-// `dist.reshard` for dist-comm.
+// per rank at compile time); KV cache arguments take their part's type;
+// every other layout change stays pending as a `dist.reshard` for dist-comm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,6 +117,7 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
       module.emitError("expected func.func @main");
       return signalPassFailure();
     }
+    partitionCaches(main);
     if (failed(partition(main, tp)))
       return signalPassFailure();
     main.walk([](Operation *op) {
@@ -125,6 +126,20 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
                           dist::kVocabAttr})
         op->removeAttr(a);
     });
+  }
+
+  /// KV caches split with their heads: each rank's argument is its part,
+  /// the persistent buffer the runtime keeps (no slice, no copy per step).
+  void partitionCaches(func::FuncOp main) {
+    auto mesh = getOperation().lookupSymbol<dist::MeshOp>(dist::kMeshName);
+    for (BlockArgument arg : main.getArguments())
+      if (dist::ShardingAttr s = dist::shardingOf(arg)) {
+        arg.setType(localType(dist::tensorOf(arg), s, mesh));
+        main.removeArgAttr(arg.getArgNumber(), dist::kArgSharding);
+      }
+    main.setType(FunctionType::get(&getContext(),
+                                   main.getBody().getArgumentTypes(),
+                                   main.getResultTypes()));
   }
 
   LogicalResult partition(func::FuncOp main, int64_t tp) {

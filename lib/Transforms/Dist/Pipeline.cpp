@@ -675,6 +675,14 @@ struct DistExtractStagePass
       if (s ? s.getInt() != stage : op->use_empty())
         op->erase();
     }
+    // Each stage owns its own layers' KV caches: the others' leave its
+    // signature, so that no rank allocates a cache it never reads.
+    llvm::BitVector others(main.getNumArguments());
+    for (BlockArgument arg : main.getArguments())
+      if (arg.use_empty() && nn::isKVCache(arg))
+        others.set(arg.getArgNumber());
+    if (failed(main.eraseArguments(others)))
+      return signalPassFailure();
     auto micro = main->getAttrOfType<IntegerAttr>(kMicroBatches);
     OpBuilder b(&getContext());
     module->setAttr("dist.pipeline",

@@ -212,8 +212,18 @@ std::optional<int64_t> dist::splitDimOf(ShardingAttr s) {
   return std::nullopt;
 }
 
+/// The function whose argument `v` is, if any.
+static func::FuncOp argumentOwner(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+             : func::FuncOp();
+}
+
 dist::ShardingAttr dist::shardingOf(Value v) {
   Operation *def = v.getDefiningOp();
+  if (func::FuncOp fn = def ? func::FuncOp() : argumentOwner(v))
+    return fn.getArgAttrOfType<ShardingAttr>(
+        cast<BlockArgument>(v).getArgNumber(), kArgSharding);
   if (!def)
     return {};
   if (auto shard = dyn_cast<ShardOp>(def))
@@ -228,6 +238,14 @@ dist::ShardingAttr dist::shardingOf(Value v) {
 void dist::setSharding(Value v, ShardingAttr s) {
   Operation *def = v.getDefiningOp();
   MLIRContext *ctx = v.getContext();
+  if (!def) {
+    // Only a KV cache is split where it enters (the planner admits no other
+    // argument into a region).
+    assert(nn::isKVCache(v) && "only a KV cache argument takes a sharding");
+    argumentOwner(v).setArgAttr(cast<BlockArgument>(v).getArgNumber(),
+                                kArgSharding, s);
+    return;
+  }
   SmallVector<Attribute> all(def->getNumResults(), replicatedSharding(ctx));
   if (auto old = def->getAttrOfType<ArrayAttr>(kResultShardings))
     all.assign(old.begin(), old.end());
@@ -404,6 +422,12 @@ LogicalResult dist::Planner::collect(dist::Region &r) {
     // simply no row-parallel candidate: nothing to explain.
     if (!def && v == input)
       return failure();
+    // A KV cache is state the region writes and reads: it is split with the
+    // heads it holds, in place.
+    if (!def && nn::isKVCache(v)) {
+      r.caches[v] = dim;
+      continue;
+    }
     if (!def)
       return reject(r.row, "it reads a graph input without a column linear");
     if (auto lin = dyn_cast<nn::LinearOp>(def)) {
@@ -457,6 +481,8 @@ LogicalResult dist::Planner::planKeyValueParts(dist::Region &r) {
       r.parts[v] = kvHeads;
       Operation *def = v.getDefiningOp();
       if (auto col = dyn_cast_or_null<nn::LinearOp>(def); col && r.columns.contains(col))
+        continue;
+      if (r.caches.contains(v))
         continue;
       if (!def || !r.ops.contains(def))
         return reject(op, "its key/value do not come from column linears");
@@ -529,6 +555,8 @@ std::string dist::Planner::outsideReader(dist::Region &r, Operation *user) {
 LogicalResult dist::Planner::propagate(dist::Region &r) {
   for (nn::LinearOp col : r.columns)
     r.split[col.getResult()] = col.getType().getRank() - 1;
+  for (auto [cache, dim] : r.caches)
+    r.split[cache] = dim;
   // Program order: every operand is placed before its user.
   SmallVector<Operation *> ordered(r.ops.begin(), r.ops.end());
   llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

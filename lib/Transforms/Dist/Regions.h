@@ -35,6 +35,9 @@ constexpr llvm::StringLiteral kSequenceParallelAttr = "dist.sequence_parallel";
 constexpr llvm::StringLiteral kHeadAttr = "dist.output_head";
 constexpr llvm::StringLiteral kVocabAttr = "dist.vocab_parallel";
 constexpr llvm::StringLiteral kRegionsCountAttr = "dist.tp_regions";
+/// The layout of a KV cache argument (nn::isKVCache): persistent state each
+/// rank holds its part of, so dist-partition retypes the argument itself.
+constexpr llvm::StringLiteral kArgSharding = "dist.sharding";
 /// The micro-batch an op computes for (dist-pipeline, dist-micro-batch):
 /// chains dist-overlap may interleave.
 constexpr llvm::StringLiteral kMicroBatch = "dist.micro_batch";
@@ -102,8 +105,8 @@ ShardingAttr partialSharding(mlir::MLIRContext *ctx);
 std::optional<int64_t> splitDimOf(ShardingAttr s);
 
 /// The layout of `v` as its producer leaves it: the `dist.result_shardings`
-/// entry of its defining op, or the sharding of a `dist.shard`; null when
-/// replicated.
+/// entry of its defining op, the sharding of a `dist.shard`, or a KV cache
+/// argument's `dist.sharding`; null when replicated.
 ShardingAttr shardingOf(mlir::Value v);
 void setSharding(mlir::Value v, ShardingAttr s);
 
@@ -134,6 +137,9 @@ struct Region {
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<int64_t>> blocks;
   /// Constant operands to replace by this rank's part: operand → dim.
   llvm::SmallVector<std::pair<mlir::OpOperand *, int64_t>> sideParts;
+  /// KV cache arguments the region writes and reads (nn::isKVCache), by
+  /// the dim of the heads they are split on like the keys and values.
+  llvm::DenseMap<mlir::Value, int64_t> caches;
 };
 
 class Planner {

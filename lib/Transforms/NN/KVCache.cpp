@@ -40,7 +40,7 @@ using namespace parc::nn;
 
 namespace {
 
-constexpr StringLiteral kRole = "parc.kv_role";
+constexpr StringLiteral kRole = kKVRoleAttr;
 
 StringRef argName(func::FuncOp f, unsigned i) {
   auto n = f.getArgAttrOfType<StringAttr>(i, "onnx.name");

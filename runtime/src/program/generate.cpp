@@ -8,7 +8,9 @@
 // (a prefill program with the prompt's length bound at compile time is not
 // there yet); the first new token comes from the prompt's last step. The
 // next token is picked greedily or drawn by a seeded sampler (Sampler), and
-// --logits keeps every step's logits (LogitsLog).
+// --logits keeps every step's logits (LogitsLog). Across ranks (--tp, --pp)
+// every rank runs every step on its part of the weights and cache, and the
+// rank holding the logits sends its choice to all (TokenAgreement).
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,8 +76,11 @@ parc_rt_status_t checkProgram(const parc_rt_program_t *p, int64_t &batch) {
     if (role == PARC_RT_ROLE_TOKENS)
       batch = d.dims[0];
   }
-  if (batch < 1 || p->num_outputs < 1 || p->outputs[0].rank != 3 ||
-      p->outputs[0].dtype != PARC_RT_F32 || p->outputs[0].dims[0] != batch)
+  // Only the last pipeline stage has outputs: the logits.
+  if (batch < 1 || (p->num_outputs > 0 &&
+                    (p->outputs[0].rank != 3 ||
+                     p->outputs[0].dtype != PARC_RT_F32 ||
+                     p->outputs[0].dims[0] != batch)))
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "--prompt: the program needs input_ids and f32 logits "
                 "[batch, 1, vocab] as its first output");
@@ -245,21 +250,17 @@ private:
   std::vector<double> cumulative;
 };
 
-/// Token t + 1 of every row from step t's logits. Every row draws, in
+/// Step t's choice for every row, from its logits. Every row draws, in
 /// order, even a finished one, which repeats its end token (it stops being
 /// reported; the batch is computed together): a row's draws do not depend
 /// on when the others stop.
 void pickNext(const std::vector<float> &logits, Sampler &sampler, long eos,
-              std::vector<int64_t> &tokens, int64_t total, int64_t t,
-              std::vector<char> &done) {
+              const std::vector<char> &done, std::vector<int64_t> &next) {
   const int64_t batch = int64_t(done.size());
   const int64_t vocab = int64_t(logits.size()) / batch;
   for (int64_t b = 0; b < batch; ++b) {
-    int64_t next = sampler.pick(&logits[b * vocab], vocab);
-    if (done[b])
-      next = eos;
-    tokens[b * total + t + 1] = next;
-    done[b] |= next == eos;
+    const int64_t drawn = sampler.pick(&logits[b * vocab], vocab);
+    next[b] = done[b] ? eos : drawn;
   }
 }
 
@@ -281,6 +282,63 @@ struct LogitsLog {
   }
 };
 
+/// Every rank runs every step, on the same tokens: the rank whose logits
+/// choose (the last stage's first, the manifest's output_rank) broadcasts
+/// the next token of each row over the world, with the collectives'
+/// timeout. The weights and caches stay where they are; only these batch
+/// ids move. The buffer is device memory (NCCL reads no host memory).
+class TokenAgreement {
+public:
+  ~TokenAgreement() {
+    if (ids)
+      deviceFree(ids);
+  }
+  parc_rt_status_t create(parc_rt_context_t *ctx, int chooser, int64_t batch) {
+    world = parc_rt_context_world(ctx);
+    root = chooser;
+    bytes = size_t(batch) * sizeof(int64_t);
+    if (parc_rt_comm_size(world) == 1)
+      return PARC_RT_OK;
+    if (root < 0 || root >= parc_rt_comm_size(world))
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "generate: output rank %d is not a rank of the %d-rank "
+                  "world",
+                  root, parc_rt_comm_size(world));
+    return deviceAlloc(bytes, "token agreement", &ids);
+  }
+  /// `next` holds the chooser's tokens on every rank afterwards.
+  parc_rt_status_t agree(std::vector<int64_t> &next) {
+    if (!ids)
+      return PARC_RT_OK;
+    PARC_RT_RETURN_IF_ERROR(upload(ids, next.data(), bytes));
+    parc_rt_request_t *request = nullptr;
+    PARC_RT_RETURN_IF_ERROR(parc_rt_broadcast_start(
+        world, ids, int64_t(next.size()), PARC_RT_I64, root, &request));
+    PARC_RT_RETURN_IF_ERROR(parc_rt_wait(request));
+    if (deviceIsHost()) {
+      std::memcpy(next.data(), ids, bytes);
+      return PARC_RT_OK;
+    }
+    return copyToHost(next.data(), ids, bytes);
+  }
+
+private:
+  parc_rt_comm_t *world = nullptr;
+  int root = 0;
+  size_t bytes = 0;
+  void *ids = nullptr;
+};
+
+/// Step t's agreed choice becomes token t + 1 of every row.
+void takeNext(const std::vector<int64_t> &next, const GenerateOptions &o,
+              std::vector<int64_t> &tokens, int64_t total, int64_t t,
+              std::vector<char> &done) {
+  for (size_t b = 0; b < done.size(); ++b) {
+    tokens[b * total + t + 1] = next[b];
+    done[b] |= next[b] == o.eos;
+  }
+}
+
 } // namespace
 
 parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
@@ -293,6 +351,9 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
   PARC_RT_RETURN_IF_ERROR(readPrompt(p, o, batch, promptLen, total, tokens));
   StepBuffers buf;
   PARC_RT_RETURN_IF_ERROR(buf.create(p));
+  TokenAgreement agreement;
+  PARC_RT_RETURN_IF_ERROR(agreement.create(ctx, o.outputRank, batch));
+  std::vector<int64_t> next(static_cast<size_t>(batch), 0);
   std::vector<char> done(static_cast<size_t>(batch), 0);
   std::vector<double> stepMs;
   std::vector<float> logits;
@@ -314,10 +375,14 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
     PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
     // The prompt's last step gives the first new token.
     if (t + 1 >= promptLen) {
-      PARC_RT_RETURN_IF_ERROR(readLogits(p, buf, batch, logits));
-      pickNext(logits, sampler, o.eos, tokens, total, t, done);
-      if (writer && !o.logitsPath.empty())
-        logitsLog.add(logits);
+      if (p->num_outputs > 0) {
+        PARC_RT_RETURN_IF_ERROR(readLogits(p, buf, batch, logits));
+        pickNext(logits, sampler, o.eos, done, next);
+        if (writer && !o.logitsPath.empty())
+          logitsLog.add(logits);
+      }
+      PARC_RT_RETURN_IF_ERROR(agreement.agree(next));
+      takeNext(next, o, tokens, total, t, done);
       ++generated;
     }
     const double ms = std::chrono::duration<double, std::milli>(

@@ -25,6 +25,9 @@ struct GenerateOptions {
   /// --logits: the writer stores every step's logits [steps, batch, vocab]
   /// here (through a temporary file and a rename).
   std::string logitsPath;
+  /// The rank whose logits choose every next token, broadcast to all
+  /// ranks (the manifest's output_rank: the last stage's first rank).
+  int outputRank = 0;
 };
 
 /// Runs the prompt and then one step per new token through `p` (a program

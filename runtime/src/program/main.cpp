@@ -566,6 +566,7 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
 
   if (!o.generate.prompt.empty()) {
     o.generate.warmup = o.warmup;
+    o.generate.outputRank = int(o.outputRank);
     parc_rt_check(ctx,
                   runGeneration(ctx, p, o.generate, weightSlots.data(),
                                 o.outputDir, rank == o.outputRank),

@@ -122,7 +122,10 @@ def DistPartition : Pass<"dist-partition", "::mlir::ModuleOp"> {
     a split becomes a `dist.local_part` (the weight writer cuts each rank's
     part at compile time: blockwise for fused QKV, replicated over ranks for
     grouped-query parts), and every other resharding becomes a
-    `dist.reshard` on local types. A row-parallel linear loses its bias,
+    `dist.reshard` on local types. A KV cache argument split with its
+    attention's key/value heads (`dist.sharding` on the argument) takes its
+    local type itself: each rank's cache buffer is its part, written in
+    place. A row-parallel linear loses its bias,
     which is added once after the reduction. A vocabulary-parallel lookup
     reads this rank's rows only: indices are shifted by the rank's first row
     (its part of a [tp, 3] constant of bounds), indices outside its rows
@@ -358,7 +361,9 @@ def DistExtractStage : Pass<"dist-extract-stage", "::mlir::ModuleOp"> {
     Input: the output of dist-pipeline. Keeps the ops of `@main` tagged
     with `dist.stage` = `stage` and the untagged ops (constants) they use;
     every other stage's ops are erased. Program inputs stay (every rank is
-    given them); only the last stage keeps the outputs. The module records
+    given them), except the KV caches (`parc.kv_role = "cache"`) of other
+    stages' layers: each stage owns its own. Only the last stage keeps the
+    outputs. The module records
     `dist.pipeline = {stage, stages, micro_batches, virtual_stages}` for
     code generation.
   }];
