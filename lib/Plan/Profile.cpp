@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/Plan/Planner.h"
+#include "nn/NNCost.h"
 #include "nn/NNOps.h"
 #include "nn/NodeLocation.h"
 
@@ -40,9 +41,7 @@ double elems(Value v) {
 
 using nn::isWeight;
 
-std::string nodeName(Operation *op) {
-  return nn::onnxNode(op->getLoc()).value_or("").str();
-}
+std::string nodeName(Operation *op) { return nn::nodeName(op->getLoc(), ""); }
 
 /// The repeated module of a node path: the first component spelled
 /// `ident.N` (`layers.3`, `h.0`, `layer.11`), or "" outside any block.
@@ -80,23 +79,6 @@ SmallVector<Value> activationOperands(Operation *op) {
   return out;
 }
 
-/// `nn.moe` (stacked experts, top-k routing), read through its generic form:
-/// operands input [T..., H], router_logits [T..., E], fc1 [E, H, F],
-/// fc2 [E, F, H], optional fc3 [E, H, F]; attribute top_k.
-bool isFusedMoe(Operation *op) {
-  return op->getName().getStringRef() == "nn.moe" && op->getNumOperands() >= 4;
-}
-
-double flopsPerElement(Operation *op) {
-  if (isa<nn::LayerNormOp, nn::RmsNormOp, nn::SoftmaxOp>(op))
-    return 5;
-  if (isa<nn::GeluOp, nn::SiluOp, nn::ErfOp, nn::TanhOp, nn::SigmoidOp, nn::ExpOp>(op))
-    return 8;
-  if (isa<nn::RotaryOp>(op))
-    return 4;
-  return 1;
-}
-
 class Profiler {
 public:
   explicit Profiler(func::FuncOp main) : main(main) {}
@@ -106,7 +88,7 @@ private:
   void classify();
   void findExperts();
   OpCost cost(Operation *op);
-  OpCost finishMoe(Operation *op, OpCost c);
+  OpCost finishMoe(nn::MoeOp moe, OpCost c);
   /// What checkBuildable reads: inputs, batched dims, layers, the first
   /// norm --sp splits.
   void readBuildFacts();
@@ -192,10 +174,9 @@ void Profiler::classify() {
 
 void Profiler::findExperts() {
   for (Operation *op : ops) {
-    if (isFusedMoe(op)) {
-      auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
-      auto k = op->getAttrOfType<IntegerAttr>("top_k");
-      std::pair<int64_t, int64_t> ek{fc1.getDimSize(0), k ? k.getInt() : 1};
+    if (auto moe = dyn_cast<nn::MoeOp>(op)) {
+      std::pair<int64_t, int64_t> ek{moe.getNumExperts(),
+                                     (int64_t)moe.getTopK()};
       routers[op] = ek;
       expertOps[op] = ek;
       continue;
@@ -250,64 +231,25 @@ OpCost Profiler::cost(Operation *op) {
   OpCost c;
   c.op = op->getName().stripDialect().str();
   c.node = nodeName(op);
+  c.free = isa<nn::ReshapeOp>(op);
   double out = 0;
   for (Value r : op->getResults())
     out += elems(r);
-  auto weights = [&](Value w) {
-    c.weightElems += elems(w);
-    c.weightReadElems += elems(w);
-  };
-  if (auto l = dyn_cast<nn::LinearOp>(op)) {
-    double k = (double)cast<RankedTensorType>(l.getInput().getType()).getShape().back();
-    c.flops = 2 * out * k;
-    c.actElems = elems(l.getInput()) + out;
-    weights(l.getWeight());
-    if (l.getBias())
-      weights(l.getBias());
-  } else if (auto a = dyn_cast<nn::AttentionOp>(op)) {
-    auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
-    auto v = cast<RankedTensorType>(a.getValue().getType()).getShape();
-    auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
-    double b = q[0], h = q[1], s = q[2], d = q[3], t = k[2], dv = v[3];
-    // QKᵀ and PV products, plus the scale, modifier and softmax on scores.
-    c.flops = 2 * b * h * s * t * (d + dv) + 7 * b * h * s * t;
-    c.actElems = elems(a.getQuery()) + elems(a.getKey()) + elems(a.getValue()) + out;
-  } else if (isFusedMoe(op)) {
-    // Only the chosen experts run: T tokens × top_k × (2 or 3) products of
-    // H × F, plus the routing softmax and top-k over E.
-    auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
-    double e = fc1.getDimSize(0), h = fc1.getDimSize(1), f = fc1.getDimSize(2);
-    double tokens = elems(op->getOperand(0)) / h;
-    auto k = op->getAttrOfType<IntegerAttr>("top_k");
-    double products = op->getNumOperands() > 4 ? 3 : 2;
-    c.flops = tokens * (double)(k ? k.getInt() : 1) * products * 2 * h * f + 5 * tokens * e;
-    c.actElems = elems(op->getOperand(0)) + elems(op->getOperand(1)) + out;
-    for (Value w : op->getOperands().drop_front(2))
-      weights(w);
+  // FLOPs and traffic are nn's cost model; the rest is how TP divides it.
+  c.flops = (double)nn::flopsOf(op);
+  nn::Traffic traffic = nn::trafficOf(op);
+  c.actElems = (double)traffic.activationElems;
+  c.weightElems = c.weightReadElems = (double)traffic.weightElems;
+  // An embedding holds its whole table, and reads only the rows (counted
+  // with the activations: they scale with the tokens, not the table).
+  if (auto g = dyn_cast<nn::GatherOp>(op); g && isWeight(g.getData()))
+    c.weightElems = elems(g.getData());
+  if (auto moe = dyn_cast<nn::MoeOp>(op)) {
     // Expert tensor parallelism: F split, outputs all-reduced.
     c.split = Split::Tp;
     c.comm = Collective::AllReduce;
     c.commElems = out;
-    return finishMoe(op, c);
-  } else if (auto m = dyn_cast<nn::MatMulOp>(op)) {
-    double k = (double)cast<RankedTensorType>(m.getLhs().getType()).getShape().back();
-    c.flops = 2 * out * k;
-    for (Value v : op->getOperands())
-      isWeight(v) ? weights(v) : (void)(c.actElems += elems(v));
-    c.actElems += out;
-  } else if (auto g = dyn_cast<nn::GatherOp>(op); g && isWeight(g.getData())) {
-    // An embedding lookup reads only the rows it gathers (counted with the
-    // activations: they scale with the tokens, not the table).
-    c.weightElems = elems(g.getData());
-    c.actElems = elems(g.getIndices()) + 2 * out;
-  } else {
-    c.free = isa<nn::ReshapeOp>(op);
-    if (!c.free) {
-      c.flops = flopsPerElement(op) * out;
-      for (Value v : op->getOperands())
-        isWeight(v) ? weights(v) : (void)(c.actElems += elems(v));
-      c.actElems += out;
-    }
+    return finishMoe(moe, c);
   }
   // The classes found by classify().
   Split in = Split::None;
@@ -337,8 +279,6 @@ OpCost Profiler::cost(Operation *op) {
   }
   if (auto it = expertOps.find(op); it != expertOps.end()) {
     c.expert = true;
-    if (isFusedMoe(op))
-      return c; // costed as routed already
     // Routed: each token visits topK of the experts. Under tp the experts
     // split inside (Megatron's expert tensor parallelism, `--etp`) and the
     // combined output is all-reduced once: 1/E of it per expert.
@@ -351,13 +291,12 @@ OpCost Profiler::cost(Operation *op) {
   return c;
 }
 
-OpCost Profiler::finishMoe(Operation *op, OpCost c) {
-  int64_t k = expertOps.lookup(op).second;
+OpCost Profiler::finishMoe(nn::MoeOp moe, OpCost c) {
   c.expert = true;
-  c.dispatchElems = elems(op->getOperand(0));
-  c.topK = k;
-  int64_t f = cast<RankedTensorType>(op->getOperand(2).getType()).getDimSize(2);
-  profile.tpConstraints.push_back({f, "expert features of node '" + c.node + "'"});
+  c.dispatchElems = elems(moe.getInput());
+  c.topK = expertOps.lookup(moe).second;
+  profile.tpConstraints.push_back(
+      {moe.getFfnSize(), "expert features of node '" + c.node + "'"});
   return c;
 }
 

@@ -24,6 +24,7 @@
 
 #include "Regions.h"
 #include "dist/DistDialect.h"
+#include "nn/NNCost.h"
 #include "nn/NNOps.h"
 #include "parc/Transforms/Dist/Passes.h"
 
@@ -159,6 +160,14 @@ int64_t wholeBytes(Operation *op) {
                   payload(op->getResult(0).getType()));
 }
 
+/// The cluster peak that products in `element` run at: bf16 and f16 have
+/// their own, everything else runs at the f32 one.
+StringRef peakDType(Type element) {
+  if (element && element.isBF16())
+    return "bf16";
+  return element && element.isF16() ? "f16" : "f32";
+}
+
 std::string microseconds(double s) {
   return llvm::formatv("{0:f2} us", s * 1e6).str();
 }
@@ -172,10 +181,7 @@ public:
   /// The device's rates for products in `element`'s type; fails (with an
   /// error at `op`) when the cluster gives no peak for it.
   FailureOr<plan::DeviceRates> rates(Operation *op, Type element) const {
-    StringRef dtype = element.isBF16()  ? "bf16"
-                      : element.isF16() ? "f16"
-                                        : "f32";
-    llvm::Expected<double> peak = cluster.flopsFor(dtype);
+    llvm::Expected<double> peak = cluster.flopsFor(peakDType(element));
     if (!peak) {
       mlir::emitError(op->getLoc())
           << "dist-overlap: cannot price " << dist::nodeOf(op) << ": "
@@ -203,30 +209,26 @@ public:
     return cluster.linkFor(ranks, stride);
   }
 
-  /// One op's roofline: its FLOPs, and the bytes of its operands and
-  /// results through memory. Communication and views cost nothing here.
+  /// One op's roofline: its FLOPs and memory traffic (nn's cost model).
+  /// Communication, constants and views (no FLOPs, nothing moved) cost
+  /// nothing here.
   double opTime(Operation *op) const {
-    if (!op->getDialect() || isa<dist::DistDialect>(op->getDialect()) ||
-        isa<nn::ReshapeOp>(op) || op->hasTrait<OpTrait::ConstantLike>())
+    auto cost = dyn_cast<nn::CostOpInterface>(op);
+    if (!cost)
       return 0;
-    double bytes = 0;
-    for (Value v : op->getOperands())
-      bytes += dist::bytesOf(v.getType());
-    for (Value v : op->getResults())
-      bytes += dist::bytesOf(v.getType());
+    double flops = (double)cost.getFlops(), bytes = (double)cost.getBytes();
+    if (flops == 0 && bytes == 0)
+      return 0;
     Type element = op->getNumResults()
                        ? getElementTypeOrSelf(op->getResult(0).getType())
                        : Type();
-    StringRef dtype = element && element.isBF16()  ? "bf16"
-                      : element && element.isF16() ? "f16"
-                                                   : "f32";
-    llvm::Expected<double> peak = cluster.flopsFor(dtype);
+    llvm::Expected<double> peak = cluster.flopsFor(peakDType(element));
     if (!peak) {
       llvm::consumeError(peak.takeError());
       return 0;
     }
     return plan::rooflineTime(
-        (double)dist::flopsOf(op), bytes, *peak * cluster.computeEfficiency,
+        flops, bytes, *peak * cluster.computeEfficiency,
         cluster.memoryBandwidth * cluster.memoryEfficiency,
         cluster.kernelLatency);
   }
@@ -286,12 +288,10 @@ private:
 
 /// Work of `lin` for the cost model.
 void addProduct(plan::CollectiveMatmul &cm, nn::LinearOp lin) {
-  cm.flops += (double)dist::flopsOf(lin);
-  cm.actBytes += (double)(dist::bytesOf(lin.getInput().getType()) +
-                          dist::bytesOf(lin.getType()));
-  cm.weightBytes += (double)dist::bytesOf(lin.getWeight().getType());
-  if (lin.getBias())
-    cm.weightBytes += (double)dist::bytesOf(lin.getBias().getType());
+  nn::Traffic t = nn::trafficOf(lin);
+  cm.flops += (double)nn::flopsOf(lin);
+  cm.actBytes += (double)t.activationBytes;
+  cm.weightBytes += (double)t.weightBytes;
 }
 
 std::optional<Cut> Overlapper::rowCut(nn::LinearOp lin, Operation *collective) {
