@@ -92,6 +92,16 @@ private:
   /// What checkBuildable reads: inputs, batched dims, layers, the first
   /// norm --sp splits.
   void readBuildFacts();
+  /// Heads, the decoder flag, grouped-query key/value columns and the tp
+  /// constraints of one attention.
+  void readAttention(nn::AttentionOp a);
+  /// Every op's cost, in units by block (`units`, `signatures`, `where`).
+  void costUnits();
+  void countParameters(Operation *op, llvm::DenseSet<Value> &countedWeights);
+  /// Lifetimes and the boundary of unit `ui`.
+  void traceLifetimes(size_t ui);
+  void mergeRepeats();
+  void uniqueConstraints();
 
   func::FuncOp main;
   SmallVector<Operation *> ops;
@@ -104,6 +114,11 @@ private:
   /// op), each with its layer's (experts, topK).
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> expertOps;
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> routers;
+  /// Units before identical blocks merge, each with its op signature, and
+  /// every costed op's (unit, index).
+  std::vector<Unit> units;
+  std::vector<std::string> signatures;
+  llvm::DenseMap<Operation *, std::pair<size_t, int>> where;
   ModelProfile profile;
 };
 
@@ -330,76 +345,84 @@ void Profiler::readBuildFacts() {
   }
 }
 
-FailureOr<ModelProfile> Profiler::run() {
-  if (main.getNumArguments() == 0)
-    return main.emitError("planning needs a model with at least one input"), failure();
-  for (Operation &op : main.getBody().front())
-    if (op.getNumResults() != 1 || !isWeight(op.getResult(0)))
-      ops.push_back(&op);
-
-  // Attention shapes; grouped-query key/value projections split into
-  // min(tp, kv_heads) parts.
-  for (Operation *op : ops) {
-    auto a = dyn_cast<nn::AttentionOp>(op);
-    if (!a)
+/// Whether `v` is computed from constants only (no graph input reaches it).
+bool onlyConstants(Value v) {
+  SmallVector<Value> work{v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value w = work.pop_back_val();
+    if (!seen.insert(w).second)
       continue;
-    auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
-    auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
-    profile.heads = q[1];
-    profile.kvHeads = k[1];
-    profile.headDim = k[3];
-    // Causal decoders mask with constants only; encoders take a mask input.
-    bool constantMasks = llvm::all_of(a.getMasks(), [](Value m) {
-      SmallVector<Value> work{m};
-      llvm::DenseSet<Value> seen;
-      while (!work.empty()) {
-        Value v = work.pop_back_val();
-        if (!seen.insert(v).second)
-          continue;
-        if (isa<BlockArgument>(v))
-          return false;
-        for (Value o : v.getDefiningOp()->getOperands())
+    if (isa<BlockArgument>(w))
+      return false;
+    for (Value o : w.getDefiningOp()->getOperands())
+      work.push_back(o);
+  }
+  return true;
+}
+
+void Profiler::readAttention(nn::AttentionOp a) {
+  auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
+  auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
+  profile.heads = q[1];
+  profile.kvHeads = k[1];
+  profile.headDim = k[3];
+  // A modifier fed only by constants (a causal mask, possibly folded into
+  // the region) marks a decoder; a mask input or no modifier an encoder.
+  profile.decoder = !a.hasIdentityScoreMod() &&
+                    llvm::all_of(a.getMasks(), onlyConstants);
+  // Grouped-query key/value projections split into min(tp, kv_heads) parts.
+  for (Value kv : {a.getKey(), a.getValue()}) {
+    SmallVector<Value> work{kv};
+    while (!work.empty()) {
+      Operation *d = work.pop_back_val().getDefiningOp();
+      if (!d || isWeight(d->getResult(0)))
+        continue;
+      if (isa<nn::LinearOp>(d)) {
+        if (k[1] != q[1])
+          kvColumns.insert(d);
+        continue;
+      }
+      if (passesSplit(d))
+        for (Value o : activationOperands(d))
           work.push_back(o);
-      }
-      return true;
-    });
-    // A modifier fed only by constants (a causal mask, possibly folded into
-    // the region) marks a decoder; a mask input or no modifier an encoder.
-    profile.decoder = !a.hasIdentityScoreMod() && constantMasks;
-    for (Value kv : {a.getKey(), a.getValue()}) {
-      SmallVector<Value> work{kv};
-      while (!work.empty()) {
-        Operation *d = work.pop_back_val().getDefiningOp();
-        if (!d || isWeight(d->getResult(0)))
-          continue;
-        if (isa<nn::LinearOp>(d)) {
-          if (k[1] != q[1])
-            kvColumns.insert(d);
-          continue;
-        }
-        if (passesSplit(d))
-          for (Value o : activationOperands(d))
-            work.push_back(o);
-      }
     }
-    if (profile.heads)
-      profile.tpConstraints.push_back({profile.heads, "attention heads"});
-    if (profile.kvHeads != profile.heads)
-      profile.tpConstraints.push_back({profile.kvHeads, "key/value heads", true});
   }
-  findExperts();
-  classify();
-  // The router is replicated in classify(); experts were found before it.
-  for (auto &[router, ek] : routers) {
-    profile.experts = ek.first;
-    profile.topK = ek.second;
+  if (profile.heads)
+    profile.tpConstraints.push_back({profile.heads, "attention heads"});
+  if (profile.kvHeads != profile.heads)
+    profile.tpConstraints.push_back({profile.kvHeads, "key/value heads", true});
+}
+
+/// The op kinds and result shapes of an op, which two blocks must share
+/// op by op to be one unit with a count.
+std::string signatureOf(const OpCost &c, Operation *op) {
+  std::string sig = c.op + ":";
+  for (Value r : op->getResults())
+    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+      for (int64_t d : t.getShape())
+        sig += std::to_string(d) + "x";
+  return sig + ";";
+}
+
+void Profiler::countParameters(Operation *op,
+                               llvm::DenseSet<Value> &countedWeights) {
+  // Parameters: the model's initializers (blobs or external data), not
+  // constants folded from the graph (positions, masks); a tied table once.
+  for (Value v : op->getOperands()) {
+    // A weight cast from its stored bf16/f16 counts as that initializer.
+    if (Value stored = nn::weightSource(v))
+      v = stored;
+    Operation *d = v.getDefiningOp();
+    auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
+    bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||
+                       (cst && isa<DenseResourceElementsAttr>(cst.getValue()));
+    if (initializer && countedWeights.insert(v).second)
+      profile.parameters += elems(v);
   }
+}
 
-  auto firstIn = cast<RankedTensorType>(main.getArgument(0).getType());
-  profile.batch = firstIn.getRank() ? firstIn.getShape()[0] : 1;
-  profile.seq = firstIn.getRank() > 1 ? firstIn.getShape()[1] : 1;
-  readBuildFacts();
-
+void Profiler::costUnits() {
   // Units by block key, in program order. Unnamed ops between blocks join
   // the block they sit in; those before the first block are "pre", those
   // after the last "post".
@@ -410,10 +433,7 @@ FailureOr<ModelProfile> Profiler::run() {
     if (!keys.back().empty())
       lastKeyed = (int)i;
   }
-  std::vector<Unit> units;
-  std::vector<std::string> signatures;
   llvm::DenseSet<Value> countedWeights; // a tied table counts once
-  llvm::DenseMap<Operation *, std::pair<size_t, int>> where;
   std::string current;
   for (auto [i, op] : llvm::enumerate(ops)) {
     if (isa<func::ReturnOp>(op))
@@ -434,59 +454,45 @@ FailureOr<ModelProfile> Profiler::run() {
       profile.tpConstraints.push_back({n, "output features of node '" + c.node + "'"});
     }
     where[op] = {units.size() - 1, (int)u.ops.size()};
-    std::string &sig = signatures.back();
-    sig += c.op + ":";
-    for (Value r : op->getResults())
-      if (auto t = dyn_cast<RankedTensorType>(r.getType()))
-        for (int64_t d : t.getShape())
-          sig += std::to_string(d) + "x";
-    sig += ";";
-    // Parameters: the model's initializers (blobs or external data), not
-    // constants folded from the graph (positions, masks); a tied table once.
-    for (Value v : op->getOperands()) {
-      // A weight cast from its stored bf16/f16 counts as that initializer.
-      if (Value stored = nn::weightSource(v))
-        v = stored;
-      Operation *d = v.getDefiningOp();
-      auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
-      bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||
-                         (cst && isa<DenseResourceElementsAttr>(cst.getValue()));
-      if (initializer && countedWeights.insert(v).second)
-        profile.parameters += elems(v);
-    }
+    signatures.back() += signatureOf(c, op);
+    countParameters(op, countedWeights);
     u.ops.push_back(std::move(c));
   }
-  // Lifetimes and boundaries per unit.
-  for (auto [ui, u] : llvm::enumerate(units)) {
-    llvm::DenseMap<Value, size_t> index;
-    for (Operation *op : ops) {
-      auto it = where.find(op);
-      if (it == where.end() || it->second.first != ui)
-        continue;
-      int at = it->second.second;
-      for (Value v : op->getOperands()) {
-        auto vi = index.find(v);
-        if (vi != index.end())
-          u.values[vi->second].lastUse = at;
-      }
-      for (Value r : op->getResults()) {
-        LiveValue lv;
-        lv.elems = elems(r);
-        lv.split = split.lookup(r);
-        lv.def = lv.lastUse = at;
-        // Values read by a later unit stay live to the unit's end.
-        for (Operation *user : r.getUsers()) {
-          auto w = where.find(user);
-          if (w == where.end() || w->second.first != ui) {
-            lv.lastUse = (int)u.ops.size();
-            u.boundaryElems = std::max(u.boundaryElems, lv.elems);
-          }
+}
+
+void Profiler::traceLifetimes(size_t ui) {
+  Unit &u = units[ui];
+  llvm::DenseMap<Value, size_t> index;
+  for (Operation *op : ops) {
+    auto it = where.find(op);
+    if (it == where.end() || it->second.first != ui)
+      continue;
+    int at = it->second.second;
+    for (Value v : op->getOperands()) {
+      auto vi = index.find(v);
+      if (vi != index.end())
+        u.values[vi->second].lastUse = at;
+    }
+    for (Value r : op->getResults()) {
+      LiveValue lv;
+      lv.elems = elems(r);
+      lv.split = split.lookup(r);
+      lv.def = lv.lastUse = at;
+      // Values read by a later unit stay live to the unit's end.
+      for (Operation *user : r.getUsers()) {
+        auto w = where.find(user);
+        if (w == where.end() || w->second.first != ui) {
+          lv.lastUse = (int)u.ops.size();
+          u.boundaryElems = std::max(u.boundaryElems, lv.elems);
         }
-        index[r] = u.values.size();
-        u.values.push_back(lv);
       }
+      index[r] = u.values.size();
+      u.values.push_back(lv);
     }
   }
+}
+
+void Profiler::mergeRepeats() {
   // Consecutive blocks with one signature become one unit with a count.
   for (size_t i = 0; i < units.size(); ++i) {
     if (!profile.units.empty() && units[i].block && profile.units.back().block &&
@@ -502,6 +508,9 @@ FailureOr<ModelProfile> Profiler::run() {
       if (profile.hidden == 0 && profile.batch * profile.seq > 0)
         profile.hidden = (int64_t)(u.boundaryElems / (double)(profile.batch * profile.seq));
     }
+}
+
+void Profiler::uniqueConstraints() {
   // Deduplicate constraints by (dim, kv).
   std::vector<TpConstraint> unique;
   for (const TpConstraint &c : profile.tpConstraints)
@@ -510,6 +519,33 @@ FailureOr<ModelProfile> Profiler::run() {
         }))
       unique.push_back(c);
   profile.tpConstraints = std::move(unique);
+}
+
+FailureOr<ModelProfile> Profiler::run() {
+  if (main.getNumArguments() == 0)
+    return main.emitError("planning needs a model with at least one input"), failure();
+  for (Operation &op : main.getBody().front())
+    if (op.getNumResults() != 1 || !isWeight(op.getResult(0)))
+      ops.push_back(&op);
+  for (Operation *op : ops)
+    if (auto a = dyn_cast<nn::AttentionOp>(op))
+      readAttention(a);
+  findExperts();
+  classify();
+  // The router is replicated in classify(); experts were found before it.
+  for (auto &[router, ek] : routers) {
+    profile.experts = ek.first;
+    profile.topK = ek.second;
+  }
+  auto firstIn = cast<RankedTensorType>(main.getArgument(0).getType());
+  profile.batch = firstIn.getRank() ? firstIn.getShape()[0] : 1;
+  profile.seq = firstIn.getRank() > 1 ? firstIn.getShape()[1] : 1;
+  readBuildFacts();
+  costUnits();
+  for (size_t ui = 0; ui < units.size(); ++ui)
+    traceLifetimes(ui);
+  mergeRepeats();
+  uniqueConstraints();
   return profile;
 }
 
