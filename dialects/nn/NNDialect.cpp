@@ -1,6 +1,7 @@
 //===- NNDialect.cpp - the nn dialect ---------------------------*- C++ -*-===//
 
 #include "nn/NNDialect.h"
+#include "nn/NNCost.h"
 #include "nn/NNOps.h"
 
 #include "mlir/IR/DialectImplementation.h"
@@ -24,6 +25,7 @@ void NNDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "nn/NNAttrs.cpp.inc"
       >();
+  attachCostModels(getContext());
 }
 
 /// Folded values become arith.constant: weights and folded shape tensors

@@ -32,6 +32,12 @@ inline std::optional<llvm::StringRef> onnxNode(mlir::Location loc) {
   return node;
 }
 
+/// The ONNX node name in `loc`, or `none` without one: what generated code
+/// and manifests record of a node.
+inline std::string nodeName(mlir::Location loc, llvm::StringRef none = "?") {
+  return onnxNode(loc).value_or(none).str();
+}
+
 /// `node 'NAME' (op)` for diagnostics, or `'op'` for an op no node made.
 inline std::string describeNode(mlir::Operation *op) {
   std::string kind = op->getName().getStringRef().str();

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/Plan/Planner.h"
+#include "nn/NNCost.h"
 #include "nn/NNOps.h"
 #include "nn/NodeLocation.h"
 
@@ -40,9 +41,7 @@ double elems(Value v) {
 
 using nn::isWeight;
 
-std::string nodeName(Operation *op) {
-  return nn::onnxNode(op->getLoc()).value_or("").str();
-}
+std::string nodeName(Operation *op) { return nn::nodeName(op->getLoc(), ""); }
 
 /// The repeated module of a node path: the first component spelled
 /// `ident.N` (`layers.3`, `h.0`, `layer.11`), or "" outside any block.
@@ -80,23 +79,6 @@ SmallVector<Value> activationOperands(Operation *op) {
   return out;
 }
 
-/// `nn.moe` (stacked experts, top-k routing), read through its generic form:
-/// operands input [T..., H], router_logits [T..., E], fc1 [E, H, F],
-/// fc2 [E, F, H], optional fc3 [E, H, F]; attribute top_k.
-bool isFusedMoe(Operation *op) {
-  return op->getName().getStringRef() == "nn.moe" && op->getNumOperands() >= 4;
-}
-
-double flopsPerElement(Operation *op) {
-  if (isa<nn::LayerNormOp, nn::RmsNormOp, nn::SoftmaxOp>(op))
-    return 5;
-  if (isa<nn::GeluOp, nn::SiluOp, nn::ErfOp, nn::TanhOp, nn::SigmoidOp, nn::ExpOp>(op))
-    return 8;
-  if (isa<nn::RotaryOp>(op))
-    return 4;
-  return 1;
-}
-
 class Profiler {
 public:
   explicit Profiler(func::FuncOp main) : main(main) {}
@@ -106,10 +88,20 @@ private:
   void classify();
   void findExperts();
   OpCost cost(Operation *op);
-  OpCost finishMoe(Operation *op, OpCost c);
+  OpCost finishMoe(nn::MoeOp moe, OpCost c);
   /// What checkBuildable reads: inputs, batched dims, layers, the first
   /// norm --sp splits.
   void readBuildFacts();
+  /// Heads, the decoder flag, grouped-query key/value columns and the tp
+  /// constraints of one attention.
+  void readAttention(nn::AttentionOp a);
+  /// Every op's cost, in units by block (`units`, `signatures`, `where`).
+  void costUnits();
+  void countParameters(Operation *op, llvm::DenseSet<Value> &countedWeights);
+  /// Lifetimes and the boundary of unit `ui`.
+  void traceLifetimes(size_t ui);
+  void mergeRepeats();
+  void uniqueConstraints();
 
   func::FuncOp main;
   SmallVector<Operation *> ops;
@@ -122,6 +114,11 @@ private:
   /// op), each with its layer's (experts, topK).
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> expertOps;
   llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> routers;
+  /// Units before identical blocks merge, each with its op signature, and
+  /// every costed op's (unit, index).
+  std::vector<Unit> units;
+  std::vector<std::string> signatures;
+  llvm::DenseMap<Operation *, std::pair<size_t, int>> where;
   ModelProfile profile;
 };
 
@@ -192,10 +189,9 @@ void Profiler::classify() {
 
 void Profiler::findExperts() {
   for (Operation *op : ops) {
-    if (isFusedMoe(op)) {
-      auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
-      auto k = op->getAttrOfType<IntegerAttr>("top_k");
-      std::pair<int64_t, int64_t> ek{fc1.getDimSize(0), k ? k.getInt() : 1};
+    if (auto moe = dyn_cast<nn::MoeOp>(op)) {
+      std::pair<int64_t, int64_t> ek{moe.getNumExperts(),
+                                     (int64_t)moe.getTopK()};
       routers[op] = ek;
       expertOps[op] = ek;
       continue;
@@ -250,64 +246,25 @@ OpCost Profiler::cost(Operation *op) {
   OpCost c;
   c.op = op->getName().stripDialect().str();
   c.node = nodeName(op);
+  c.free = isa<nn::ReshapeOp>(op);
   double out = 0;
   for (Value r : op->getResults())
     out += elems(r);
-  auto weights = [&](Value w) {
-    c.weightElems += elems(w);
-    c.weightReadElems += elems(w);
-  };
-  if (auto l = dyn_cast<nn::LinearOp>(op)) {
-    double k = (double)cast<RankedTensorType>(l.getInput().getType()).getShape().back();
-    c.flops = 2 * out * k;
-    c.actElems = elems(l.getInput()) + out;
-    weights(l.getWeight());
-    if (l.getBias())
-      weights(l.getBias());
-  } else if (auto a = dyn_cast<nn::AttentionOp>(op)) {
-    auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
-    auto v = cast<RankedTensorType>(a.getValue().getType()).getShape();
-    auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
-    double b = q[0], h = q[1], s = q[2], d = q[3], t = k[2], dv = v[3];
-    // QKᵀ and PV products, plus the scale, modifier and softmax on scores.
-    c.flops = 2 * b * h * s * t * (d + dv) + 7 * b * h * s * t;
-    c.actElems = elems(a.getQuery()) + elems(a.getKey()) + elems(a.getValue()) + out;
-  } else if (isFusedMoe(op)) {
-    // Only the chosen experts run: T tokens × top_k × (2 or 3) products of
-    // H × F, plus the routing softmax and top-k over E.
-    auto fc1 = cast<RankedTensorType>(op->getOperand(2).getType());
-    double e = fc1.getDimSize(0), h = fc1.getDimSize(1), f = fc1.getDimSize(2);
-    double tokens = elems(op->getOperand(0)) / h;
-    auto k = op->getAttrOfType<IntegerAttr>("top_k");
-    double products = op->getNumOperands() > 4 ? 3 : 2;
-    c.flops = tokens * (double)(k ? k.getInt() : 1) * products * 2 * h * f + 5 * tokens * e;
-    c.actElems = elems(op->getOperand(0)) + elems(op->getOperand(1)) + out;
-    for (Value w : op->getOperands().drop_front(2))
-      weights(w);
+  // FLOPs and traffic are nn's cost model; the rest is how TP divides it.
+  c.flops = (double)nn::flopsOf(op);
+  nn::Traffic traffic = nn::trafficOf(op);
+  c.actElems = (double)traffic.activationElems;
+  c.weightElems = c.weightReadElems = (double)traffic.weightElems;
+  // An embedding holds its whole table, and reads only the rows (counted
+  // with the activations: they scale with the tokens, not the table).
+  if (auto g = dyn_cast<nn::GatherOp>(op); g && isWeight(g.getData()))
+    c.weightElems = elems(g.getData());
+  if (auto moe = dyn_cast<nn::MoeOp>(op)) {
     // Expert tensor parallelism: F split, outputs all-reduced.
     c.split = Split::Tp;
     c.comm = Collective::AllReduce;
     c.commElems = out;
-    return finishMoe(op, c);
-  } else if (auto m = dyn_cast<nn::MatMulOp>(op)) {
-    double k = (double)cast<RankedTensorType>(m.getLhs().getType()).getShape().back();
-    c.flops = 2 * out * k;
-    for (Value v : op->getOperands())
-      isWeight(v) ? weights(v) : (void)(c.actElems += elems(v));
-    c.actElems += out;
-  } else if (auto g = dyn_cast<nn::GatherOp>(op); g && isWeight(g.getData())) {
-    // An embedding lookup reads only the rows it gathers (counted with the
-    // activations: they scale with the tokens, not the table).
-    c.weightElems = elems(g.getData());
-    c.actElems = elems(g.getIndices()) + 2 * out;
-  } else {
-    c.free = isa<nn::ReshapeOp>(op);
-    if (!c.free) {
-      c.flops = flopsPerElement(op) * out;
-      for (Value v : op->getOperands())
-        isWeight(v) ? weights(v) : (void)(c.actElems += elems(v));
-      c.actElems += out;
-    }
+    return finishMoe(moe, c);
   }
   // The classes found by classify().
   Split in = Split::None;
@@ -337,8 +294,6 @@ OpCost Profiler::cost(Operation *op) {
   }
   if (auto it = expertOps.find(op); it != expertOps.end()) {
     c.expert = true;
-    if (isFusedMoe(op))
-      return c; // costed as routed already
     // Routed: each token visits topK of the experts. Under tp the experts
     // split inside (Megatron's expert tensor parallelism, `--etp`) and the
     // combined output is all-reduced once: 1/E of it per expert.
@@ -351,13 +306,12 @@ OpCost Profiler::cost(Operation *op) {
   return c;
 }
 
-OpCost Profiler::finishMoe(Operation *op, OpCost c) {
-  int64_t k = expertOps.lookup(op).second;
+OpCost Profiler::finishMoe(nn::MoeOp moe, OpCost c) {
   c.expert = true;
-  c.dispatchElems = elems(op->getOperand(0));
-  c.topK = k;
-  int64_t f = cast<RankedTensorType>(op->getOperand(2).getType()).getDimSize(2);
-  profile.tpConstraints.push_back({f, "expert features of node '" + c.node + "'"});
+  c.dispatchElems = elems(moe.getInput());
+  c.topK = expertOps.lookup(moe).second;
+  profile.tpConstraints.push_back(
+      {moe.getFfnSize(), "expert features of node '" + c.node + "'"});
   return c;
 }
 
@@ -391,76 +345,84 @@ void Profiler::readBuildFacts() {
   }
 }
 
-FailureOr<ModelProfile> Profiler::run() {
-  if (main.getNumArguments() == 0)
-    return main.emitError("planning needs a model with at least one input"), failure();
-  for (Operation &op : main.getBody().front())
-    if (op.getNumResults() != 1 || !isWeight(op.getResult(0)))
-      ops.push_back(&op);
-
-  // Attention shapes; grouped-query key/value projections split into
-  // min(tp, kv_heads) parts.
-  for (Operation *op : ops) {
-    auto a = dyn_cast<nn::AttentionOp>(op);
-    if (!a)
+/// Whether `v` is computed from constants only (no graph input reaches it).
+bool onlyConstants(Value v) {
+  SmallVector<Value> work{v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value w = work.pop_back_val();
+    if (!seen.insert(w).second)
       continue;
-    auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
-    auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
-    profile.heads = q[1];
-    profile.kvHeads = k[1];
-    profile.headDim = k[3];
-    // Causal decoders mask with constants only; encoders take a mask input.
-    bool constantMasks = llvm::all_of(a.getMasks(), [](Value m) {
-      SmallVector<Value> work{m};
-      llvm::DenseSet<Value> seen;
-      while (!work.empty()) {
-        Value v = work.pop_back_val();
-        if (!seen.insert(v).second)
-          continue;
-        if (isa<BlockArgument>(v))
-          return false;
-        for (Value o : v.getDefiningOp()->getOperands())
+    if (isa<BlockArgument>(w))
+      return false;
+    for (Value o : w.getDefiningOp()->getOperands())
+      work.push_back(o);
+  }
+  return true;
+}
+
+void Profiler::readAttention(nn::AttentionOp a) {
+  auto q = cast<RankedTensorType>(a.getQuery().getType()).getShape();
+  auto k = cast<RankedTensorType>(a.getKey().getType()).getShape();
+  profile.heads = q[1];
+  profile.kvHeads = k[1];
+  profile.headDim = k[3];
+  // A modifier fed only by constants (a causal mask, possibly folded into
+  // the region) marks a decoder; a mask input or no modifier an encoder.
+  profile.decoder = !a.hasIdentityScoreMod() &&
+                    llvm::all_of(a.getMasks(), onlyConstants);
+  // Grouped-query key/value projections split into min(tp, kv_heads) parts.
+  for (Value kv : {a.getKey(), a.getValue()}) {
+    SmallVector<Value> work{kv};
+    while (!work.empty()) {
+      Operation *d = work.pop_back_val().getDefiningOp();
+      if (!d || isWeight(d->getResult(0)))
+        continue;
+      if (isa<nn::LinearOp>(d)) {
+        if (k[1] != q[1])
+          kvColumns.insert(d);
+        continue;
+      }
+      if (passesSplit(d))
+        for (Value o : activationOperands(d))
           work.push_back(o);
-      }
-      return true;
-    });
-    // A modifier fed only by constants (a causal mask, possibly folded into
-    // the region) marks a decoder; a mask input or no modifier an encoder.
-    profile.decoder = !a.hasIdentityScoreMod() && constantMasks;
-    for (Value kv : {a.getKey(), a.getValue()}) {
-      SmallVector<Value> work{kv};
-      while (!work.empty()) {
-        Operation *d = work.pop_back_val().getDefiningOp();
-        if (!d || isWeight(d->getResult(0)))
-          continue;
-        if (isa<nn::LinearOp>(d)) {
-          if (k[1] != q[1])
-            kvColumns.insert(d);
-          continue;
-        }
-        if (passesSplit(d))
-          for (Value o : activationOperands(d))
-            work.push_back(o);
-      }
     }
-    if (profile.heads)
-      profile.tpConstraints.push_back({profile.heads, "attention heads"});
-    if (profile.kvHeads != profile.heads)
-      profile.tpConstraints.push_back({profile.kvHeads, "key/value heads", true});
   }
-  findExperts();
-  classify();
-  // The router is replicated in classify(); experts were found before it.
-  for (auto &[router, ek] : routers) {
-    profile.experts = ek.first;
-    profile.topK = ek.second;
+  if (profile.heads)
+    profile.tpConstraints.push_back({profile.heads, "attention heads"});
+  if (profile.kvHeads != profile.heads)
+    profile.tpConstraints.push_back({profile.kvHeads, "key/value heads", true});
+}
+
+/// The op kinds and result shapes of an op, which two blocks must share
+/// op by op to be one unit with a count.
+std::string signatureOf(const OpCost &c, Operation *op) {
+  std::string sig = c.op + ":";
+  for (Value r : op->getResults())
+    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+      for (int64_t d : t.getShape())
+        sig += std::to_string(d) + "x";
+  return sig + ";";
+}
+
+void Profiler::countParameters(Operation *op,
+                               llvm::DenseSet<Value> &countedWeights) {
+  // Parameters: the model's initializers (blobs or external data), not
+  // constants folded from the graph (positions, masks); a tied table once.
+  for (Value v : op->getOperands()) {
+    // A weight cast from its stored bf16/f16 counts as that initializer.
+    if (Value stored = nn::weightSource(v))
+      v = stored;
+    Operation *d = v.getDefiningOp();
+    auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
+    bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||
+                       (cst && isa<DenseResourceElementsAttr>(cst.getValue()));
+    if (initializer && countedWeights.insert(v).second)
+      profile.parameters += elems(v);
   }
+}
 
-  auto firstIn = cast<RankedTensorType>(main.getArgument(0).getType());
-  profile.batch = firstIn.getRank() ? firstIn.getShape()[0] : 1;
-  profile.seq = firstIn.getRank() > 1 ? firstIn.getShape()[1] : 1;
-  readBuildFacts();
-
+void Profiler::costUnits() {
   // Units by block key, in program order. Unnamed ops between blocks join
   // the block they sit in; those before the first block are "pre", those
   // after the last "post".
@@ -471,10 +433,7 @@ FailureOr<ModelProfile> Profiler::run() {
     if (!keys.back().empty())
       lastKeyed = (int)i;
   }
-  std::vector<Unit> units;
-  std::vector<std::string> signatures;
   llvm::DenseSet<Value> countedWeights; // a tied table counts once
-  llvm::DenseMap<Operation *, std::pair<size_t, int>> where;
   std::string current;
   for (auto [i, op] : llvm::enumerate(ops)) {
     if (isa<func::ReturnOp>(op))
@@ -495,59 +454,45 @@ FailureOr<ModelProfile> Profiler::run() {
       profile.tpConstraints.push_back({n, "output features of node '" + c.node + "'"});
     }
     where[op] = {units.size() - 1, (int)u.ops.size()};
-    std::string &sig = signatures.back();
-    sig += c.op + ":";
-    for (Value r : op->getResults())
-      if (auto t = dyn_cast<RankedTensorType>(r.getType()))
-        for (int64_t d : t.getShape())
-          sig += std::to_string(d) + "x";
-    sig += ";";
-    // Parameters: the model's initializers (blobs or external data), not
-    // constants folded from the graph (positions, masks); a tied table once.
-    for (Value v : op->getOperands()) {
-      // A weight cast from its stored bf16/f16 counts as that initializer.
-      if (Value stored = nn::weightSource(v))
-        v = stored;
-      Operation *d = v.getDefiningOp();
-      auto cst = dyn_cast_or_null<arith::ConstantOp>(d);
-      bool initializer = isa_and_nonnull<nn::ExternalWeightOp>(d) ||
-                         (cst && isa<DenseResourceElementsAttr>(cst.getValue()));
-      if (initializer && countedWeights.insert(v).second)
-        profile.parameters += elems(v);
-    }
+    signatures.back() += signatureOf(c, op);
+    countParameters(op, countedWeights);
     u.ops.push_back(std::move(c));
   }
-  // Lifetimes and boundaries per unit.
-  for (auto [ui, u] : llvm::enumerate(units)) {
-    llvm::DenseMap<Value, size_t> index;
-    for (Operation *op : ops) {
-      auto it = where.find(op);
-      if (it == where.end() || it->second.first != ui)
-        continue;
-      int at = it->second.second;
-      for (Value v : op->getOperands()) {
-        auto vi = index.find(v);
-        if (vi != index.end())
-          u.values[vi->second].lastUse = at;
-      }
-      for (Value r : op->getResults()) {
-        LiveValue lv;
-        lv.elems = elems(r);
-        lv.split = split.lookup(r);
-        lv.def = lv.lastUse = at;
-        // Values read by a later unit stay live to the unit's end.
-        for (Operation *user : r.getUsers()) {
-          auto w = where.find(user);
-          if (w == where.end() || w->second.first != ui) {
-            lv.lastUse = (int)u.ops.size();
-            u.boundaryElems = std::max(u.boundaryElems, lv.elems);
-          }
+}
+
+void Profiler::traceLifetimes(size_t ui) {
+  Unit &u = units[ui];
+  llvm::DenseMap<Value, size_t> index;
+  for (Operation *op : ops) {
+    auto it = where.find(op);
+    if (it == where.end() || it->second.first != ui)
+      continue;
+    int at = it->second.second;
+    for (Value v : op->getOperands()) {
+      auto vi = index.find(v);
+      if (vi != index.end())
+        u.values[vi->second].lastUse = at;
+    }
+    for (Value r : op->getResults()) {
+      LiveValue lv;
+      lv.elems = elems(r);
+      lv.split = split.lookup(r);
+      lv.def = lv.lastUse = at;
+      // Values read by a later unit stay live to the unit's end.
+      for (Operation *user : r.getUsers()) {
+        auto w = where.find(user);
+        if (w == where.end() || w->second.first != ui) {
+          lv.lastUse = (int)u.ops.size();
+          u.boundaryElems = std::max(u.boundaryElems, lv.elems);
         }
-        index[r] = u.values.size();
-        u.values.push_back(lv);
       }
+      index[r] = u.values.size();
+      u.values.push_back(lv);
     }
   }
+}
+
+void Profiler::mergeRepeats() {
   // Consecutive blocks with one signature become one unit with a count.
   for (size_t i = 0; i < units.size(); ++i) {
     if (!profile.units.empty() && units[i].block && profile.units.back().block &&
@@ -563,6 +508,9 @@ FailureOr<ModelProfile> Profiler::run() {
       if (profile.hidden == 0 && profile.batch * profile.seq > 0)
         profile.hidden = (int64_t)(u.boundaryElems / (double)(profile.batch * profile.seq));
     }
+}
+
+void Profiler::uniqueConstraints() {
   // Deduplicate constraints by (dim, kv).
   std::vector<TpConstraint> unique;
   for (const TpConstraint &c : profile.tpConstraints)
@@ -571,6 +519,33 @@ FailureOr<ModelProfile> Profiler::run() {
         }))
       unique.push_back(c);
   profile.tpConstraints = std::move(unique);
+}
+
+FailureOr<ModelProfile> Profiler::run() {
+  if (main.getNumArguments() == 0)
+    return main.emitError("planning needs a model with at least one input"), failure();
+  for (Operation &op : main.getBody().front())
+    if (op.getNumResults() != 1 || !isWeight(op.getResult(0)))
+      ops.push_back(&op);
+  for (Operation *op : ops)
+    if (auto a = dyn_cast<nn::AttentionOp>(op))
+      readAttention(a);
+  findExperts();
+  classify();
+  // The router is replicated in classify(); experts were found before it.
+  for (auto &[router, ek] : routers) {
+    profile.experts = ek.first;
+    profile.topK = ek.second;
+  }
+  auto firstIn = cast<RankedTensorType>(main.getArgument(0).getType());
+  profile.batch = firstIn.getRank() ? firstIn.getShape()[0] : 1;
+  profile.seq = firstIn.getRank() > 1 ? firstIn.getShape()[1] : 1;
+  readBuildFacts();
+  costUnits();
+  for (size_t ui = 0; ui < units.size(); ++ui)
+    traceLifetimes(ui);
+  mergeRepeats();
+  uniqueConstraints();
   return profile;
 }
 

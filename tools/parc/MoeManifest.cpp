@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
+using parc::nn::nodeName;
 
 namespace {
 
@@ -21,10 +22,6 @@ int64_t bytesOf(Value v) {
   auto t = cast<MemRefType>(v.getType());
   return t.getNumElements() *
          std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1);
-}
-
-std::string nodeName(Location loc) {
-  return parc::nn::onnxNode(loc).value_or("?").str();
 }
 
 } // namespace

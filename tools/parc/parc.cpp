@@ -26,6 +26,7 @@
 #include "parc/Target/Weights/Safetensors.h"
 #include "parc/Transforms/Dist/Passes.h"
 #include "parc/Transforms/NN/Passes.h"
+#include "rt/RTDTypes.h"
 #include "rt/RTDialect.h"
 #include "io/formats.h"
 
@@ -270,14 +271,8 @@ LogicalResult checkFlagRanges() {
 }
 
 std::string dtypeName(Type t) {
-  if (t.isF32()) return "f32";
-  if (t.isF16()) return "f16";
-  if (t.isBF16()) return "bf16";
-  if (t.isF64()) return "f64";
-  if (t.isInteger(1)) return "bool";
-  if (t.isUnsignedInteger(8)) return "u8";
-  if (auto i = dyn_cast<IntegerType>(t)) return "i" + std::to_string(i.getWidth());
-  return "unknown";
+  const parc::rt::DType *d = parc::rt::dtypeOf(t);
+  return d ? d->name.str() : "unknown";
 }
 
 llvm::json::Object tensorJson(StringRef name, MemRefType type) {

@@ -15,6 +15,7 @@
 #include "parc/Conversion/Passes.h"
 #include "nn/NNDialect.h"
 #include "nn/NodeLocation.h"
+#include "rt/RTDTypes.h"
 #include "rt/RTDialect.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
@@ -37,20 +38,6 @@ namespace rt = parc::rt;
 
 namespace {
 
-/// The runtime's dtype enumerator for an element type.
-FailureOr<std::string> dtypeName(Type t) {
-  if (t.isF32()) return std::string("PARC_RT_F32");
-  if (t.isF16()) return std::string("PARC_RT_F16");
-  if (t.isBF16()) return std::string("PARC_RT_BF16");
-  if (t.isF64()) return std::string("PARC_RT_F64");
-  if (t.isInteger(64)) return std::string("PARC_RT_I64");
-  if (t.isInteger(32)) return std::string("PARC_RT_I32");
-  if (t.isUnsignedInteger(8)) return std::string("PARC_RT_U8");
-  if (t.isInteger(8)) return std::string("PARC_RT_I8");
-  if (t.isInteger(1)) return std::string("PARC_RT_BOOL");
-  return failure();
-}
-
 MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
 
 /// The parc_rt_ function of a comm callee: all_to_all_v moves slices of
@@ -59,10 +46,7 @@ std::string runtimeCallee(StringRef callee) {
   return callee == "all_to_all_v" ? "all_to_all_v_slices" : callee.str();
 }
 
-/// The ONNX node an op came from (its name location), "?" without one.
-std::string nodeName(Location loc) {
-  return parc::nn::onnxNode(loc).value_or("?").str();
-}
+using parc::nn::nodeName;
 
 /// Builds one kernel call: operands are collected as they are referenced,
 /// literals go straight into `args`.
@@ -142,7 +126,9 @@ private:
     auto t = memrefOf(buffer);
     return call.lit(t.getRank()).text(table(t.getShape()));
   }
-  std::string dtype(Value buffer) { return *dtypeName(memrefOf(buffer).getElementType()); }
+  std::string dtype(Value buffer) {
+    return rt::dtypeOf(memrefOf(buffer).getElementType())->enumerator.str();
+  }
   Type opaque(StringRef s) { return emitc::OpaqueType::get(b.getContext(), s); }
   Type ptr(Type t) { return emitc::PointerType::get(t); }
   Type voidPtr() { return ptr(opaque("void")); }
@@ -254,8 +240,9 @@ std::string Emitter::descriptors(
     return "nullptr";
   std::string init = "{";
   for (auto &[tensorName, type] : tensors)
-    init += "{" + str(tensorName) + ", " + *dtypeName(type.getElementType()) +
-            ", " + std::to_string(type.getRank()) + ", " +
+    init += "{" + str(tensorName) + ", " +
+            rt::dtypeOf(type.getElementType())->enumerator.str() + ", " +
+            std::to_string(type.getRank()) + ", " +
             table(type.getShape()) + "}, ";
   init += "}";
   global(name,
@@ -798,7 +785,7 @@ LogicalResult Emitter::run(func::FuncOp program) {
   WalkResult bad = program.walk([&](Operation *op) {
     for (Value v : op->getResults())
       if (auto t = dyn_cast<MemRefType>(v.getType()))
-        if (failed(dtypeName(t.getElementType()))) {
+        if (!rt::dtypeOf(t.getElementType())) {
           op->emitOpError() << "element type " << t.getElementType()
                             << " is not supported by the runtime";
           return WalkResult::interrupt();

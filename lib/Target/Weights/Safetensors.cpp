@@ -29,6 +29,7 @@
 #include "half.h"
 #include "io/formats.h"
 #include "dist/DistDialect.h"
+#include "rt/RTDTypes.h"
 #include "rt/RTDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -60,19 +61,6 @@ constexpr int64_t kChunkBytes = 16 << 20;
 /// gathered from one mapping of a window that holds several.
 constexpr int64_t kDirectRead = 64 << 10;
 constexpr int64_t kWindowBytes = 4 << 20;
-
-FailureOr<StringRef> safetensorsDtype(Type t) {
-  if (t.isF32()) return StringRef("F32");
-  if (t.isF16()) return StringRef("F16");
-  if (t.isBF16()) return StringRef("BF16");
-  if (t.isF64()) return StringRef("F64");
-  if (t.isInteger(64)) return StringRef("I64");
-  if (t.isInteger(32)) return StringRef("I32");
-  if (t.isUnsignedInteger(8)) return StringRef("U8");
-  if (t.isInteger(8)) return StringRef("I8");
-  if (t.isInteger(1)) return StringRef("BOOL");
-  return failure();
-}
 
 /// A weight's stored bytes, row-major, one byte per bool: in memory (the
 /// IR's blob; spelled out only for bools), one element repeated (a splat), or
@@ -746,8 +734,9 @@ planShards(func::FuncOp program, StringRef modelDir,
   WalkResult walk = program.walk([&](parc::rt::WeightOp op) {
     if (!seen.insert(op.getName()).second)
       return WalkResult::advance();
-    auto dtype = safetensorsDtype(op.getType().getElementType());
-    if (failed(dtype)) {
+    const parc::rt::DType *dtype =
+        parc::rt::dtypeOf(op.getType().getElementType());
+    if (!dtype) {
       op.emitOpError() << "element type " << op.getType().getElementType()
                        << " cannot be stored";
       return WalkResult::interrupt();
@@ -799,7 +788,7 @@ planShards(func::FuncOp program, StringRef modelDir,
       TensorPlan &t = plan.emplace_back();
       t.op = op;
       t.name = op.getName().str();
-      t.dtype = *dtype;
+      t.dtype = dtype->safetensors;
       t.shape.assign(op.getType().getShape().begin(),
                      op.getType().getShape().end());
       t.src = *src;

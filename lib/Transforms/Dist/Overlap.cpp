@@ -24,6 +24,7 @@
 
 #include "Regions.h"
 #include "dist/DistDialect.h"
+#include "nn/NNCost.h"
 #include "nn/NNOps.h"
 #include "parc/Transforms/Dist/Passes.h"
 
@@ -159,6 +160,14 @@ int64_t wholeBytes(Operation *op) {
                   payload(op->getResult(0).getType()));
 }
 
+/// The cluster peak that products in `element` run at: bf16 and f16 have
+/// their own, everything else runs at the f32 one.
+StringRef peakDType(Type element) {
+  if (element && element.isBF16())
+    return "bf16";
+  return element && element.isF16() ? "f16" : "f32";
+}
+
 std::string microseconds(double s) {
   return llvm::formatv("{0:f2} us", s * 1e6).str();
 }
@@ -172,10 +181,7 @@ public:
   /// The device's rates for products in `element`'s type; fails (with an
   /// error at `op`) when the cluster gives no peak for it.
   FailureOr<plan::DeviceRates> rates(Operation *op, Type element) const {
-    StringRef dtype = element.isBF16()  ? "bf16"
-                      : element.isF16() ? "f16"
-                                        : "f32";
-    llvm::Expected<double> peak = cluster.flopsFor(dtype);
+    llvm::Expected<double> peak = cluster.flopsFor(peakDType(element));
     if (!peak) {
       mlir::emitError(op->getLoc())
           << "dist-overlap: cannot price " << dist::nodeOf(op) << ": "
@@ -203,30 +209,26 @@ public:
     return cluster.linkFor(ranks, stride);
   }
 
-  /// One op's roofline: its FLOPs, and the bytes of its operands and
-  /// results through memory. Communication and views cost nothing here.
+  /// One op's roofline: its FLOPs and memory traffic (nn's cost model).
+  /// Communication, constants and views (no FLOPs, nothing moved) cost
+  /// nothing here.
   double opTime(Operation *op) const {
-    if (!op->getDialect() || isa<dist::DistDialect>(op->getDialect()) ||
-        isa<nn::ReshapeOp>(op) || op->hasTrait<OpTrait::ConstantLike>())
+    auto cost = dyn_cast<nn::CostOpInterface>(op);
+    if (!cost)
       return 0;
-    double bytes = 0;
-    for (Value v : op->getOperands())
-      bytes += dist::bytesOf(v.getType());
-    for (Value v : op->getResults())
-      bytes += dist::bytesOf(v.getType());
+    double flops = (double)cost.getFlops(), bytes = (double)cost.getBytes();
+    if (flops == 0 && bytes == 0)
+      return 0;
     Type element = op->getNumResults()
                        ? getElementTypeOrSelf(op->getResult(0).getType())
                        : Type();
-    StringRef dtype = element && element.isBF16()  ? "bf16"
-                      : element && element.isF16() ? "f16"
-                                                   : "f32";
-    llvm::Expected<double> peak = cluster.flopsFor(dtype);
+    llvm::Expected<double> peak = cluster.flopsFor(peakDType(element));
     if (!peak) {
       llvm::consumeError(peak.takeError());
       return 0;
     }
     return plan::rooflineTime(
-        (double)dist::flopsOf(op), bytes, *peak * cluster.computeEfficiency,
+        flops, bytes, *peak * cluster.computeEfficiency,
         cluster.memoryBandwidth * cluster.memoryEfficiency,
         cluster.kernelLatency);
   }
@@ -286,12 +288,10 @@ private:
 
 /// Work of `lin` for the cost model.
 void addProduct(plan::CollectiveMatmul &cm, nn::LinearOp lin) {
-  cm.flops += (double)dist::flopsOf(lin);
-  cm.actBytes += (double)(dist::bytesOf(lin.getInput().getType()) +
-                          dist::bytesOf(lin.getType()));
-  cm.weightBytes += (double)dist::bytesOf(lin.getWeight().getType());
-  if (lin.getBias())
-    cm.weightBytes += (double)dist::bytesOf(lin.getBias().getType());
+  nn::Traffic t = nn::trafficOf(lin);
+  cm.flops += (double)nn::flopsOf(lin);
+  cm.actBytes += (double)t.activationBytes;
+  cm.weightBytes += (double)t.weightBytes;
 }
 
 std::optional<Cut> Overlapper::rowCut(nn::LinearOp lin, Operation *collective) {
@@ -665,17 +665,19 @@ bool isPointToPoint(Operation *op) {
          waitsForReceive(op);
 }
 
-int64_t Overlapper::interleave(func::FuncOp func) {
-  Block &body = func.getBody().front();
-  // Every op's chain: its tag, else the one chain its operands come from.
-  // Ops of no chain (weights, receives posted up front) run first; ops
-  // reading several chains (the stacked outputs) last, and so does
-  // everything computed from them.
-  constexpr int64_t kFree = -1, kJoined = -2;
+/// The ops of a function body by micro-batch chain: every op's chain is
+/// its tag, else the one chain its operands come from. Ops of no chain
+/// (weights, receives posted up front) run first; ops reading several
+/// chains (the stacked outputs) last, and so does everything computed from
+/// them.
+struct Chains {
+  static constexpr int64_t kFree = -1, kJoined = -2;
   llvm::DenseMap<Operation *, int64_t> chainOf;
   SmallVector<Operation *> free, joined;
   SmallVector<SmallVector<Operation *>> chains;
-  for (Operation &op : body.without_terminator()) {
+
+  /// The chain of `op` by the data flow (its nested ops' operands too).
+  int64_t byOperands(Operation &op, Block &body) const {
     llvm::SmallSet<int64_t, 2> from;
     op.walk([&](Operation *inner) {
       for (Value v : inner->getOperands()) {
@@ -687,149 +689,203 @@ int64_t Overlapper::interleave(func::FuncOp func) {
       }
     });
     from.erase(kFree);
-    int64_t c = from.empty()       ? kFree
-                : from.size() == 1 ? *from.begin()
-                                   : kJoined;
+    return from.empty() ? kFree : from.size() == 1 ? *from.begin() : kJoined;
+  }
+
+  void add(Operation *op, int64_t c) {
+    chainOf[op] = c;
+    if (c == kFree)
+      free.push_back(op);
+    else if (c == kJoined)
+      joined.push_back(op);
+    else {
+      if ((int64_t)chains.size() <= c)
+        chains.resize(c + 1);
+      chains[c].push_back(op);
+    }
+  }
+};
+
+/// The chains of `body`, or none when a tag is no micro-batch index or the
+/// data flow contradicts it (the order is then left alone).
+std::optional<Chains> chainsOf(Block &body) {
+  Chains chains;
+  for (Operation &op : body.without_terminator()) {
+    int64_t c = chains.byOperands(op, body);
     if (auto tag = op.getAttrOfType<IntegerAttr>(dist::kMicroBatch)) {
-      // A tag that is no micro-batch index, or that the data flow
-      // contradicts: leave the order alone.
       int64_t ops = body.getOperations().size();
       if (tag.getInt() < 0 || tag.getInt() >= ops ||
-          (c != kFree && c != tag.getInt()))
-        return 0;
+          (c != Chains::kFree && c != tag.getInt()))
+        return std::nullopt;
       c = tag.getInt();
     } else if (c >= 0 && isa<dist::WaitOp>(op) &&
                cast<dist::WaitOp>(op)
                    .getAsync()
                    .getDefiningOp<dist::SendStartOp>()) {
-      c = kJoined; // pipeline sends are waited for at the end, as placed
+      c = Chains::kJoined; // pipeline sends are waited for at the end, as placed
     }
-    chainOf[&op] = c;
-    if (c == kFree)
-      free.push_back(&op);
-    else if (c == kJoined)
-      joined.push_back(&op);
-    else {
-      if ((int64_t)chains.size() <= c)
-        chains.resize(c + 1);
-      chains[c].push_back(&op);
+    chains.add(&op, c);
+  }
+  return chains;
+}
+
+/// Step 3's list schedule over two chains at a time: the first two not
+/// done. The current chain runs until it would wait for a collective it
+/// started since it last took over; then the other one runs while that
+/// collective is in flight.
+class ChainScheduler {
+public:
+  ChainScheduler(const Chains &chains, int64_t budget, const Pricer *pricer)
+      : c(chains), m(chains.chains.size()), budget(budget), pricer(pricer),
+        next(m, 0) {
+    // Point-to-point operations are matched by their order between two
+    // ranks, and a stage blocked in a receive must already have sent what
+    // its peer needs first: the chains' sends and receive waits keep their
+    // program order, which the pipeline made deadlock-free.
+    for (auto &chain : c.chains)
+      for (Operation *op : chain)
+        if (isPointToPoint(op))
+          p2p.push_back(op);
+    llvm::sort(p2p, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+  }
+
+  void run() {
+    int64_t cur = 0;
+    while (true) {
+      SmallVector<int64_t, 2> active;
+      for (int64_t k = 0; k < m && active.size() < 2; ++k)
+        if (!done(k))
+          active.push_back(k);
+      if (active.empty())
+        break;
+      if (done(cur))
+        cur = active.front();
+      int64_t other = -1;
+      for (int64_t k : active)
+        if (k != cur && other < 0)
+          other = k;
+      int64_t then = runChain(cur, other);
+      fresh.clear();
+      if (then >= 0)
+        cur = then;
+      else if (other >= 0)
+        cur = other;
     }
   }
-  int64_t m = chains.size();
-  if (m < 2)
-    return 0;
 
-  // Point-to-point operations are matched by their order between two
-  // ranks, and a stage blocked in a receive must already have sent what
-  // its peer needs first: the chains' sends and receive waits keep their
-  // program order, which the pipeline made deadlock-free.
-  SmallVector<Operation *> p2p;
-  for (auto &chain : chains)
-    for (Operation *op : chain)
-      if (isPointToPoint(op))
-        p2p.push_back(op);
-  llvm::sort(p2p,
-             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  size_t nextP2P = 0;
-
-  // Two chains at a time: the first two not done. The current chain runs
-  // until it would wait for a collective it started since it last took
-  // over; then the other one runs while that collective is in flight.
-  SmallVector<size_t> next(m, 0);
-  auto done = [&](int64_t c) { return next[c] == chains[c].size(); };
-  // The chain that must run first when `c`'s next op is a point-to-point
-  // one out of turn, else -1.
-  auto mustWaitFor = [&](int64_t c) -> int64_t {
-    Operation *op = chains[c][next[c]];
-    if (nextP2P < p2p.size() && p2p[nextP2P] != op && isPointToPoint(op))
-      return chainOf.lookup(p2p[nextP2P]);
-    return -1;
-  };
   SmallVector<Operation *> order;
+  int64_t switches = 0;
+  /// For the explanation, by the cost model: the collectives left in
+  /// flight, and what of them the other chain's compute hid.
+  double leftTime = 0, hiddenTime = 0;
+
+private:
+  bool done(int64_t k) const { return next[k] == c.chains[k].size(); }
+  Operation *nextOf(int64_t k) const { return c.chains[k][next[k]]; }
+
+  /// The chain that must run first when `k`'s next op is a point-to-point
+  /// one out of turn, else -1.
+  int64_t mustWaitFor(int64_t k) const {
+    Operation *op = nextOf(k);
+    if (nextP2P < p2p.size() && p2p[nextP2P] != op && isPointToPoint(op))
+      return c.chainOf.lookup(p2p[nextP2P]);
+    return -1;
+  }
+
+  /// Runs chain `cur` until it is done (-1) or hands over to the chain
+  /// returned.
+  int64_t runChain(int64_t cur, int64_t other) {
+    while (!done(cur)) {
+      Operation *op = nextOf(cur);
+      if (int64_t first = mustWaitFor(cur); first >= 0)
+        return first;
+      if (waitsForCollective(op) && leaveInFlight(op, other))
+        return other;
+      schedule(cur, op);
+    }
+    return -1;
+  }
+
+  /// At `wait`: leaves its collective in flight when it started in this
+  /// run, `other` can run and the budget holds it; else lands it.
+  bool leaveInFlight(Operation *wait, int64_t other) {
+    Operation *start = cast<dist::WaitOp>(wait).getAsync().getDefiningOp();
+    int64_t bytes =
+        dist::bytesOf(start->getOperand(0).getType()) + wholeBytes(start);
+    if (fresh.contains(start) && other >= 0 && mustWaitFor(other) < 0 &&
+        !waitsForReceive(nextOf(other)) &&
+        (budget == 0 || inFlight + bytes <= budget)) {
+      leftInFlight[start] = bytes;
+      inFlight += bytes;
+      ++switches;
+      return true;
+    }
+    auto it = leftInFlight.find(start);
+    if (it == leftInFlight.end())
+      return false;
+    inFlight -= it->second;
+    leftInFlight.erase(it);
+    if (auto n = pricer ? groupSize(start) : std::nullopt) {
+      double comm = pricer->commTime(start, *n);
+      leftTime += comm;
+      hiddenTime += std::min(comm, covered.lookup(start));
+    }
+    return false;
+  }
+
+  void schedule(int64_t cur, Operation *op) {
+    if (pricer && !leftInFlight.empty()) {
+      double t = pricer->opTime(op);
+      for (auto &entry : leftInFlight)
+        covered[entry.first] += t;
+    }
+    if (kindOf(op))
+      fresh.insert(op);
+    if (nextP2P < p2p.size() && p2p[nextP2P] == op)
+      ++nextP2P;
+    order.push_back(op);
+    ++next[cur];
+  }
+
+  const Chains &c;
+  int64_t m, budget;
+  const Pricer *pricer;
+  SmallVector<size_t> next;
+  SmallVector<Operation *> p2p;
+  size_t nextP2P = 0;
   llvm::SmallPtrSet<Operation *, 8> fresh; // starts of the current run
   llvm::DenseMap<Operation *, int64_t> leftInFlight; // start → bytes
-  int64_t inFlight = 0, switches = 0, cur = 0;
-  // For the explanation: compute run while each collective left in flight
-  // was, and what of the collectives it hid, by the cost model.
+  int64_t inFlight = 0;
   llvm::DenseMap<Operation *, double> covered;
-  double leftTime = 0, hiddenTime = 0;
-  while (true) {
-    SmallVector<int64_t, 2> active;
-    for (int64_t c = 0; c < m && active.size() < 2; ++c)
-      if (!done(c))
-        active.push_back(c);
-    if (active.empty())
-      break;
-    if (done(cur))
-      cur = active.front();
-    int64_t other = -1;
-    for (int64_t c : active)
-      if (c != cur && other < 0)
-        other = c;
-    int64_t then = -1;
-    while (!done(cur)) {
-      Operation *op = chains[cur][next[cur]];
-      if (int64_t first = mustWaitFor(cur); first >= 0) {
-        then = first;
-        break;
-      }
-      if (waitsForCollective(op)) {
-        Operation *start = cast<dist::WaitOp>(op).getAsync().getDefiningOp();
-        int64_t bytes =
-            dist::bytesOf(start->getOperand(0).getType()) + wholeBytes(start);
-        if (fresh.contains(start) && other >= 0 && mustWaitFor(other) < 0 &&
-            !waitsForReceive(chains[other][next[other]]) &&
-            (budget == 0 || inFlight + bytes <= budget)) {
-          leftInFlight[start] = bytes;
-          inFlight += bytes;
-          ++switches;
-          then = other;
-          break;
-        }
-        auto it = leftInFlight.find(start);
-        if (it != leftInFlight.end()) {
-          inFlight -= it->second;
-          leftInFlight.erase(it);
-          if (auto n = pricer ? groupSize(start) : std::nullopt) {
-            double comm = pricer->commTime(start, *n);
-            leftTime += comm;
-            hiddenTime += std::min(comm, covered.lookup(start));
-          }
-        }
-      }
-      if (pricer && !leftInFlight.empty()) {
-        double t = pricer->opTime(op);
-        for (auto &entry : leftInFlight)
-          covered[entry.first] += t;
-      }
-      if (kindOf(op))
-        fresh.insert(op);
-      if (nextP2P < p2p.size() && p2p[nextP2P] == op)
-        ++nextP2P;
-      order.push_back(op);
-      ++next[cur];
-    }
-    fresh.clear();
-    if (then >= 0)
-      cur = then;
-    else if (other >= 0)
-      cur = other;
-  }
+};
+
+int64_t Overlapper::interleave(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  std::optional<Chains> chains = chainsOf(body);
+  int64_t m = chains ? chains->chains.size() : 0;
+  if (m < 2)
+    return 0;
+  ChainScheduler scheduler(*chains, budget, pricer);
+  scheduler.run();
   Operation *terminator = body.getTerminator();
   for (ArrayRef<Operation *> part :
-       {ArrayRef<Operation *>(free), ArrayRef<Operation *>(order),
-        ArrayRef<Operation *>(joined)})
+       {ArrayRef<Operation *>(chains->free),
+        ArrayRef<Operation *>(scheduler.order),
+        ArrayRef<Operation *>(chains->joined)})
     for (Operation *op : part)
       op->moveBefore(terminator);
-  LLVM_DEBUG(llvm::dbgs() << "dist-overlap: " << m << " chains, " << switches
-                          << " switches\n");
+  LLVM_DEBUG(llvm::dbgs() << "dist-overlap: " << m << " chains, "
+                          << scheduler.switches << " switches\n");
   if (explain && pricer)
     mlir::emitRemark(func.getLoc())
-        << "interleaved " << m << " micro-batch chains with " << switches
-        << " switch(es): the other chain's compute hides "
-        << microseconds(hiddenTime) << " of the " << microseconds(leftTime)
+        << "interleaved " << m << " micro-batch chains with "
+        << scheduler.switches << " switch(es): the other chain's compute "
+        << "hides " << microseconds(scheduler.hiddenTime) << " of the "
+        << microseconds(scheduler.leftTime)
         << " of collectives left in flight";
-  return switches;
+  return scheduler.switches;
 }
 
 struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {

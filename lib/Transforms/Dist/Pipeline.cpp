@@ -15,6 +15,7 @@
 
 #include "Regions.h"
 #include "dist/DistDialect.h"
+#include "nn/NNCost.h"
 #include "nn/NNOps.h"
 #include "parc/Transforms/Dist/Passes.h"
 
@@ -334,7 +335,7 @@ void DistPipelinePass::runOnOperation() {
   SmallVector<int64_t> layerCost(layers, 0);
   for (int64_t k = 0; k < layers; ++k)
     for (int64_t i = start[k]; i < start[k + 1]; ++i)
-      layerCost[k] += dist::flopsOf(ops[i]);
+      layerCost[k] += nn::flopsOf(ops[i]);
 
   SmallVector<int64_t> counts(layout.begin(), layout.end());
   if (!counts.empty()) {

@@ -69,11 +69,6 @@ Value dist::cutWeight(OpBuilder &b, Location loc, Value weight,
 
 std::string dist::nodeOf(Operation *op) { return nn::describeNode(op); }
 
-static int64_t numElements(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  return t ? t.getNumElements() : 0;
-}
-
 LogicalResult dist::stackedSignature(func::FuncOp main, int64_t m,
                                      SmallVectorImpl<Type> &argTypes,
                                      SmallVectorImpl<Type> &resultTypes) {
@@ -129,46 +124,6 @@ func::FuncOp dist::replacementOf(OpBuilder &b, func::FuncOp main,
     arg.setLoc(old.getLoc());
   b.setInsertionPointToEnd(entry);
   return fn;
-}
-
-int64_t dist::flopsOf(Operation *op) {
-  auto dim = [](Value v, int64_t i) {
-    auto t = cast<RankedTensorType>(v.getType());
-    return t.getDimSize(i < 0 ? t.getRank() + i : i);
-  };
-  if (auto lin = dyn_cast<nn::LinearOp>(op))
-    return 2 * numElements(lin.getResult()) * dim(lin.getInput(), -1);
-  if (isa<nn::MatMulOp, nn::GemmOp>(op)) {
-    Value lhs = op->getOperand(0);
-    auto t = cast<RankedTensorType>(lhs.getType());
-    int64_t k =
-        t.getRank() == 1 ? t.getDimSize(0) : t.getDimSize(t.getRank() - 1);
-    if (auto gemm = dyn_cast<nn::GemmOp>(op); gemm && gemm.getTransA())
-      k = t.getDimSize(0);
-    return 2 * numElements(op->getResult(0)) * k;
-  }
-  if (auto att = dyn_cast<nn::AttentionOp>(op)) {
-    auto q = cast<RankedTensorType>(att.getQuery().getType());
-    int64_t t = dim(att.getKey(), 2);
-    return 4 * q.getNumElements() * t;
-  }
-  if (auto experts = dyn_cast<nn::MoeExpertsOp>(op)) {
-    // The static bound: every received row through one expert's two (or,
-    // gated, three) [H, F] products.
-    auto fc1 = cast<RankedTensorType>(experts.getFc1().getType());
-    int64_t products = experts.getFc3() ? 3 : 2;
-    return 2 * products * dim(experts.getRows(), 0) * fc1.getDimSize(1) *
-           fc1.getDimSize(2);
-  }
-  if (auto conv = dyn_cast<nn::ConvOp>(op)) {
-    auto w = cast<RankedTensorType>(conv->getOperand(1).getType());
-    return 2 * numElements(conv->getResult(0)) *
-           (w.getNumElements() / w.getDimSize(0));
-  }
-  int64_t n = 0;
-  for (Value r : op->getResults())
-    n += numElements(r);
-  return std::max<int64_t>(n, 1);
 }
 
 static FlatSymbolRefAttr meshRef(MLIRContext *ctx) {

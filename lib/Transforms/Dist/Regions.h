@@ -70,11 +70,6 @@ mlir::Value cutWeight(mlir::OpBuilder &b, mlir::Location loc,
 /// "node 'NAME' (op)" for diagnostics: the ONNX node the op came from.
 std::string nodeOf(mlir::Operation *op);
 
-/// FLOPs of one op for the cost models of dist-pipeline and dist-overlap:
-/// matrix products and attention by their multiply-adds, everything else
-/// one per output element.
-int64_t flopsOf(mlir::Operation *op);
-
 /// main's argument and result types with their batch dims (nn::batchDim)
 /// multiplied by `m`: the signature of a program running m micro-batches of
 /// main stacked on their batch dims. A scalar input or output cannot be

@@ -1,10 +1,12 @@
 // RUN: parc-opt %s --verify-diagnostics --dist-pipeline="pp=2 explain=true" -o /dev/null
 
-// The costs of dist-pipeline.mlir's model, by hand: layers 2112, 1088,
-// 1088, 5184 FLOPs (the first with the 1024-FLOP embedding linear, the last
-// with the 4096-FLOP head); the cut sends one 1x2x4x8 f32 tensor (256 B).
-// expected-remark @below {{pipeline stage 0: layers 0..2, 4288 FLOPs with the embedding}}
-// expected-remark @below {{pipeline stage 1: layers 3..3, 5184 FLOPs with the head; 256 B live at its cut}}
+// The costs of dist-pipeline.mlir's model, by hand (nn's CostOpInterface):
+// an attention over 1·2·4·4 = 32 scores is 2·32·(8 + 8) + 7·32 = 1248, its
+// residual add 64, so layers 2336, 1312, 1312, 5408 FLOPs (the first with
+// the 2·64·8 = 1024-FLOP embedding linear, the last with the 4096-FLOP
+// head); the cut sends one 1x2x4x8 f32 tensor (256 B).
+// expected-remark @below {{pipeline stage 0: layers 0..2, 4960 FLOPs with the embedding}}
+// expected-remark @below {{pipeline stage 1: layers 3..3, 5408 FLOPs with the head; 256 B live at its cut}}
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x32xf32> {
   %w = arith.constant dense<0.5> : tensor<8x8xf32>
   %wh = arith.constant dense<0.25> : tensor<8x32xf32>
