@@ -28,6 +28,11 @@ void parc::buildLowerToRTPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(rt::createRTPlanMemory());
 }
 
+void parc::buildRTToEmitCPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(rt::createRTReroll());
+  pm.addPass(createConvertRTToEmitC());
+}
+
 void parc::buildTensorParallelPipeline(OpPassManager &pm,
                                        const TensorParallelOptions &options) {
   dist::DistAnnotateOptions annotate;
@@ -59,4 +64,8 @@ void parc::registerPipelines() {
       "parc-lower-to-rt",
       "Lower fused nn IR to a rank program with a planned arena",
       buildLowerToRTPipeline);
+  PassPipelineRegistration<>(
+      "parc-rt-to-emitc",
+      "Roll repeated layers and convert a rank program to emitc",
+      buildRTToEmitCPipeline);
 }

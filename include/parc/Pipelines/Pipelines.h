@@ -15,6 +15,10 @@ void buildNNOptimizePipeline(mlir::OpPassManager &pm);
 /// Fused nn IR → one rank's rt program with a planned arena.
 void buildLowerToRTPipeline(mlir::OpPassManager &pm);
 
+/// A planned rt program → emitc: repeated layers rolled into loops
+/// (rt-reroll), then convert-rt-to-emitc.
+void buildRTToEmitCPipeline(mlir::OpPassManager &pm);
+
 /// Options of the tensor(+sequence)-parallel pipeline.
 struct TensorParallelOptions
     : public mlir::PassPipelineOptions<TensorParallelOptions> {
