@@ -817,9 +817,16 @@ Value Emitter::pointerCall(Location loc, StringRef helper, Call &c) {
 LogicalResult Emitter::emitBuffer(Operation &op) {
   Location loc = op.getLoc();
   Call at(b.getContext());
+  // A buffer only rolled layers read needs no variable: the loop reads its
+  // table entry.
+  bool onlyRepeated = op.getNumResults() == 1 && !op.getResult(0).use_empty() &&
+                      llvm::all_of(op.getResult(0).getUsers(),
+                                   llvm::IsaPred<rt::RepeatOp>);
   if (auto alloc = dyn_cast<rt::AllocOp>(op)) {
     if (!alloc.getOffset())
       return alloc.emitOpError("is not placed: run rt-plan-memory first");
+    if (onlyRepeated)
+      return success();
     pointers[alloc] = pointerCall(
         loc, "parc_rt_at", at.value(arena).lit(alloc.getOffsetAttr().getInt()));
   } else if (auto in = dyn_cast<rt::InputOp>(op)) {
@@ -836,12 +843,16 @@ LogicalResult Emitter::emitBuffer(Operation &op) {
                                       .Case("attention_mask", 5)
                                       .Default(0);
     }
+    if (onlyRepeated)
+      return success();
     pointers[in] =
         pointerCall(loc, "parc_rt_slot", at.value(inputs).lit(in.getIndex()));
   } else if (auto w = dyn_cast<rt::WeightOp>(op)) {
     auto [it, fresh] = weightIndex.try_emplace(w.getName(), weightDescs.size());
     if (fresh)
       weightDescs.push_back({w.getName().str(), w.getType()});
+    if (onlyRepeated)
+      return success();
     pointers[w] =
         pointerCall(loc, "parc_rt_slot", at.value(weights).lit(it->second));
   } else if (auto view = dyn_cast<rt::ViewOp>(op)) {
