@@ -143,3 +143,35 @@ SmallVector<NamedAttribute> KernelOp::getParams() {
 
 #define GET_OP_CLASSES
 #include "rt/RTOps.cpp.inc"
+
+OperandRange RepeatOp::getIteration(int64_t i) {
+  int64_t width = getBody().getNumArguments();
+  return getBindings().slice(i * width, width);
+}
+
+LogicalResult RepeatOp::verify() {
+  Block &body = getBody().front();
+  int64_t width = body.getNumArguments(), count = getCount();
+  if (static_cast<int64_t>(getBindings().size()) != count * width)
+    return emitOpError() << "binds " << getBindings().size()
+                         << " buffers, not count x block arguments ("
+                         << count << " x " << width << ")";
+  for (int64_t i = 0; i < count; ++i)
+    if (getIteration(i).getTypes() != body.getArgumentTypes())
+      return emitOpError() << "iteration " << i
+                           << " binds buffers of other types than the body's "
+                              "arguments";
+  for (Operation &op : body)
+    if (!isa<KernelOp, StartOp, WaitOp>(op))
+      return op.emitOpError("cannot be repeated: an rt.repeat body holds only "
+                            "rt.kernel, rt.start and rt.wait");
+  int64_t ops = std::distance(body.begin(), body.end());
+  if (static_cast<int64_t>(getLocations().size()) != count * ops ||
+      !llvm::all_of(getLocations(), llvm::IsaPred<LocationAttr>))
+    return emitOpError() << "needs one location per iteration and body op ("
+                         << count * ops << "), has "
+                         << getLocations().size();
+  // Requests do not outlive an iteration: the body is isolated and each
+  // rt.wait follows its rt.start in the same block.
+  return success();
+}

@@ -194,4 +194,40 @@ def RT_WaitOp : RT_Op<"wait"> {
   let hasVerifier = 1;
 }
 
+def RT_RepeatOp : RT_Op<"repeat", [IsolatedFromAbove, SingleBlock,
+                                   NoTerminator]> {
+  let summary = "run one body of calls several times on per-iteration buffers";
+  let description = [{
+    A rolled loop over identical stretches of a program (a model's layers):
+    the body's calls run `count` times in order, iteration `i` binding the
+    body's block arguments to `bindings[i * A .. (i + 1) * A)`, `A` the
+    number of block arguments. The body holds only `rt.kernel`, `rt.start`
+    and `rt.wait`; every request it starts it also waits for. `rt-reroll`
+    builds it, and code generation emits the body once, looping over a
+    table of the bindings' arena offsets and weight and input slots.
+
+    `locations` keeps, for iteration `i` and body op `j`, the location
+    (the ONNX node) of the op the iteration stands for, at `i * ops + j`:
+    error messages and traces keep naming each layer's own node.
+
+    ```mlir
+    rt.repeat 2 bindings(%x0, %y0, %x1, %y1 : memref<8xf32>, memref<8xf32>, memref<8xf32>, memref<8xf32>) {
+    ^bb0(%x: memref<8xf32>, %y: memref<8xf32>):
+      rt.kernel "relu" ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+    } {locations = [loc("l0/relu"), loc("l1/relu")]}
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$count,
+                   Variadic<RT_Buffer>:$bindings, ArrayAttr:$locations);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $count (`bindings` `(` $bindings^ `:` type($bindings) `)`)? $body attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The buffers iteration `i` binds to the body's arguments.
+    mlir::OperandRange getIteration(int64_t i);
+  }];
+}
+
 #endif // PARC_RT_OPS

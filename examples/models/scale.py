@@ -9,9 +9,11 @@ sizes are those of bench/compile_scale.sh. Deterministic: the same command
 writes the same bytes.
 
     /usr/bin/python3 examples/models/scale.py --out DIR [--only NAME ...]
+        [--layers N]   (N layers instead of the model's; file <name>_l<N>)
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -34,6 +36,12 @@ SCALE_MODELS = {
     "llama_6g": generate.ModelConfig(
         "llama", seed=2003, layers=7, hidden=4096, heads=32, kv_heads=8,
         ffn=11008, rotary_dim=128, **_LLAMA),
+    # Many small layers: compile time against depth (bench/compile_layers.sh
+    # picks the depth with --layers).
+    "decoder": generate.ModelConfig(
+        "llama", seed=2010, layers=80, hidden=256, heads=8, kv_heads=8,
+        ffn=512, rotary_dim=32, vocab=512, batch=1, seq=16, max_positions=64,
+        eps=1e-5),
 }
 CHUNK = 16 << 20  # elements per write
 
@@ -70,10 +78,17 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", action="extend", default=[],
                         metavar="NAME", choices=list(SCALE_MODELS),
                         help="models to write (default: all)")
+    parser.add_argument("--layers", type=int, metavar="N",
+                        help="write the models with N layers, named <name>_l<N>")
     args = parser.parse_args(argv)
+    if args.layers is not None and args.layers < 1:
+        parser.error(f"--layers must be at least 1, got {args.layers}")
     os.makedirs(args.out, exist_ok=True)
     for name in dict.fromkeys(args.only or SCALE_MODELS):
         cfg = SCALE_MODELS[name]
+        if args.layers is not None:
+            cfg = dataclasses.replace(cfg, layers=args.layers)
+            name = f"{name}_l{args.layers}"
         path = os.path.join(args.out, name + ".onnx")
         with open(path + ".data", "wb") as data:
             g = ScaleEmitter(cfg, 14, name + ".onnx.data", data)

@@ -30,6 +30,11 @@ void parc::buildLowerToRTPipeline(OpPassManager &pm, bool fusedAttention) {
   pm.addNestedPass<func::FuncOp>(rt::createRTPlanMemory());
 }
 
+void parc::buildRTToEmitCPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(rt::createRTReroll());
+  pm.addPass(createConvertRTToEmitC());
+}
+
 void parc::buildTensorParallelPipeline(OpPassManager &pm,
                                        const TensorParallelOptions &options) {
   dist::DistAnnotateOptions annotate;
@@ -61,4 +66,8 @@ void parc::registerPipelines() {
       "parc-lower-to-rt",
       "Lower fused nn IR to a rank program with a planned arena",
       [](OpPassManager &pm) { buildLowerToRTPipeline(pm); });
+  PassPipelineRegistration<>(
+      "parc-rt-to-emitc",
+      "Roll repeated layers and convert a rank program to emitc",
+      buildRTToEmitCPipeline);
 }

@@ -1053,9 +1053,7 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
 
   module->setAttr("rt.program", StringAttr::get(&ctx, name));
   if (failed(runPasses(module, name == "main" ? "emitc" : ("emitc-" + name).str(),
-                       [](OpPassManager &pm) {
-                         pm.addPass(parc::createConvertRTToEmitC());
-                       })))
+                       parc::buildRTToEmitCPipeline)))
     return failure();
   std::string source = ("src/" + name + ".cpp").str();
   std::string binary = ("bin/" + name).str();

@@ -17,6 +17,10 @@ void buildNNOptimizePipeline(mlir::OpPassManager &pm);
 void buildLowerToRTPipeline(mlir::OpPassManager &pm,
                             bool fusedAttention = true);
 
+/// A planned rt program → emitc: repeated layers rolled into loops
+/// (rt-reroll), then convert-rt-to-emitc.
+void buildRTToEmitCPipeline(mlir::OpPassManager &pm);
+
 /// Options of the tensor(+sequence)-parallel pipeline.
 struct TensorParallelOptions
     : public mlir::PassPipelineOptions<TensorParallelOptions> {

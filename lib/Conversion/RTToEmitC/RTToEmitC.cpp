@@ -6,9 +6,11 @@
 // weights and the inputs, the program's metadata (tensor names, dtypes,
 // shapes) as static tables, and a `main` that hands both to the runtime's
 // program driver. Every shape is a static `int64_t` table, so the generated
-// code has no loops and no arithmetic of its own: the runtime is the only
-// thing that computes. Every name is bytes in one numeric table, so a
-// model's strings never become source text.
+// code has no arithmetic of its own: the runtime is the only thing that
+// computes. Its one loop is an rt.repeat's (rolled layers): the body's
+// calls once, reading each iteration's buffers and node names from a
+// static table. Every name is bytes in one numeric table, so a model's
+// strings never become source text.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,7 +95,10 @@ private:
   /// Model strings (node, tensor and program names) are data, never source
   /// text: no byte of a hostile name can end a literal or a comment, or
   /// smuggle a trigraph or a format into the generated C++.
-  std::string str(StringRef s);
+  std::string str(StringRef s) {
+    return "(const char *)parc_strings + " + std::to_string(strOffset(s));
+  }
+  int64_t strOffset(StringRef s);
   /// The string table, once every string is known: NUL-terminated bytes,
   /// printed as numbers.
   void emitStrings(Operation *after);
@@ -103,6 +108,21 @@ private:
   LogicalResult checkNames(func::FuncOp program);
 
   // --- the forward function -----------------------------------------------
+  /// A buffer's definition (its C pointer) or its publication as an output.
+  LogicalResult emitBuffer(Operation &op);
+  /// rt.kernel, rt.start or rt.wait.
+  LogicalResult emitCallOp(Operation &op);
+  /// The body once, in a loop over a table of every iteration's bindings
+  /// (arena offsets, weight and input slots) and node names.
+  LogicalResult emitRepeat(rt::RepeatOp op);
+  /// The ONNX node of the call being emitted, as a `const char *`: from the
+  /// string table, or the current iteration's row inside a repeat.
+  Call &node(Call &call, Location loc) {
+    return nodeOverride ? call.value(nodeOverride) : call.text(str(nodeName(loc)));
+  }
+  /// A pointer from `args` (base, offset or slot): parc_rt_at (base +
+  /// offset) or parc_rt_slot (slot of base).
+  Value pointerCall(Location loc, StringRef helper, Call &args);
   LogicalResult emitKernel(rt::KernelOp op);
   /// `comm` names the communication for the run's trace (empty: compute).
   void emitCall(Location loc, StringRef callee, Call &call, StringRef comm = "");
@@ -138,6 +158,12 @@ private:
   Operation *anchor = nullptr; // the forward function
   Value ctx, arena, inputs, weights, outputs;
   llvm::DenseMap<Value, Value> pointers;
+  Value nodeOverride;
+  SmallVector<std::tuple<std::string, MemRefType>> inputDescs, weightDescs,
+      outputDescs;
+  // parc_rt_input_role_t of each input, when the program generates.
+  SmallVector<int64_t> inputRoles;
+  llvm::StringMap<int64_t> weightIndex;
   /// The C variable of each request, and those started but not yet waited.
   llvm::DenseMap<Value, Value> requests;
   llvm::SetVector<Value> inFlight;
@@ -155,7 +181,7 @@ void Emitter::global(StringRef name, Type type, Attribute init) {
                           /*extern=*/false, /*static=*/true, /*const=*/true);
 }
 
-std::string Emitter::str(StringRef s) {
+int64_t Emitter::strOffset(StringRef s) {
   assert(!s.contains('\0') && "checkNames refuses embedded NULs");
   auto [it, inserted] = stringOffsets.try_emplace(s, stringBytes.size());
   if (inserted) {
@@ -163,7 +189,7 @@ std::string Emitter::str(StringRef s) {
       stringBytes.push_back(static_cast<int8_t>(c));
     stringBytes.push_back(0);
   }
-  return "(const char *)parc_strings + " + std::to_string(it->second);
+  return it->second;
 }
 
 void Emitter::emitStrings(Operation *after) {
@@ -202,6 +228,11 @@ LogicalResult Emitter::checkNames(func::FuncOp program) {
     // Node names only reach messages and traces: any bytes but NUL.
     if (failed(check(op, "node name", nodeName(op->getLoc()), /*json=*/false)))
       return WalkResult::interrupt();
+    if (auto repeat = dyn_cast<rt::RepeatOp>(op))
+      for (Attribute loc : repeat.getLocations())
+        if (failed(check(op, "node name", nodeName(cast<LocationAttr>(loc)),
+                         /*json=*/false)))
+          return WalkResult::interrupt();
     StringRef name;
     if (auto in = dyn_cast<rt::InputOp>(op))
       name = in.getName();
@@ -277,7 +308,8 @@ void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef com
                                             ArrayAttr(), call.operands);
   // A failing kernel aborts every rank, naming the ONNX node it came from.
   Call check(b.getContext());
-  check.value(ctx).value(status.getResult(0)).text(str(nodeName(loc)));
+  check.value(ctx).value(status.getResult(0));
+  node(check, loc);
   if (!comm.empty())
     check.text(str(comm));
   emitc::CallOpaqueOp::create(b, loc, TypeRange{},
@@ -706,8 +738,8 @@ LogicalResult Emitter::emitMoe(rt::KernelOp op) {
       .lit(tokens).lit(hidden).lit(ffn).lit(experts).lit(topK.getInt())
       .lit(!normalize || normalize.getValue())
       .text(moeActivation(op))
-      .lit(capacity ? capacity.getInt() : 0)
-      .text(str(nodeName(loc)));
+      .lit(capacity ? capacity.getInt() : 0);
+  node(call, loc);
   emitCall(loc, "parc_rt_moe", call);
   return success();
 }
@@ -747,7 +779,8 @@ LogicalResult Emitter::emitMoeStep(rt::KernelOp op) {
     // experts = members × local experts, from the layout [members, local].
     call.lit(dim(ins[0], 0)).lit(dim(ins[0], 1))
         .lit(dim(outs[2], 0) * dim(outs[2], 1)).lit(dim(ins[1], 1))
-        .lit(capacity ? capacity.getInt() : 0).text(str(nodeName(loc)));
+        .lit(capacity ? capacity.getInt() : 0);
+    node(call, loc);
     emitCall(loc, "parc_rt_moe_permute", call);
     return success();
   }
@@ -777,6 +810,172 @@ LogicalResult Emitter::emitMoeStep(rt::KernelOp op) {
     return success();
   }
   return op.emitOpError() << "no runtime kernel named '" << name << "'";
+}
+
+Value Emitter::pointerCall(Location loc, StringRef helper, Call &c) {
+  return emitc::CallOpaqueOp::create(b, loc, voidPtr(), helper,
+                                     b.getArrayAttr(c.args), ArrayAttr(),
+                                     c.operands)
+      .getResult(0);
+}
+
+LogicalResult Emitter::emitBuffer(Operation &op) {
+  Location loc = op.getLoc();
+  Call at(b.getContext());
+  // A buffer only rolled layers read needs no variable: the loop reads its
+  // table entry.
+  bool onlyRepeated = op.getNumResults() == 1 && !op.getResult(0).use_empty() &&
+                      llvm::all_of(op.getResult(0).getUsers(),
+                                   llvm::IsaPred<rt::RepeatOp>);
+  if (auto alloc = dyn_cast<rt::AllocOp>(op)) {
+    if (!alloc.getOffset())
+      return alloc.emitOpError("is not placed: run rt-plan-memory first");
+    if (onlyRepeated)
+      return success();
+    pointers[alloc] = pointerCall(
+        loc, "parc_rt_at", at.value(arena).lit(alloc.getOffsetAttr().getInt()));
+  } else if (auto in = dyn_cast<rt::InputOp>(op)) {
+    if (in.getIndex() >= inputDescs.size())
+      inputDescs.resize(in.getIndex() + 1);
+    inputDescs[in.getIndex()] = {in.getName().str(), in.getType()};
+    if (auto role = in->getAttrOfType<StringAttr>("role")) {
+      inputRoles.resize(std::max<size_t>(inputRoles.size(), in.getIndex() + 1));
+      inputRoles[in.getIndex()] = llvm::StringSwitch<int64_t>(role.getValue())
+                                      .Case("cache", 1)
+                                      .Case("position", 2)
+                                      .Case("tokens", 3)
+                                      .Case("positions", 4)
+                                      .Case("attention_mask", 5)
+                                      .Default(0);
+    }
+    if (onlyRepeated)
+      return success();
+    pointers[in] =
+        pointerCall(loc, "parc_rt_slot", at.value(inputs).lit(in.getIndex()));
+  } else if (auto w = dyn_cast<rt::WeightOp>(op)) {
+    auto [it, fresh] = weightIndex.try_emplace(w.getName(), weightDescs.size());
+    if (fresh)
+      weightDescs.push_back({w.getName().str(), w.getType()});
+    if (onlyRepeated)
+      return success();
+    pointers[w] =
+        pointerCall(loc, "parc_rt_slot", at.value(weights).lit(it->second));
+  } else if (auto view = dyn_cast<rt::ViewOp>(op)) {
+    pointers[view] = pointer(view.getSource());
+  } else if (auto out = dyn_cast<rt::OutputOp>(op)) {
+    if (out.getIndex() >= outputDescs.size())
+      outputDescs.resize(out.getIndex() + 1);
+    outputDescs[out.getIndex()] = {out.getName().str(), out.getBuffer().getType()};
+    Call c(b.getContext());
+    c.value(outputs).lit(out.getIndex()).value(pointer(out.getBuffer()));
+    emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "parc_rt_publish",
+                                b.getArrayAttr(c.args), ArrayAttr(), c.operands);
+  } else {
+    return op.emitOpError("cannot be emitted as C++");
+  }
+  return success();
+}
+
+LogicalResult Emitter::emitCallOp(Operation &op) {
+  if (auto kernel = dyn_cast<rt::KernelOp>(op)) {
+    if (failed(emitKernel(kernel)))
+      return failure();
+    emitProgress(op.getLoc());
+  } else if (auto start = dyn_cast<rt::StartOp>(op)) {
+    Call call(b.getContext());
+    if (failed(commCall(start, start.getCallee(), start.getIns(),
+                        start.getOuts(), call)))
+      return failure();
+    emitStart(start, call);
+  } else {
+    emitWait(cast<rt::WaitOp>(op));
+  }
+  return success();
+}
+
+/// The helper and base a binding's pointer is read with, and its table
+/// entry in one iteration.
+struct Binding {
+  StringRef helper;
+  Value base;
+  int64_t entry;
+};
+
+LogicalResult Emitter::emitRepeat(rt::RepeatOp op) {
+  Location loc = op.getLoc();
+  Block &body = op.getBody().front();
+  const int64_t count = op.getCount(), width = body.getNumArguments();
+  const int64_t calls = std::distance(body.begin(), body.end());
+  // Row i: iteration i's binding entries, then its calls' node names.
+  auto bindingOf = [&](Value v) -> FailureOr<Binding> {
+    while (auto view = v.getDefiningOp<rt::ViewOp>())
+      v = view.getSource();
+    if (auto alloc = v.getDefiningOp<rt::AllocOp>(); alloc && alloc.getOffset())
+      return Binding{"parc_rt_at", arena, alloc.getOffsetAttr().getInt()};
+    if (auto w = v.getDefiningOp<rt::WeightOp>())
+      return Binding{"parc_rt_slot", weights, weightIndex.lookup(w.getName())};
+    if (auto in = v.getDefiningOp<rt::InputOp>())
+      return Binding{"parc_rt_slot", inputs, static_cast<int64_t>(in.getIndex())};
+    return failure();
+  };
+  SmallVector<int64_t> cells;
+  SmallVector<Binding> first;
+  for (int64_t i = 0; i < count; ++i) {
+    for (auto [a, v] : llvm::enumerate(op.getIteration(i))) {
+      FailureOr<Binding> binding = bindingOf(v);
+      if (failed(binding))
+        return op.emitOpError() << "binding " << a << " of iteration " << i
+                                << " is not an arena, weight or input buffer";
+      if (i == 0)
+        first.push_back(*binding);
+      else if (binding->helper != first[a].helper || binding->base != first[a].base)
+        return op.emitOpError() << "binding " << a << " of iteration " << i
+                                << " is another kind of buffer than iteration 0's";
+      cells.push_back(binding->entry);
+    }
+    for (int64_t j = 0; j < calls; ++j)
+      cells.push_back(strOffset(nodeName(
+          cast<LocationAttr>(op.getLocations()[i * calls + j]))));
+  }
+  std::string name = "parc_repeat_" + std::to_string(counter++);
+  auto tableType = emitc::ArrayType::get({count, width + calls}, b.getI64Type());
+  global(name, tableType,
+         DenseIntElementsAttr::get(
+             RankedTensorType::get({count, width + calls}, b.getI64Type()),
+             ArrayRef<int64_t>(cells)));
+
+  auto literal = [&](int64_t v) {
+    return emitc::LiteralOp::create(b, loc, b.getIndexType(), std::to_string(v));
+  };
+  auto loop = emitc::ForOp::create(b, loc, literal(0), literal(count), literal(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value table = emitc::GetGlobalOp::create(b, loc, tableType, name);
+  auto cell = [&](int64_t column) -> Value {
+    Value at = emitc::SubscriptOp::create(
+        b, loc, emitc::LValueType::get(b.getI64Type()), table,
+        ValueRange{loop.getInductionVar(), literal(column)});
+    return emitc::LoadOp::create(b, loc, b.getI64Type(), at);
+  };
+  for (auto [a, arg] : llvm::enumerate(body.getArguments())) {
+    Call at(b.getContext());
+    pointers[arg] =
+        pointerCall(loc, first[a].helper, at.value(first[a].base).value(cell(a)));
+  }
+  for (auto [j, inner] : llvm::enumerate(body)) {
+    Call nameArgs(b.getContext());
+    nameArgs.text("parc_strings").value(cell(width + j));
+    nodeOverride = emitc::CallOpaqueOp::create(
+                       b, inner.getLoc(), ptr(opaque("const char")),
+                       "parc_rt_string", b.getArrayAttr(nameArgs.args),
+                       ArrayAttr(), nameArgs.operands)
+                       .getResult(0);
+    LogicalResult emitted = emitCallOp(inner);
+    nodeOverride = Value();
+    if (failed(emitted))
+      return failure();
+  }
+  return success();
 }
 
 LogicalResult Emitter::run(func::FuncOp program) {
@@ -815,72 +1014,15 @@ LogicalResult Emitter::run(func::FuncOp program) {
   outputs = entry->getArgument(4);
   b.setInsertionPointToEnd(entry);
 
-  SmallVector<std::tuple<std::string, MemRefType>> inputDescs, weightDescs,
-      outputDescs;
-  // parc_rt_input_role_t of each input, when the program generates.
-  SmallVector<int64_t> inputRoles;
-  llvm::StringMap<int64_t> weightIndex;
-  auto pointerCall = [&](Location loc, StringRef helper, Value base,
-                         int64_t at) {
-    Call c(context);
-    c.value(base).lit(at);
-    return emitc::CallOpaqueOp::create(b, loc, ptrType, helper,
-                                       b.getArrayAttr(c.args), ArrayAttr(),
-                                       c.operands)
-        .getResult(0);
-  };
   for (Operation &op : program.getBody().front().without_terminator()) {
-    Location loc = op.getLoc();
-    if (auto alloc = dyn_cast<rt::AllocOp>(op)) {
-      if (!alloc.getOffset())
-        return alloc.emitOpError("is not placed: run rt-plan-memory first");
-      pointers[alloc] = pointerCall(loc, "parc_rt_at", arena,
-                                    alloc.getOffsetAttr().getInt());
-    } else if (auto in = dyn_cast<rt::InputOp>(op)) {
-      if (in.getIndex() >= inputDescs.size())
-        inputDescs.resize(in.getIndex() + 1);
-      inputDescs[in.getIndex()] = {in.getName().str(), in.getType()};
-      if (auto role = in->getAttrOfType<StringAttr>("role")) {
-        inputRoles.resize(
-            std::max<size_t>(inputRoles.size(), in.getIndex() + 1));
-        inputRoles[in.getIndex()] = llvm::StringSwitch<int64_t>(role.getValue())
-                                        .Case("cache", 1)
-                                        .Case("position", 2)
-                                        .Case("tokens", 3)
-                                        .Case("positions", 4)
-                                        .Case("attention_mask", 5)
-                                        .Default(0);
-      }
-      pointers[in] = pointerCall(loc, "parc_rt_slot", inputs, in.getIndex());
-    } else if (auto w = dyn_cast<rt::WeightOp>(op)) {
-      auto [it, fresh] = weightIndex.try_emplace(w.getName(), weightDescs.size());
-      if (fresh)
-        weightDescs.push_back({w.getName().str(), w.getType()});
-      pointers[w] = pointerCall(loc, "parc_rt_slot", weights, it->second);
-    } else if (auto view = dyn_cast<rt::ViewOp>(op)) {
-      pointers[view] = pointer(view.getSource());
-    } else if (auto out = dyn_cast<rt::OutputOp>(op)) {
-      if (out.getIndex() >= outputDescs.size())
-        outputDescs.resize(out.getIndex() + 1);
-      outputDescs[out.getIndex()] = {out.getName().str(), out.getBuffer().getType()};
-      Call c(context);
-      c.value(outputs).lit(out.getIndex()).value(pointer(out.getBuffer()));
-      emitc::CallOpaqueOp::create(b, loc, TypeRange{}, "parc_rt_publish",
-                                  b.getArrayAttr(c.args), ArrayAttr(), c.operands);
-    } else if (auto kernel = dyn_cast<rt::KernelOp>(op)) {
-      if (failed(emitKernel(kernel)))
+    if (auto repeat = dyn_cast<rt::RepeatOp>(op)) {
+      if (failed(emitRepeat(repeat)))
         return failure();
-      emitProgress(loc);
-    } else if (auto start = dyn_cast<rt::StartOp>(op)) {
-      Call call(context);
-      if (failed(commCall(start, start.getCallee(), start.getIns(),
-                          start.getOuts(), call)))
+    } else if (isa<rt::KernelOp, rt::StartOp, rt::WaitOp>(op)) {
+      if (failed(emitCallOp(op)))
         return failure();
-      emitStart(start, call);
-    } else if (auto wait = dyn_cast<rt::WaitOp>(op)) {
-      emitWait(wait);
-    } else {
-      return op.emitOpError("cannot be emitted as C++");
+    } else if (failed(emitBuffer(op))) {
+      return failure();
     }
   }
   emitc::ReturnOp::create(b, program.getLoc(), Value());

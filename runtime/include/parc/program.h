@@ -2,8 +2,8 @@
  *
  * A generated program is a forward function plus static tables describing
  * its tensors; parc_rt_program_main does everything else (MPI start-up,
- * weights, arena, inputs, timing, outputs), so generated code stays a flat
- * list of checked kernel calls.
+ * weights, arena, inputs, timing, outputs), so generated code stays a list
+ * of checked kernel calls (rolled layers: one loop over a table).
  *
  *===----------------------------------------------------------------------===*/
 #ifndef PARC_PROGRAM_H
@@ -142,6 +142,12 @@ static inline void *parc_rt_at(void *base, int64_t offset) {
   return (char *)base + offset;
 }
 static inline void *parc_rt_slot(void **slots, int64_t i) { return slots[i]; }
+/* The string at `offset` of a program's string table: rolled layers
+ * (rt.repeat) read each iteration's node names from a table of offsets. */
+static inline const char *parc_rt_string(const int8_t *strings,
+                                         int64_t offset) {
+  return (const char *)strings + offset;
+}
 static inline void parc_rt_publish(void **slots, int64_t i, void *buffer) {
   slots[i] = buffer;
 }

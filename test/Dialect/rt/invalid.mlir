@@ -127,3 +127,36 @@ func.func @wait_foreign(%r: !rt.request) {
   rt.wait %r
   return
 }
+
+// -----
+
+func.func @repeat_binding_count(%a: memref<8xf32>) {
+  // expected-error @+1 {{binds 3 buffers, not count x block arguments (2 x 1)}}
+  rt.repeat 2 bindings(%a, %a, %a : memref<8xf32>, memref<8xf32>, memref<8xf32>) {
+  ^bb0(%x: memref<8xf32>):
+    rt.kernel "relu" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>)
+  } {locations = [loc("a"), loc("b")]}
+  return
+}
+
+// -----
+
+func.func @repeat_body_op(%a: memref<8xf32>) {
+  rt.repeat 1 bindings(%a : memref<8xf32>) {
+  ^bb0(%x: memref<8xf32>):
+    // expected-error @+1 {{cannot be repeated: an rt.repeat body holds only rt.kernel, rt.start and rt.wait}}
+    %v = rt.view %x : memref<8xf32> to memref<2x4xf32>
+  } {locations = [loc("a")]}
+  return
+}
+
+// -----
+
+func.func @repeat_locations(%a: memref<8xf32>) {
+  // expected-error @+1 {{needs one location per iteration and body op (2), has 1}}
+  rt.repeat 2 bindings(%a, %a : memref<8xf32>, memref<8xf32>) {
+  ^bb0(%x: memref<8xf32>):
+    rt.kernel "relu" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>)
+  } {locations = [loc("a")]}
+  return
+}

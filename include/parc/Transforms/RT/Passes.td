@@ -29,4 +29,32 @@ def RTPlanMemory : Pass<"rt-plan-memory", "::mlir::func::FuncOp"> {
   ];
 }
 
+def RTReroll : Pass<"rt-reroll", "::mlir::func::FuncOp"> {
+  let summary = "Roll repeated stretches of calls (a model's layers) into rt.repeat";
+  let description = [{
+    Input: a placed rt program (after `rt-plan-memory`). A model's layers
+    lower to the same calls again and again, differing only in the buffers
+    they read and write; emitted one after another, the C++ grows with the
+    depth and so does its compile time. This pass finds each maximal run of
+    consecutive, isomorphic stretches of `rt.kernel` / `rt.start` /
+    `rt.wait` (the same callees, attributes and operand types in the same
+    order, each stretch's buffers used in the same pattern, every request
+    started in a stretch also waited for in it) and replaces the run with
+    one `rt.repeat` whose body is the first stretch and whose bindings are
+    every stretch's buffers. Of the periods that repeat from a point, the
+    shortest wins, so a pipeline stage's micro-batches each become a loop
+    over layers rather than one loop over micro-batches of unrolled layers.
+
+    Buffer definitions (`rt.alloc`, `rt.weight`, `rt.input`, `rt.view`) are
+    moved to the top of the function first: they are pure, and the loop
+    reads every iteration's buffers. Calls keep their order, so the
+    start/wait interleaving of `dist-overlap` is unchanged. Output: the
+    same calls in the same order, some inside `rt.repeat`.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", "8",
+           "fewest calls a run must cover to be rolled">
+  ];
+}
+
 #endif // PARC_TRANSFORMS_RT_PASSES
