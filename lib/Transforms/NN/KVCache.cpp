@@ -131,7 +131,8 @@ std::optional<std::array<ConcatOp, 2>> matchStackedForm(Value present,
   std::array<ConcatOp, 2> halves;
   for (unsigned h = 0; h < 2; ++h) {
     auto reshape = outer.getInputs()[h].getDefiningOp<ReshapeOp>();
-    auto inner = reshape ? reshape.getInput().getDefiningOp<ConcatOp>() : ConcatOp();
+    auto inner =
+        reshape ? reshape.getInput().getDefiningOp<ConcatOp>() : ConcatOp();
     if (!inner || inner.getInputs().size() != 2 ||
         !isPastHalf(inner.getInputs()[0], past, h))
       return std::nullopt;
@@ -209,9 +210,9 @@ LogicalResult NNKVCachePass::writeInto(func::FuncOp f, ConcatOp concat,
                                        Value position) {
   const int64_t entries = concat.getType().getDimSize(concat.getAxis());
   if (capacity && entries != capacity)
-    return emitError(f.getLoc()) << "cache '" << name << "' holds " << entries
-                                 << " entries, another " << capacity
-                                 << ": every past needs the same length";
+    return emitError(f.getLoc())
+           << "cache '" << name << "' holds " << entries << " entries, another "
+           << capacity << ": every past needs the same length";
   capacity = entries;
   OpBuilder b(concat);
   auto write = KVCacheWriteOp::create(b, concat.getLoc(), concat.getType(),
@@ -242,8 +243,7 @@ LogicalResult NNKVCachePass::rewriteStacked(func::FuncOp f, Pair p,
   return success();
 }
 
-LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p,
-                                         Value position,
+LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p, Value position,
                                          llvm::BitVector &stale) {
   auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
   BlockArgument past = f.getArgument(p.arg);
@@ -254,13 +254,12 @@ LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p,
     return writeInto(f, concat, past, argName(f, p.arg), position);
   }
   if (auto halves = matchStackedForm(present, past)) {
-    stale.resize(f.getNumArguments() + 2);
     stale.set(p.arg);
     return rewriteStacked(f, p, *halves, position);
   }
   return emitError(f.getLoc())
-         << "output '" << resultName(f, p.result) << "' is not a KV cache of past '"
-         << argName(f, p.arg)
+         << "output '" << resultName(f, p.result)
+         << "' is not a KV cache of past '" << argName(f, p.arg)
          << "': neither Concat(past, new) nor com.microsoft Attention's "
             "stacked [2, batch, heads, seq, head] key/value present";
 }
@@ -338,8 +337,7 @@ LogicalResult NNKVCachePass::dropPresents(func::FuncOp f,
   if (failed(f.eraseArguments(erase)))
     return failure();
   // The pasts were retyped to the caches' shapes.
-  f.setFunctionType(FunctionType::get(f.getContext(),
-                                      body.getArgumentTypes(),
+  f.setFunctionType(FunctionType::get(f.getContext(), body.getArgumentTypes(),
                                       f.getResultTypes()));
   return success();
 }
