@@ -26,6 +26,17 @@ the draws: --top-k 1 and --temperature 1e-6 give onnxruntime's greedy
 tokens; one seed gives the same tokens twice; every sampled token is among
 the top-k ids numpy finds in the logits parc wrote for its step.
 
+The two real onnxruntime-genai decoders of test/Inputs/models run too:
+GPT-2 with com.microsoft Attention and its stacked past_{i} [2, batch,
+heads, past, head] (int32 ids, positions and mask), and the fp16 Qwen with
+GroupQueryAttention (seqlens_k computed in the graph from the int64
+attention_mask). Their tokens must be onnxruntime's exactly, and every
+step's logits within 1e-4 for f32 and 4e-3 for fp16 (the fp16 logits
+widened to f32 on both sides). 4e-3 is 8 units of fp16 rounding (2^-11):
+every op of the fp16 model rounds its result to fp16 and parc feeds the
+prompt a token per step while onnxruntime runs it in one step, so the two
+sum in different orders; one ulp of the largest logit alone is 2^-10 of it.
+
 Prints one row per case and `N passed, N failed`; exits 1 on any failure.
 """
 import argparse
@@ -54,6 +65,21 @@ CASES = [
     ("llama_past", [[1, 2, 3], [60, 7, 33]], 16),
 ]
 
+# The real decoders: (file in test/Inputs/models, layers, kv heads, head
+# size, bytes per cache element, logits tolerance).
+REAL = {
+    "ort_gpt2_past": ("ort_genai_tiny_gpt2_past", 5, 4, 8, 4, 1e-4),
+    "ort_qwen35_gqa_fp16": ("ort_genai_tiny_qwen35_gqa_fp16", 2, 2, 16, 2, 4e-3),
+}
+# Batch 1 and (GPT-2) 2; the Qwen file's GroupQueryAttention in
+# onnxruntime needs batch 1 for a prompt of several tokens with a past.
+REAL_CASES = [
+    ("ort_gpt2_past", [[5, 17, 42, 3, 88]], 12),
+    ("ort_gpt2_past", [[9, 80, 11, 2, 45, 70], [60, 7, 33, 21, 1, 4]], 10),
+    ("ort_qwen35_gqa_fp16", [[5, 17, 42, 3, 88]], 12),
+    ("ort_qwen35_gqa_fp16", [[900, 1, 77, 256, 31, 640, 12]], 14),
+]
+
 
 def run(cmd, log):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -78,13 +104,17 @@ def ort_tokens(model, prompt_path, new, out, log, eos=None):
     return np.load(out), np.load(logits)
 
 
-def check_logits(got, want):
+def check_logits(got, want, rtol=RTOL):
+    """Every step within rtol of onnxruntime's; returns the largest error."""
     if got.shape != want.shape:
         raise RuntimeError(f"logits shape {got.shape}, onnxruntime's {want.shape}")
-    for step, (g, w) in enumerate(zip(got, want)):
+    worst = 0.0
+    for step, (g, w) in enumerate(zip(got.astype(np.float64), want.astype(np.float64))):
         err = np.abs(g - w).max() / np.abs(w).max()
-        if not err <= RTOL:
-            raise RuntimeError(f"step {step}: logits error {err:.2e} > {RTOL:g}")
+        if not err <= rtol:
+            raise RuntimeError(f"step {step}: logits error {err:.2e} > {rtol:g}")
+        worst = max(worst, err)
+    return worst
 
 
 def compile_model(tools, model, batch, tp, pp, out, log):
@@ -109,8 +139,7 @@ def cache_bytes_per_rank(cfg, batch, tp, pp):
     return batch * MAX_SEQ * (cfg.layers // pp) * heads * cfg.head_dim * 2 * 4
 
 
-def check_cache_bytes(manifest, cfg, batch, tp, pp):
-    want = cache_bytes_per_rank(cfg, batch, tp, pp)
+def check_cache_bytes(manifest, want):
     got = manifest["generation"]["kv_cache_bytes_per_rank"]
     if got != want:
         raise RuntimeError(f"manifest KV-cache bytes {got}, formula gives {want}")
@@ -187,7 +216,7 @@ def run_case(args, index, name, rows, new, config, log):
     os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "compiled")
     manifest = compile_model(args.tools, model, len(rows), tp, pp, out, log)
-    check_cache_bytes(manifest, MODELS[name], len(rows), tp, pp)
+    check_cache_bytes(manifest, cache_bytes_per_rank(MODELS[name], len(rows), tp, pp))
     got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log)
     if not np.array_equal(got, want):
         raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
@@ -208,13 +237,53 @@ def run_case(args, index, name, rows, new, config, log):
     return f"{new} new tokens, logits, sampling, --eos {eos}"
 
 
+def run_real_case(args, index, name, rows, new, log):
+    """A real decoder: tokens exact, every step's logits within the model's
+    tolerance, cache bytes by the formula."""
+    file, layers, kv_heads, head_dim, elem, rtol = REAL[name]
+    work = os.path.join(args.work, f"real{index}-{name}")
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(ROOT, "test", "Inputs", "models", file + ".onnx")
+    prompt_path = os.path.join(work, "prompt.npy")
+    np.save(prompt_path, np.array(rows, dtype=np.int64))
+    out = os.path.join(work, "compiled")
+    manifest = compile_model(args.tools, model, len(rows), 1, 1, out, log)
+    check_cache_bytes(manifest, len(rows) * MAX_SEQ * layers * kv_heads *
+                      head_dim * 2 * elem)
+    want, want_logits = ort_tokens(model, prompt_path, new,
+                                   os.path.join(work, "ort.npy"), log)
+    got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log)
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
+    err = check_logits(logits, want_logits, rtol)
+    return f"{new} new tokens x {len(rows)}, logits {err:.2e} (rtol {rtol:g})"
+
+
+def run_cases(args, cases, runner, width, log):
+    """Runs `cases` (model, rows, new) through `runner`; (passed, failed)."""
+    passed = failed = 0
+    for i, (name, rows, new) in enumerate(cases):
+        if args.only and name not in args.only:
+            continue
+        try:
+            row, ok = "PASS: " + runner(args, i, name, rows, new, log), True
+        except RuntimeError as e:
+            row, ok = f"FAIL: {e}", False
+        print(f"{name:{width}} batch {len(rows)} prompt {len(rows[0]):2}  {row}",
+              flush=True)
+        passed, failed = passed + ok, failed + (not ok)
+    return passed, failed
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tools", required=True, help="folder of parc and parc-run")
     p.add_argument("--work", required=True)
-    p.add_argument("--only", nargs="*", choices=list(MODELS), help="models to run")
+    p.add_argument("--only", nargs="*", choices=list(MODELS) + list(REAL),
+                   help="models to run")
     p.add_argument("--configs", nargs="*", choices=[c[0] for c in CONFIGS],
-                   help="parallel configurations to run (default: all)")
+                   help="parallel configurations of the generated models "
+                        "(default: all; the real decoders run at 1 rank)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     subprocess.run([sys.executable, os.path.join(ROOT, "examples", "models",
@@ -236,6 +305,8 @@ def main():
                 print(f"{config[0]:7} {name:12} batch {len(rows)} prompt "
                       f"{len(rows[0]):2}  {row}", flush=True)
                 passed, failed = passed + ok, failed + (not ok)
+        p2, f2 = run_cases(args, REAL_CASES, run_real_case, 19, log)
+    passed, failed = passed + p2, failed + f2
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -5,11 +5,17 @@
 //   node test/e2e/ort_greedy.mjs MODEL.onnx PROMPT.npy NEW_TOKENS OUT.npy [EOS|-] [LOGITS.npy]
 //
 // The prompt runs in one step over an empty past (length 0), then one step per
-// new token, each feeding the present.* outputs back as the past_key_values.*
-// inputs and the argmax of the last logits as the next token: the usual
-// Hugging Face / optimum loop, nothing of parc's. Writes the tokens
-// [batch, prompt + new] as int64 .npy (after EOS, a sequence repeats EOS),
-// and with LOGITS.npy each step's last-position logits [steps, batch, vocab].
+// new token, each feeding the present outputs back as the past inputs and the
+// argmax of the last logits as the next token: the usual Hugging Face /
+// optimum / onnxruntime-genai loop, nothing of parc's. The pasts are
+// past_key_values.{i}.key|value (-> present.{i}.key|value) or past_{i}
+// (-> present_{i}, com.microsoft Attention's stacked [2, batch, ...]); the
+// integer inputs (input_ids, position_ids if declared, attention_mask if
+// declared) take the type the model declares (int32 or int64), the pasts
+// theirs (float32 or float16). Writes the tokens [batch, prompt + new] as
+// int64 .npy (after EOS, a sequence repeats EOS), and with LOGITS.npy each
+// step's last-position logits as float32 [steps, batch, vocab] (fp16 logits
+// widened). EOS '-' means none (to pass LOGITS.npy without one).
 // Prints TTFT (the prompt's step) and the per-token latency (p50 of the
 // other steps). ORT_THREADS=T (default 1) and ORT_OPTIMIZE=1 (graph
 // optimisations on) are for bench/decode.sh; the tests keep the defaults.
@@ -45,46 +51,73 @@ for (let b = 0; b < batch; b++)
   for (let t = 0; t < promptLen; t++) tokens[b * total + t] = prompt.data[b * promptLen + t];
 
 const meta = new Map(session.inputMetadata.map((m) => [m.name, m]));
-const pastNames = session.inputNames.filter((n) => n.startsWith('past_key_values.'));
+
+/// An integer input of the model's declared type (int32 or int64).
+function intTensor(name, values, dims) {
+  const type = meta.get(name).type;
+  if (type === 'int32') return new ort.Tensor('int32', Int32Array.from(values, Number), dims);
+  if (type === 'int64') return new ort.Tensor('int64', BigInt64Array.from(values, (v) => BigInt(v)), dims);
+  throw new Error(`${model}: input '${name}' is ${type}, not int32 or int64`);
+}
+
+/// IEEE half bits to a number (logits of fp16 models).
+function halfToFloat(h) {
+  const e = (h >> 10) & 0x1f, m = h & 0x3ff, s = h & 0x8000 ? -1 : 1;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+const presentOf = (name) => name.startsWith('past_key_values.')
+  ? name.replace('past_key_values.', 'present.') : name.replace(/^past_/, 'present_');
+const pastNames = session.inputNames.filter((n) => /^(past_key_values\.|past_\d+$)/.test(n));
 let past = {};
 for (const name of pastNames) {
-  const shape = meta.get(name).shape.map((d, k) => (k === 0 ? batch : k === 2 ? 0 : d));
-  past[name] = new ort.Tensor('float32', new Float32Array(0), shape);
+  // Symbolic dims: the first is the batch, the other the (empty) past length.
+  let symbolic = 0;
+  const shape = meta.get(name).shape.map((d) => (typeof d === 'number' ? d : symbolic++ ? 0 : batch));
+  const type = meta.get(name).type;
+  if (type !== 'float32' && type !== 'float16')
+    throw new Error(`${model}: past '${name}' is ${type}, not float32 or float16`);
+  past[name] = new ort.Tensor(type, type === 'float16' ? new Uint16Array(0) : new Float32Array(0),
+                              shape);
 }
 const done = new Array(batch).fill(false);
 let pos = 0;
 for (let len = promptLen; pos + len <= total - 1 || (pos === 0 && len === promptLen); ) {
-  const ids = new BigInt64Array(batch * len), positions = new BigInt64Array(batch * len);
+  const ids = [], positions = [];
   for (let b = 0; b < batch; b++)
     for (let t = 0; t < len; t++) {
-      ids[b * len + t] = tokens[b * total + pos + t];
-      positions[b * len + t] = BigInt(pos + t);
+      ids.push(tokens[b * total + pos + t]);
+      positions.push(pos + t);
     }
-  const feeds = {
-    input_ids: new ort.Tensor('int64', ids, [batch, len]),
-    position_ids: new ort.Tensor('int64', positions, [batch, len]),
-    ...past,
-  };
-  if (session.inputNames.includes('attention_mask'))
-    feeds.attention_mask = new ort.Tensor('int64', new BigInt64Array(batch * (pos + len)).fill(1n),
-                                          [batch, pos + len]);
+  const feeds = { input_ids: intTensor('input_ids', ids, [batch, len]), ...past };
+  if (meta.has('position_ids'))
+    feeds.position_ids = intTensor('position_ids', positions, [batch, len]);
+  if (meta.has('attention_mask'))
+    feeds.attention_mask = intTensor('attention_mask', new Array(batch * (pos + len)).fill(1),
+                                     [batch, pos + len]);
   const start = process.hrtime.bigint();
   const out = await session.run(feeds);
   stepMs.push(Number(process.hrtime.bigint() - start) / 1e6);
   const logits = out.logits, vocab = logits.dims[2];
+  const value = logits.type === 'float16' ? (i) => halfToFloat(logits.data[i]) : (i) => logits.data[i];
   pos += len;
   for (let b = 0; b < batch; b++) {
     let best = 0;
-    const row = (b * len + len - 1) * vocab;
-    stepLogits.push(logits.data.subarray(row, row + vocab));
-    for (let v = 1; v < vocab; v++) if (logits.data[row + v] > logits.data[row + best]) best = v;
+    const at = (b * len + len - 1) * vocab, row = new Float32Array(vocab);
+    for (let v = 0; v < vocab; v++) {
+      row[v] = value(at + v);
+      if (row[v] > row[best]) best = v;
+    }
+    stepLogits.push(row);
     const next = done[b] ? eos : BigInt(best);
     tokens[b * total + pos] = next;
     done[b] = done[b] || next === eos;
   }
   if (pos + 1 >= total || done.every((d) => d)) break;
   past = {};
-  for (const name of pastNames) past[name] = out[name.replace('past_key_values.', 'present.')];
+  for (const name of pastNames) past[name] = out[presentOf(name)];
   len = 1;
 }
 writeNpy(outPath, 'int64', [batch, total], tokens);

@@ -90,7 +90,7 @@ cl::opt<uint64_t> seed("seed",
 cl::opt<std::string>
     logits("logits",
            cl::desc("Generate: write every step's logits [steps, batch, "
-                    "vocab] (f32 .npy) to this file"),
+                    "vocab] (f32 .npy; f16/bf16 logits widened) to this file"),
            cl::value_desc("logits.npy"), cl::cat(generateCategory));
 cl::opt<int64_t> eos("eos",
                      cl::desc("Generate: a sequence stops at this token id"),

@@ -508,11 +508,15 @@ LogicalResult Compilation::run() {
       return fail("--max-seq: --sp splits the sequence over --tp, but a "
                   "decode step has one token per sequence: drop --sp (--tp "
                   "alone splits the heads and the cache)");
-    // The caches are the program's f32 inputs: a cast at entry would copy
-    // them, and the writes would miss the persistent buffer.
+    // The caches are the program's inputs in the model's own type: a cast
+    // at entry would copy them, and the writes would miss the persistent
+    // buffer. A model stored in f16 computes in f16 without the flag.
     if (dtype != "f32")
-      return fail("--max-seq: generation computes in f32 so far (--dtype " +
-                  dtype + " does not combine with it yet)");
+      return fail("--max-seq: --dtype " + dtype +
+                  " does not combine with generation yet (a cast of the "
+                  "caches at entry would copy them every step); a model "
+                  "stored in f16 or bf16 generates in its own type without "
+                  "--dtype");
     if (auto err =
             parc::driver::bindDecodeStep(modelPath, maxSeq, kvCache, options))
       return fail(llvm::toString(std::move(err)));

@@ -15,6 +15,17 @@
 //   attention   -> + an additive mask hiding the keys after each query's own
 //                  position: entries not yet written, and the causal future
 //
+// Two forms of present are recognised, each by its own matcher:
+//   concat   present = Concat(past, new): Hugging Face / optimum exports,
+//            and com.microsoft GroupQueryAttention as the importer spells
+//            it (its seqlens_k, computed in the graph from attention_mask,
+//            then follows the loop's mask).
+//   stacked  com.microsoft Attention's past [2, B, N, P, D]: present =
+//            Concat(Reshape(Concat(past[0], new key)), Reshape(Concat(
+//            past[1], new value))) on dim 0. The past becomes two caches,
+//            key and value, each written in place, because attention
+//            reading one half of a stacked buffer would copy it every step.
+//
 // The model's own causal mask is kept: bound at the largest past, it allows
 // a superset of what the position mask allows, so their sum is exact.
 //
@@ -24,9 +35,13 @@
 #include "parc/Transforms/NN/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/Regex.h"
+
+#include <array>
+#include <optional>
 
 #define DEBUG_TYPE "nn-kv-cache"
 
@@ -81,19 +96,75 @@ KVCacheWriteOp cacheUnder(Value v) {
   return {};
 }
 
+/// The concat form: present = Concat(past, new), or null.
+ConcatOp matchConcatForm(Value present, BlockArgument past) {
+  auto concat = present.getDefiningOp<ConcatOp>();
+  if (!concat || concat.getInputs().size() != 2 ||
+      concat.getInputs()[0] != past)
+    return {};
+  return concat;
+}
+
+/// Whether `v` is half `h` of the stacked past: Reshape(Split(past)#h) or
+/// Reshape(Slice(past) starting at h on dim 0).
+bool isPastHalf(Value v, BlockArgument past, unsigned h) {
+  while (auto reshape = v.getDefiningOp<ReshapeOp>())
+    v = reshape.getInput();
+  if (auto split = v.getDefiningOp<SplitOp>())
+    return split.getInput() == past && split.getAxis() == 0 &&
+           split.getNumResults() == 2 &&
+           cast<OpResult>(v).getResultNumber() == h;
+  if (auto slice = v.getDefiningOp<SliceOp>())
+    return slice.getInput() == past && slice.getStarts()[0] == int64_t(h) &&
+           cast<RankedTensorType>(v.getType()).getDimSize(0) == 1;
+  return false;
+}
+
+/// The stacked form's two inner concats (key, value), or none.
+std::optional<std::array<ConcatOp, 2>> matchStackedForm(Value present,
+                                                        BlockArgument past) {
+  auto outer = present.getDefiningOp<ConcatOp>();
+  auto pt = cast<RankedTensorType>(past.getType());
+  if (!outer || outer.getAxis() != 0 || outer.getInputs().size() != 2 ||
+      pt.getRank() != 5 || pt.getDimSize(0) != 2)
+    return std::nullopt;
+  std::array<ConcatOp, 2> halves;
+  for (unsigned h = 0; h < 2; ++h) {
+    auto reshape = outer.getInputs()[h].getDefiningOp<ReshapeOp>();
+    auto inner =
+        reshape ? reshape.getInput().getDefiningOp<ConcatOp>() : ConcatOp();
+    if (!inner || inner.getInputs().size() != 2 ||
+        !isPastHalf(inner.getInputs()[0], past, h))
+      return std::nullopt;
+    halves[h] = inner;
+  }
+  return halves;
+}
+
 struct NNKVCachePass : parc::nn::impl::NNKVCacheBase<NNKVCachePass> {
   using Base::Base;
 
   FailureOr<SmallVector<Pair>> findPairs(func::FuncOp f);
-  /// Sets `capacity` to the cache's entries (every cache has the same).
+  /// Rewrites pair `p` in the form it has; `stale` collects pasts replaced
+  /// by new cache arguments.
   LogicalResult rewritePair(func::FuncOp f, Pair p, Value position,
-                            int64_t &capacity);
+                            llvm::BitVector &stale);
+  /// `concat` (of a past's entries and the new ones) as a write into
+  /// `cache`; checks every cache has the same capacity.
+  LogicalResult writeInto(func::FuncOp f, ConcatOp concat, Value cache,
+                          StringRef name, Value position);
+  LogicalResult rewriteStacked(func::FuncOp f, Pair p,
+                               std::array<ConcatOp, 2> halves, Value position);
   /// key j, query i: -inf where j - i > position, else 0 ([1, 1, S, T]).
   Value positionMask(OpBuilder &b, Location loc, RankedTensorType scores,
                      Value position);
   void maskAttention(AttentionOp op, Value mask);
   void tagInputs(func::FuncOp f);
+  LogicalResult dropPresents(func::FuncOp f, const llvm::BitVector &presents,
+                             const llvm::BitVector &stale);
   void runOnOperation() override;
+
+  int64_t capacity = 0;
 };
 
 FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(func::FuncOp f) {
@@ -134,33 +205,63 @@ FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(func::FuncOp f) {
   return out;
 }
 
-LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p, Value position,
-                                         int64_t &capacity) {
-  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
-  BlockArgument past = f.getArgument(p.arg);
-  auto concat = ret.getOperand(p.result).getDefiningOp<ConcatOp>();
-  if (!concat || concat.getInputs().size() != 2 ||
-      concat.getInputs()[0] != past)
-    return emitError(f.getLoc())
-           << "output '" << resultName(f, p.result) << "' is not Concat(past '"
-           << argName(f, p.arg)
-           << "', new): only the concat form of the cache is "
-              "supported (not com.microsoft Attention with past)";
+LogicalResult NNKVCachePass::writeInto(func::FuncOp f, ConcatOp concat,
+                                       Value cache, StringRef name,
+                                       Value position) {
   const int64_t entries = concat.getType().getDimSize(concat.getAxis());
   if (capacity && entries != capacity)
-    return emitError(f.getLoc()) << "cache '" << argName(f, p.arg) << "' holds "
-                                 << entries << " entries, another " << capacity
-                                 << ": every past needs the same length";
+    return emitError(f.getLoc())
+           << "cache '" << name << "' holds " << entries << " entries, another "
+           << capacity << ": every past needs the same length";
   capacity = entries;
-  past.setType(concat.getType());
-  f.setArgAttr(p.arg, kRole, StringAttr::get(f.getContext(), "cache"));
   OpBuilder b(concat);
   auto write = KVCacheWriteOp::create(b, concat.getLoc(), concat.getType(),
-                                      past, concat.getInputs()[1], position,
+                                      cache, concat.getInputs()[1], position,
                                       concat.getAxisAttr());
   concat.replaceAllUsesWith(write.getResult());
   concat.erase();
   return success();
+}
+
+LogicalResult NNKVCachePass::rewriteStacked(func::FuncOp f, Pair p,
+                                            std::array<ConcatOp, 2> halves,
+                                            Value position) {
+  MLIRContext *ctx = f.getContext();
+  for (unsigned h = 0; h < 2; ++h) {
+    std::string name = (argName(f, p.arg) + (h ? ".value" : ".key")).str();
+    SmallVector<NamedAttribute> attrs{
+        NamedAttribute(StringAttr::get(ctx, "onnx.name"),
+                       StringAttr::get(ctx, name)),
+        NamedAttribute(StringAttr::get(ctx, kRole),
+                       StringAttr::get(ctx, "cache"))};
+    const unsigned at = f.getNumArguments();
+    if (failed(f.insertArgument(at, halves[h].getType(),
+                                DictionaryAttr::get(ctx, attrs), f.getLoc())) ||
+        failed(writeInto(f, halves[h], f.getArgument(at), name, position)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p, Value position,
+                                         llvm::BitVector &stale) {
+  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  BlockArgument past = f.getArgument(p.arg);
+  Value present = ret.getOperand(p.result);
+  if (ConcatOp concat = matchConcatForm(present, past)) {
+    past.setType(concat.getType());
+    f.setArgAttr(p.arg, kRole, StringAttr::get(f.getContext(), "cache"));
+    return writeInto(f, concat, past, argName(f, p.arg), position);
+  }
+  if (auto halves = matchStackedForm(present, past)) {
+    stale.set(p.arg);
+    return rewriteStacked(f, p, *halves, position);
+  }
+  return emitError(f.getLoc())
+         << "output '" << resultName(f, p.result)
+         << "' is not a KV cache of past '" << argName(f, p.arg)
+         << "': neither Concat(past, new) nor com.microsoft Attention's "
+            "stacked [2, batch, heads, seq, head] key/value present";
 }
 
 Value NNKVCachePass::positionMask(OpBuilder &b, Location loc,
@@ -211,6 +312,36 @@ void NNKVCachePass::tagInputs(func::FuncOp f) {
   }
 }
 
+/// Drops the presents from the results, and the stacked pasts (and what
+/// only they fed: the split into halves) from the arguments.
+LogicalResult NNKVCachePass::dropPresents(func::FuncOp f,
+                                          const llvm::BitVector &presents,
+                                          const llvm::BitVector &stale) {
+  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  ret->eraseOperands(presents);
+  if (failed(f.eraseResults(presents)))
+    return failure();
+  Block &body = f.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  llvm::BitVector erase(f.getNumArguments());
+  for (unsigned i : stale.set_bits()) {
+    if (!f.getArgument(i).use_empty())
+      return emitError(f.getLoc())
+             << "past '" << argName(f, i)
+             << "' is read outside its attention: a stacked past must feed "
+                "only its key and value halves";
+    erase.set(i);
+  }
+  if (failed(f.eraseArguments(erase)))
+    return failure();
+  // The pasts were retyped to the caches' shapes.
+  f.setFunctionType(FunctionType::get(f.getContext(), body.getArgumentTypes(),
+                                      f.getResultTypes()));
+  return success();
+}
+
 void NNKVCachePass::runOnOperation() {
   func::FuncOp f = getOperation();
   if (f.getSymName() != "main" || f.isExternal())
@@ -230,20 +361,15 @@ void NNKVCachePass::runOnOperation() {
                               DictionaryAttr::get(ctx, attrs), f.getLoc())))
     return signalPassFailure();
   Value position = f.getArgument(posIndex);
-  llvm::BitVector presents(f.getNumResults());
-  int64_t capacity = 0;
+  llvm::BitVector presents(f.getNumResults()), stale(f.getNumArguments());
+  capacity = 0;
   for (Pair p : *found) {
-    if (failed(rewritePair(f, p, position, capacity)))
+    if (failed(rewritePair(f, p, position, stale)))
       return signalPassFailure();
     presents.set(p.result);
   }
-  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
-  ret->eraseOperands(presents);
-  if (failed(f.eraseResults(presents)))
+  if (failed(dropPresents(f, presents, stale)))
     return signalPassFailure();
-  // The pasts were retyped to the caches' shapes.
-  f.setFunctionType(FunctionType::get(ctx, f.getBody().getArgumentTypes(),
-                                      f.getResultTypes()));
   // Attentions reading a cache (one mask per score shape, shared).
   llvm::DenseMap<Type, Value> masks;
   int64_t masked = 0;

@@ -17,6 +17,7 @@
 #include "generate.h"
 
 #include "../device.h"
+#include "../half.h"
 #include "../status.h"
 
 #include <algorithm>
@@ -46,8 +47,23 @@ parc_rt_status_t upload(void *dst, const void *src, size_t bytes) {
   return copyToDevice(dst, src, bytes);
 }
 
+/// Whether `d` is an integer [batch, n] the loop can fill (the exporters
+/// declare input_ids, position_ids and attention_mask int64 or int32).
+bool isIntMatrix(const parc_rt_tensor_desc_t &d, int64_t n) {
+  return (d.dtype == PARC_RT_I64 || d.dtype == PARC_RT_I32) && d.rank == 2 &&
+         d.dims[1] == n;
+}
+
+/// Whether the loop reads the logits `d`: [batch, 1, vocab] in f32 or a
+/// half type (widened on the host to pick the token).
+bool isLogits(const parc_rt_tensor_desc_t &d, int64_t batch) {
+  return d.rank == 3 && d.dims[0] == batch && d.dims[1] == 1 &&
+         (d.dtype == PARC_RT_F32 || d.dtype == PARC_RT_F16 ||
+          d.dtype == PARC_RT_BF16);
+}
+
 /// The program's batch and its checks: every input has a role the loop
-/// fills, the token input is i64 [batch, 1].
+/// fills, the token input is an integer [batch, 1].
 parc_rt_status_t checkProgram(const parc_rt_program_t *p, int64_t &batch) {
   if (!p->input_roles || p->max_seq < 1)
     return fail(PARC_RT_INVALID_ARGUMENT,
@@ -65,25 +81,21 @@ parc_rt_status_t checkProgram(const parc_rt_program_t *p, int64_t &batch) {
                   "cache)",
                   d.name);
     if ((role == PARC_RT_ROLE_TOKENS || role == PARC_RT_ROLE_POSITIONS) &&
-        (d.dtype != PARC_RT_I64 || d.rank != 2 || d.dims[1] != 1))
+        !isIntMatrix(d, 1))
       return fail(PARC_RT_INVALID_ARGUMENT,
-                  "--prompt: input '%s' must be i64 [batch, 1]", d.name);
-    if (role == PARC_RT_ROLE_ATTENTION_MASK &&
-        (d.dtype != PARC_RT_I64 || d.rank != 2 || d.dims[1] != p->max_seq))
+                  "--prompt: input '%s' must be i64 or i32 [batch, 1]", d.name);
+    if (role == PARC_RT_ROLE_ATTENTION_MASK && !isIntMatrix(d, p->max_seq))
       return fail(PARC_RT_INVALID_ARGUMENT,
-                  "--prompt: input '%s' must be i64 [batch, %lld]", d.name,
-                  (long long)p->max_seq);
+                  "--prompt: input '%s' must be i64 or i32 [batch, %lld]",
+                  d.name, (long long)p->max_seq);
     if (role == PARC_RT_ROLE_TOKENS)
       batch = d.dims[0];
   }
   // Only the last pipeline stage has outputs: the logits.
-  if (batch < 1 || (p->num_outputs > 0 &&
-                    (p->outputs[0].rank != 3 ||
-                     p->outputs[0].dtype != PARC_RT_F32 ||
-                     p->outputs[0].dims[0] != batch)))
+  if (batch < 1 || (p->num_outputs > 0 && !isLogits(p->outputs[0], batch)))
     return fail(PARC_RT_INVALID_ARGUMENT,
-                "--prompt: the program needs input_ids and f32 logits "
-                "[batch, 1, vocab] as its first output");
+                "--prompt: the program needs input_ids and logits [batch, 1, "
+                "vocab] (f32, f16 or bf16) as its first output");
   return PARC_RT_OK;
 }
 
@@ -170,6 +182,16 @@ struct StepBuffers {
   }
 };
 
+/// Uploads integers `v` into an input of `dtype` (i64 or i32, as
+/// checkProgram accepted).
+parc_rt_status_t uploadInts(void *dst, parc_rt_dtype_t dtype,
+                            const std::vector<int64_t> &v) {
+  if (dtype == PARC_RT_I64)
+    return upload(dst, v.data(), v.size() * sizeof(int64_t));
+  std::vector<int32_t> narrow(v.begin(), v.end());
+  return upload(dst, narrow.data(), narrow.size() * sizeof(int32_t));
+}
+
 /// Writes step t's inputs: token t of every row, its position, and the
 /// cache position.
 parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
@@ -182,32 +204,39 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
     column[b] = tokens[b * total + t];
     std::fill_n(&mask[b * p->max_seq], t + 1, 1);
   }
-  const size_t bytes = size_t(batch) * sizeof(int64_t);
   for (int64_t i = 0; i < p->num_inputs; ++i) {
     const int64_t role = p->input_roles[i];
+    const parc_rt_dtype_t dtype = p->inputs[i].dtype;
     if (role == PARC_RT_ROLE_TOKENS)
-      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], column.data(), bytes));
+      PARC_RT_RETURN_IF_ERROR(uploadInts(buf.in[i], dtype, column));
     else if (role == PARC_RT_ROLE_POSITIONS)
-      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], positions.data(), bytes));
+      PARC_RT_RETURN_IF_ERROR(uploadInts(buf.in[i], dtype, positions));
     else if (role == PARC_RT_ROLE_POSITION)
       PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], &t, sizeof t));
     else if (role == PARC_RT_ROLE_ATTENTION_MASK)
-      PARC_RT_RETURN_IF_ERROR(
-          upload(buf.in[i], mask.data(), mask.size() * sizeof(int64_t)));
+      PARC_RT_RETURN_IF_ERROR(uploadInts(buf.in[i], dtype, mask));
   }
   return PARC_RT_OK;
 }
 
-/// Step t's logits [batch, 1, vocab], on the host.
+/// Step t's logits [batch, 1, vocab], on the host as f32 (f16 and bf16
+/// widened: the sampler and --logits see f32 whatever the model computes).
 parc_rt_status_t readLogits(const parc_rt_program_t *p, const StepBuffers &buf,
                             int64_t batch, std::vector<float> &logits) {
-  logits.resize(size_t(batch * p->outputs[0].dims[2]));
-  const size_t bytes = logits.size() * sizeof(float);
-  if (deviceIsHost()) {
-    std::memcpy(logits.data(), buf.out[0], bytes);
-    return PARC_RT_OK;
-  }
-  return copyToHost(logits.data(), buf.out[0], bytes);
+  const parc_rt_dtype_t dtype = p->outputs[0].dtype;
+  const size_t n = size_t(batch * p->outputs[0].dims[2]);
+  const size_t bytes = n * parc_rt_dtype_size(dtype);
+  logits.resize(n);
+  std::vector<uint16_t> half(dtype == PARC_RT_F32 ? 0 : n);
+  void *host = dtype == PARC_RT_F32 ? static_cast<void *>(logits.data())
+                                    : static_cast<void *>(half.data());
+  if (deviceIsHost())
+    std::memcpy(host, buf.out[0], bytes);
+  else
+    PARC_RT_RETURN_IF_ERROR(copyToHost(host, buf.out[0], bytes));
+  if (dtype != PARC_RT_F32)
+    halfToF32(dtype == PARC_RT_BF16, half.data(), logits.data(), n);
+  return PARC_RT_OK;
 }
 
 /// The next token of a row: its argmax (the first maximum, as

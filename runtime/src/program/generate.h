@@ -23,7 +23,8 @@ struct GenerateOptions {
   long topK = 0;
   unsigned long long seed = 0;
   /// --logits: the writer stores every step's logits [steps, batch, vocab]
-  /// here (through a temporary file and a rename).
+  /// here as f32, f16/bf16 ones widened (through a temporary file and a
+  /// rename).
   std::string logitsPath;
   /// The rank whose logits choose every next token, broadcast to all
   /// ranks (the manifest's output_rank: the last stage's first rank).

@@ -41,8 +41,86 @@ func.func @main(%q: tensor<1x2x1x4xf32>, %k: tensor<1x2x1x4xf32> {onnx.name = "i
 
 // -----
 
-// A present that is not Concat(past, new) is refused, naming both.
-// expected-error @+1 {{output 'present_0' is not Concat(past 'past_0', new): only the concat form of the cache is supported (not com.microsoft Attention with past)}}
+// com.microsoft Attention's stacked past [2, B, N, P, D] (the importer's
+// split into key and value halves, each Concat(half, new), restacked as
+// present): the past becomes two caches, key and value, each written in
+// place and read by the attention directly; the stacked past, its split
+// and the present are gone.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x1x4xf32>
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x2x1x4xf32> {onnx.name = "input_ids"
+// CHECK-SAME: %[[V:[^:]*]]: tensor<1x2x1x4xf32>
+// CHECK-SAME: %[[POS:[^:]*]]: tensor<1xi64> {onnx.name = "cache_position", parc.kv_role = "position"}
+// CHECK-SAME: %[[CK:[^:]*]]: tensor<1x2x8x4xf32> {onnx.name = "past_0.key", parc.kv_role = "cache"}
+// CHECK-SAME: %[[CV:[^:]*]]: tensor<1x2x8x4xf32> {onnx.name = "past_0.value", parc.kv_role = "cache"}
+// CHECK-SAME: -> (tensor<1x2x1x4xf32> {onnx.name = "out"})
+// CHECK-SAME: parc.kv_max_seq = 8 : i64
+// CHECK-NOT: nn.split
+// CHECK: %[[WK:.*]] = nn.kv_cache_write %[[CK]], %[[K]], %[[POS]] {axis = 2 : i64}
+// CHECK: %[[WV:.*]] = nn.kv_cache_write %[[CV]], %[[V]], %[[POS]] {axis = 2 : i64}
+// CHECK-NOT: nn.concat
+// CHECK: nn.attention %[[Q]], %[[WK]], %[[WV]] mask(
+// CHECK-NOT: nn.concat
+// CHECK: return %{{.*}} : tensor<1x2x1x4xf32>
+func.func @main(%q: tensor<1x2x1x4xf32>, %k: tensor<1x2x1x4xf32> {onnx.name = "input_ids"},
+                %v: tensor<1x2x1x4xf32>,
+                %p: tensor<2x1x2x7x4xf32> {onnx.name = "past_0"})
+    -> (tensor<1x2x1x4xf32> {onnx.name = "out"}, tensor<2x1x2x8x4xf32> {onnx.name = "present_0"}) {
+  %h:2 = nn.split %p {axis = 0 : i64} : tensor<2x1x2x7x4xf32> -> (tensor<1x1x2x7x4xf32>, tensor<1x1x2x7x4xf32>)
+  %pk = nn.reshape %h#0 : tensor<1x1x2x7x4xf32> to tensor<1x2x7x4xf32>
+  %pv = nn.reshape %h#1 : tensor<1x1x2x7x4xf32> to tensor<1x2x7x4xf32>
+  %ck = nn.concat %pk, %k {axis = 2 : i64} : (tensor<1x2x7x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+  %cv = nn.concat %pv, %v {axis = 2 : i64} : (tensor<1x2x7x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+  %o = nn.attention %q, %ck, %cv {scale = 0.5 : f32}
+      : (tensor<1x2x1x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x1x4xf32> {
+  ^bb0(%s: tensor<1x2x1x8xf32>):
+    nn.yield %s : tensor<1x2x1x8xf32>
+  }
+  %sk = nn.reshape %ck : tensor<1x2x8x4xf32> to tensor<1x1x2x8x4xf32>
+  %sv = nn.reshape %cv : tensor<1x2x8x4xf32> to tensor<1x1x2x8x4xf32>
+  %pr = nn.concat %sk, %sv {axis = 0 : i64} : (tensor<1x1x2x8x4xf32>, tensor<1x1x2x8x4xf32>) -> tensor<2x1x2x8x4xf32>
+  return %o, %pr : tensor<1x2x1x4xf32>, tensor<2x1x2x8x4xf32>
+}
+
+// -----
+
+// The halves swapped (value first) are not Attention's stacked present.
+// expected-error @+1 {{output 'present_0' is not a KV cache of past 'past_0': neither Concat(past, new) nor com.microsoft Attention's stacked [2, batch, heads, seq, head] key/value present}}
+func.func @main(%k: tensor<1x2x1x4xf32>, %p: tensor<2x1x2x7x4xf32> {onnx.name = "past_0"})
+    -> (tensor<2x1x2x8x4xf32> {onnx.name = "present_0"}) {
+  %h:2 = nn.split %p {axis = 0 : i64} : tensor<2x1x2x7x4xf32> -> (tensor<1x1x2x7x4xf32>, tensor<1x1x2x7x4xf32>)
+  %pk = nn.reshape %h#0 : tensor<1x1x2x7x4xf32> to tensor<1x2x7x4xf32>
+  %pv = nn.reshape %h#1 : tensor<1x1x2x7x4xf32> to tensor<1x2x7x4xf32>
+  %ck = nn.concat %pv, %k {axis = 2 : i64} : (tensor<1x2x7x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+  %cv = nn.concat %pk, %k {axis = 2 : i64} : (tensor<1x2x7x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+  %sk = nn.reshape %ck : tensor<1x2x8x4xf32> to tensor<1x1x2x8x4xf32>
+  %sv = nn.reshape %cv : tensor<1x2x8x4xf32> to tensor<1x1x2x8x4xf32>
+  %pr = nn.concat %sk, %sv {axis = 0 : i64} : (tensor<1x1x2x8x4xf32>, tensor<1x1x2x8x4xf32>) -> tensor<2x1x2x8x4xf32>
+  return %pr : tensor<2x1x2x8x4xf32>
+}
+
+// -----
+
+// A stacked past read elsewhere too cannot leave the arguments.
+// expected-error @+1 {{past 'past_0' is read outside its attention: a stacked past must feed only its key and value halves}}
+func.func @main(%k: tensor<1x2x1x4xf32>, %p: tensor<2x1x2x7x4xf32> {onnx.name = "past_0"})
+    -> (tensor<2x1x2x8x4xf32> {onnx.name = "present_0"}, tensor<2x1x2x7x4xf32> {onnx.name = "y"}) {
+  %h:2 = nn.split %p {axis = 0 : i64} : tensor<2x1x2x7x4xf32> -> (tensor<1x1x2x7x4xf32>, tensor<1x1x2x7x4xf32>)
+  %pk = nn.reshape %h#0 : tensor<1x1x2x7x4xf32> to tensor<1x2x7x4xf32>
+  %pv = nn.reshape %h#1 : tensor<1x1x2x7x4xf32> to tensor<1x2x7x4xf32>
+  %ck = nn.concat %pk, %k {axis = 2 : i64} : (tensor<1x2x7x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+  %cv = nn.concat %pv, %k {axis = 2 : i64} : (tensor<1x2x7x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x8x4xf32>
+  %sk = nn.reshape %ck : tensor<1x2x8x4xf32> to tensor<1x1x2x8x4xf32>
+  %sv = nn.reshape %cv : tensor<1x2x8x4xf32> to tensor<1x1x2x8x4xf32>
+  %pr = nn.concat %sk, %sv {axis = 0 : i64} : (tensor<1x1x2x8x4xf32>, tensor<1x1x2x8x4xf32>) -> tensor<2x1x2x8x4xf32>
+  %y = nn.neg %p : tensor<2x1x2x7x4xf32>
+  return %pr, %y : tensor<2x1x2x8x4xf32>, tensor<2x1x2x7x4xf32>
+}
+
+// -----
+
+// A present that is neither form is refused, naming both.
+// expected-error @+1 {{output 'present_0' is not a KV cache of past 'past_0': neither Concat(past, new) nor com.microsoft Attention's stacked [2, batch, heads, seq, head] key/value present}}
 func.func @main(%p: tensor<2x1x2x7x4xf32> {onnx.name = "past_0"})
     -> (tensor<2x1x2x7x4xf32> {onnx.name = "present_0"}) {
   %n = nn.neg %p : tensor<2x1x2x7x4xf32>

@@ -80,6 +80,12 @@ def NNKVCache : Pass<"nn-kv-cache", "::mlir::func::FuncOp"> {
     or, without it, from the names `past_key_values.{i}.key|value` →
     `present.{i}.key|value` and `past_{i}` → `present_{i}`.
 
+    com.microsoft Attention's stacked form is recognised too: a past [2, B,
+    N, P, D] split into key and value halves, each `nn.concat(half, new)`,
+    restacked on dim 0 as present; it becomes two cache inputs
+    (`<past>.key`, `<past>.value`, [B, N, capacity, D]) and the stacked past
+    input is removed.
+
     Output: each past input becomes the whole cache (capacity entries), the
     concat becomes `nn.kv_cache_write` at a new i64 input `cache_position`,
     the present outputs are gone, and every `nn.attention` reading a cache
