@@ -15,11 +15,16 @@ parc, model, work = sys.argv[1:4]
 
 
 def children(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return f.read().split()
-    except OSError:
-        return []
+    """The children of every thread of `pid`: parc starts g++ from the
+    threads of its build pool (--jobs), not only from its main thread."""
+    found = []
+    for task in glob.glob(f"/proc/{pid}/task/*/children"):
+        try:
+            with open(task) as f:
+                found += f.read().split()
+        except OSError:
+            pass
+    return found
 
 
 def leftovers():
