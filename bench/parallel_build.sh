@@ -14,16 +14,8 @@ shift || true
 work=build/bench/parallel_build
 mkdir -p "$work"
 scripts/build.sh >/dev/null
-if [ $# -gt 0 ]; then
-  model=$1
-  shift
-else
-  model=$work/llama_l5.onnx
-  [ -f "$model" ] ||
-    /usr/bin/python3 examples/models/generate.py --out "$work" --only llama_l5 >/dev/null
-fi
-flags=("$@")
-[ ${#flags[@]} -gt 0 ] || flags=(--pp 4 --input-shape input_ids=2x8)
+source bench/common.sh
+model_and_flags "$work" llama_l5 "--pp 4 --input-shape input_ids=2x8" "$@"
 
 rows=()
 for ((r = 1; r <= rounds; r++)); do

@@ -17,16 +17,8 @@ work=build/bench/gpt2_small
 mkdir -p "$work"
 
 scripts/build.sh >/dev/null
-if [ $# -gt 0 ]; then
-  model=$1
-  shift
-else
-  model=$work/gpt2_small.onnx
-  [ -f "$model" ] ||
-    /usr/bin/python3 examples/models/generate.py --out "$work" --only gpt2_small >/dev/null
-fi
-flags=("$@")
-[ ${#flags[@]} -gt 0 ] || flags=(--tp 2 --input-shape input_ids=1x128)
+source bench/common.sh
+model_and_flags "$work" gpt2_small "--tp 2 --input-shape input_ids=1x128" "$@"
 out=build/bench/weights_vs_cp
 copy=build/bench/weights_vs_cp.cp
 mkdir -p "$copy"
