@@ -39,13 +39,6 @@ size_t bytesOf(const parc_rt_tensor_desc_t &d) {
   return n;
 }
 
-parc_rt_status_t upload(void *dst, const void *src, size_t bytes) {
-  if (deviceIsHost()) {
-    std::memcpy(dst, src, bytes);
-    return PARC_RT_OK;
-  }
-  return copyToDevice(dst, src, bytes);
-}
 
 /// Whether `d` is an integer [batch, n] the loop can fill (the exporters
 /// declare input_ids, position_ids and attention_mask int64 or int32).
@@ -187,9 +180,9 @@ struct StepBuffers {
 parc_rt_status_t uploadInts(void *dst, parc_rt_dtype_t dtype,
                             const std::vector<int64_t> &v) {
   if (dtype == PARC_RT_I64)
-    return upload(dst, v.data(), v.size() * sizeof(int64_t));
+    return copyToDevice(dst, v.data(), v.size() * sizeof(int64_t));
   std::vector<int32_t> narrow(v.begin(), v.end());
-  return upload(dst, narrow.data(), narrow.size() * sizeof(int32_t));
+  return copyToDevice(dst, narrow.data(), narrow.size() * sizeof(int32_t));
 }
 
 /// Writes step t's inputs: token t of every row, its position, and the
@@ -212,7 +205,7 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
     else if (role == PARC_RT_ROLE_POSITIONS)
       PARC_RT_RETURN_IF_ERROR(uploadInts(buf.in[i], dtype, positions));
     else if (role == PARC_RT_ROLE_POSITION)
-      PARC_RT_RETURN_IF_ERROR(upload(buf.in[i], &t, sizeof t));
+      PARC_RT_RETURN_IF_ERROR(copyToDevice(buf.in[i], &t, sizeof t));
     else if (role == PARC_RT_ROLE_ATTENTION_MASK)
       PARC_RT_RETURN_IF_ERROR(uploadInts(buf.in[i], dtype, mask));
   }
@@ -230,10 +223,7 @@ parc_rt_status_t readLogits(const parc_rt_program_t *p, const StepBuffers &buf,
   std::vector<uint16_t> half(dtype == PARC_RT_F32 ? 0 : n);
   void *host = dtype == PARC_RT_F32 ? static_cast<void *>(logits.data())
                                     : static_cast<void *>(half.data());
-  if (deviceIsHost())
-    std::memcpy(host, buf.out[0], bytes);
-  else
-    PARC_RT_RETURN_IF_ERROR(copyToHost(host, buf.out[0], bytes));
+  PARC_RT_RETURN_IF_ERROR(copyToHost(host, buf.out[0], bytes));
   if (dtype != PARC_RT_F32)
     halfToF32(dtype == PARC_RT_BF16, half.data(), logits.data(), n);
   return PARC_RT_OK;
@@ -339,15 +329,11 @@ public:
   parc_rt_status_t agree(std::vector<int64_t> &next) {
     if (!ids)
       return PARC_RT_OK;
-    PARC_RT_RETURN_IF_ERROR(upload(ids, next.data(), bytes));
+    PARC_RT_RETURN_IF_ERROR(copyToDevice(ids, next.data(), bytes));
     parc_rt_request_t *request = nullptr;
     PARC_RT_RETURN_IF_ERROR(parc_rt_broadcast_start(
         world, ids, int64_t(next.size()), PARC_RT_I64, root, &request));
     PARC_RT_RETURN_IF_ERROR(parc_rt_wait(request));
-    if (deviceIsHost()) {
-      std::memcpy(next.data(), ids, bytes);
-      return PARC_RT_OK;
-    }
     return copyToHost(next.data(), ids, bytes);
   }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <utility>
 
 namespace parc::rt {
 
@@ -107,20 +108,18 @@ void writeRanks(FILE *f, const RunReport &r) {
     const RankFigures &x = r.ranks[i];
     std::fprintf(f, "%s\n    {\"rank\": %zu, \"label\": ", i ? "," : "", i);
     writeJsonString(f, x.label);
-    std::fprintf(f, ", ");
-    writeFigure(f, "mean_forward_ms", x.forwardMs);
-    std::fprintf(f, ", ");
-    writeFigure(f, "mean_own_work_ms", x.ownWorkMs);
-    std::fprintf(f, ", ");
-    writeFigure(f, "mean_comm_in_flight_ms", x.commInFlightMs);
-    std::fprintf(f, ", ");
-    writeFigure(f, "mean_comm_exposed_ms", x.commExposedMs);
-    std::fprintf(f, ", ");
-    writeFigure(f, "load_ms", x.loadMs);
-    std::fprintf(f, ", ");
-    writeFigure(f, "pack_ms", x.packMs);
-    std::fprintf(f, ", ");
-    writeFigure(f, "first_forward_ms", x.firstForwardMs);
+    const std::pair<const char *, double> figures[] = {
+        {"mean_forward_ms", x.forwardMs},
+        {"mean_own_work_ms", x.ownWorkMs},
+        {"mean_comm_in_flight_ms", x.commInFlightMs},
+        {"mean_comm_exposed_ms", x.commExposedMs},
+        {"load_ms", x.loadMs},
+        {"pack_ms", x.packMs},
+        {"first_forward_ms", x.firstForwardMs}};
+    for (const auto &[key, value] : figures) {
+      std::fprintf(f, ", ");
+      writeFigure(f, key, value);
+    }
     std::fprintf(f, "}");
   }
   std::fprintf(f, "\n  ]\n");
