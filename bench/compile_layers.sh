@@ -33,10 +33,11 @@ compile() {
 import glob, os, re, sys
 out, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 # --mlir-timing rows: "  wall (pct)  name"; top-level scopes only are
-# summed: "emitc", "emitc-<program>" and "build bin/<program>".
+# summed: "emitc", "emitc-<program>" and "build rank programs" (every
+# program's g++, run --jobs at a time).
 gen = 0.0
 for line in open(out + ".timing"):
-    m = re.match(r"\s*([0-9.]+) \(\s*[0-9.]+%\)\s{2}(emitc\S*|build \S+)\s*$", line)
+    m = re.match(r"\s*([0-9.]+) \(\s*[0-9.]+%\)\s{2}(emitc\S*|build .+?)\s*$", line)
     if m:
         gen += float(m.group(1))
 size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(out, "src", "*.cpp")))
