@@ -37,6 +37,19 @@ every op of the fp16 model rounds its result to fp16 and parc feeds the
 prompt a token per step while onnxruntime runs it in one step, so the two
 sum in different orders; one ulp of the largest logit alone is 2^-10 of it.
 
+Prompts of different lengths in one batch (MIXED_CASES, at the
+configurations of MIXED_CONFIGS, and onnxruntime-genai's two decoders at 1
+rank, REAL_MIXED): the rows right-padded in ids.npy with their lengths in
+--prompt-lengths lens.npy. Each row must give exactly the tokens of the
+batch-1 program run on that row alone and of onnxruntime's loop on that row
+alone (then -1, or --eos, to the longest row's end), and its logits
+(logits.npy[i, b]: the step that chose row b's token i) within 1e-4 of both
+(4e-3 for the fp16 Qwen).
+At 1 rank, --eos set to a token the short row generates stops that row
+early while the other goes on, and bad lengths files (a length of 0, one
+past the row width, a wrong shape) are refused with a message naming the
+row or the shape.
+
 Prints one row per case and `N passed, N failed`; exits 1 on any failure.
 """
 import argparse
@@ -64,6 +77,15 @@ CASES = [
     ("llama_past", [[9, 80, 11, 2, 45, 70]], 12),
     ("llama_past", [[1, 2, 3], [60, 7, 33]], 16),
 ]
+
+# Prompts of different lengths in one batch: (model, rows unpadded, new).
+MIXED_CASES = [
+    ("llama_past", [[1, 2, 3], [60, 7, 33, 21, 1, 4, 9]], 10),
+    ("gpt2_past", [[5, 17, 42, 3, 88, 6, 30], [9, 80, 11]], 8),
+]
+MIXED_CONFIGS = ("1", "tp2", "pp2")
+# The id right-padding the short rows in ids.npy: never fed.
+PAD = 0
 
 # The real decoders: (file in test/Inputs/models, layers, kv heads, head
 # size, bytes per cache element, logits tolerance).
@@ -117,7 +139,20 @@ def check_logits(got, want, rtol=RTOL):
     return worst
 
 
+_COMPILED = {}
+
+
 def compile_model(tools, model, batch, tp, pp, out, log):
+    """`parc compile` into `out` (once per model, batch and configuration:
+    a later call returns the first call's folder) and its manifest."""
+    key = (model, batch, tp, pp)
+    if key in _COMPILED:
+        return _COMPILED[key]
+    _COMPILED[key] = out, _compile(tools, model, batch, tp, pp, out, log)
+    return _COMPILED[key]
+
+
+def _compile(tools, model, batch, tp, pp, out, log):
     run([os.path.join(tools, "parc"), "compile", model, "-o", out,
          "--max-seq", str(MAX_SEQ), "--quiet", "--tp", str(tp), "--pp", str(pp),
          "--input-shape", f"input_ids={batch}x1"], log)
@@ -151,7 +186,7 @@ def check_cache_bytes(manifest, want):
 
 
 def parc_tokens(tools, out, prompt_path, new, work, log, eos=None,
-                sampling=("--greedy",)):
+                sampling=("--greedy",), lengths_path=None):
     """parc-run's tokens and the logits it wrote with --logits."""
     res = os.path.join(work, "parc-out")
     logits = os.path.join(work, "parc-logits.npy")
@@ -163,6 +198,8 @@ def parc_tokens(tools, out, prompt_path, new, work, log, eos=None,
     # With --eos, also --warmup: its untimed first steps must not disturb
     # the cache.
     extra = ["--eos", str(eos), "--warmup", "2"] if eos is not None else []
+    if lengths_path:
+        extra += ["--prompt-lengths", lengths_path]
     text = run(cmd + extra, log)
     for figure in ("TTFT", "per-token latency p50", "tokens/s"):
         if figure not in text:
@@ -215,7 +252,7 @@ def run_case(args, index, name, rows, new, config, log):
     work = os.path.join(work, label)
     os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "compiled")
-    manifest = compile_model(args.tools, model, len(rows), tp, pp, out, log)
+    out, manifest = compile_model(args.tools, model, len(rows), tp, pp, out, log)
     check_cache_bytes(manifest, cache_bytes_per_rank(MODELS[name], len(rows), tp, pp))
     got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log)
     if not np.array_equal(got, want):
@@ -237,6 +274,108 @@ def run_case(args, index, name, rows, new, config, log):
     return f"{new} new tokens, logits, sampling, --eos {eos}"
 
 
+def write_mixed(work, rows):
+    """ids.npy (rows right-padded with PAD) and lens.npy for `rows`."""
+    width = max(len(r) for r in rows)
+    ids = np.full((len(rows), width), PAD, dtype=np.int64)
+    for b, r in enumerate(rows):
+        ids[b, :len(r)] = r
+    paths = os.path.join(work, "ids.npy"), os.path.join(work, "lens.npy")
+    np.save(paths[0], ids)
+    np.save(paths[1], np.array([len(r) for r in rows], dtype=np.int64))
+    return paths
+
+
+def alone(args, model, row, new, work, config, log, eos=None):
+    """Row `row` run alone (batch 1): onnxruntime's tokens and logits, and
+    parc's of the batch-1 program of `config` (tokens [prompt + new])."""
+    _, tp, pp = config
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "prompt.npy")
+    np.save(path, np.array([row], dtype=np.int64))
+    ort = ort_tokens(model, path, new, os.path.join(work, "ort.npy"), log, eos)
+    out, _ = compile_model(args.tools, model, 1, tp, pp,
+                           os.path.join(work, "compiled"), log)
+    return ort, parc_tokens(args.tools, out, path, new, work, log, eos)
+
+
+def check_mixed_row(got, logits, b, row, total, ort, parc, pad, rtol):
+    """Row b of the batch against its alone runs; the logits' worst error."""
+    for who, (tokens, _) in (("onnxruntime", ort), ("parc", parc)):
+        want = np.concatenate([tokens[0], np.full(total - len(tokens[0]), pad)])
+        if not np.array_equal(got[b], want):
+            raise RuntimeError(f"row {b} (prompt {len(row)}): {got[b].tolist()}"
+                               f", alone in {who} {want.tolist()}")
+    worst = 0.0
+    for who, (_, row_logits) in (("onnxruntime", ort), ("parc", parc)):
+        steps = row_logits.shape[0]
+        if np.any(logits[steps:, b]):
+            raise RuntimeError(f"row {b}: logits after its end are not zero")
+        try:
+            worst = max(worst, check_logits(logits[:steps, b:b + 1], row_logits,
+                                            rtol))
+        except RuntimeError as e:
+            raise RuntimeError(f"row {b} vs {who} alone: {e}") from None
+    return worst
+
+
+def run_mixed_case(args, index, name, rows, new, config, log, real=False):
+    """Rows of different prompt lengths in one batch, each equal to itself
+    alone; at 1 rank also with --eos and the bad lengths files."""
+    label, tp, pp = config
+    work = os.path.join(args.work, f"mixed{index}-{name}", label)
+    os.makedirs(work, exist_ok=True)
+    model = (os.path.join(ROOT, "test", "Inputs", "models", REAL[name][0] + ".onnx")
+             if real else os.path.join(args.work, name + ".onnx"))
+    ids, lens = write_mixed(work, rows)
+    out, _ = compile_model(args.tools, model, len(rows), tp, pp,
+                           os.path.join(work, "compiled"), log)
+    total = max(len(r) for r in rows) + new
+    singles = [alone(args, model, r, new, os.path.join(work, f"row{b}"), config, log)
+               for b, r in enumerate(rows)]
+    got, logits = parc_tokens(args.tools, out, ids, new, work, log,
+                              lengths_path=lens)
+    rtol = REAL[name][5] if real else RTOL
+    worst = max(check_mixed_row(got, logits, b, r, total, *singles[b], -1, rtol)
+                for b, r in enumerate(rows))
+    lengths = "+".join(str(len(r)) for r in rows)
+    if label != "1" or real:
+        return f"prompts {lengths}, {new} new, equal alone, logits {worst:.1e}"
+    # --eos: the short row's second new token, so it stops early.
+    short = min(range(len(rows)), key=lambda b: len(rows[b]))
+    eos = int(singles[short][0][0][0, len(rows[short]) + 1])
+    singles = [alone(args, model, r, new, os.path.join(work, f"eos{b}"), config,
+                     log, eos) for b, r in enumerate(rows)]
+    got, logits = parc_tokens(args.tools, out, ids, new, work, log, eos,
+                              lengths_path=lens)
+    for b, r in enumerate(rows):
+        check_mixed_row(got, logits, b, r, total, *singles[b], eos, rtol)
+    check_bad_lengths(args, out, ids, work, log)
+    return (f"prompts {lengths}, {new} new, equal alone, logits {worst:.1e}, "
+            f"--eos {eos}, bad lengths refused")
+
+
+def check_bad_lengths(args, out, ids, work, log):
+    """Bad --prompt-lengths files are refused with a message naming the
+    row (a length of 0, one past the width) or the shape."""
+    width = np.load(ids).shape[1]
+    bad = [([0, 3], "row 0 has length 0"),
+           ([3, width + 1], f"row 1 has length {width + 1}"),
+           ([3], "must hold i64 [2]")]
+    for b, (lengths, message) in enumerate(bad):
+        path = os.path.join(work, f"bad{b}.npy")
+        np.save(path, np.array(lengths, dtype=np.int64))
+        cmd = [os.path.join(args.tools, "parc-run"), out, "--prompt", ids,
+               "--max-new-tokens", "2", "--prompt-lengths", path,
+               "--output-dir", os.path.join(work, "bad-out")]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        log.write("$ " + " ".join(cmd) + "\n" + r.stdout)
+        if r.returncode == 0 or message not in r.stdout:
+            raise RuntimeError(f"--prompt-lengths {lengths}: exit {r.returncode}, "
+                               f"no '{message}' in {r.stdout.strip()!r}")
+
+
 def run_real_case(args, index, name, rows, new, log):
     """A real decoder: tokens exact, every step's logits within the model's
     tolerance, cache bytes by the formula."""
@@ -247,7 +386,7 @@ def run_real_case(args, index, name, rows, new, log):
     prompt_path = os.path.join(work, "prompt.npy")
     np.save(prompt_path, np.array(rows, dtype=np.int64))
     out = os.path.join(work, "compiled")
-    manifest = compile_model(args.tools, model, len(rows), 1, 1, out, log)
+    out, manifest = compile_model(args.tools, model, len(rows), 1, 1, out, log)
     check_cache_bytes(manifest, len(rows) * MAX_SEQ * layers * kv_heads *
                       head_dim * 2 * elem)
     want, want_logits = ort_tokens(model, prompt_path, new,
@@ -273,6 +412,27 @@ def run_cases(args, cases, runner, width, log):
               flush=True)
         passed, failed = passed + ok, failed + (not ok)
     return passed, failed
+
+
+# The real decoders with mixed lengths at 1 rank: GPT-2 (com.microsoft
+# Attention, int32 mask) and the fp16 Qwen (GroupQueryAttention, seqlens_k
+# from the mask), each row against its batch-1 runs at the model's tolerance.
+REAL_MIXED = [
+    ("ort_gpt2_past", [[9, 80, 11, 2], [5, 17, 42, 3, 88, 6, 30, 1]], 10),
+    ("ort_qwen35_gqa_fp16", [[5, 17, 42, 3, 88], [900, 1, 77, 256, 31, 640, 12]],
+     10),
+]
+
+
+def mixed_row(args, i, name, rows, new, config, log, real=False):
+    """Runs one mixed-lengths case and prints its row; whether it passed."""
+    try:
+        row, ok = "PASS: " + run_mixed_case(args, i, name, rows, new, config,
+                                            log, real), True
+    except RuntimeError as e:
+        row, ok = f"FAIL: {e}", False
+    print(f"{config[0]:7} {name:12} batch {len(rows)} mixed  {row}", flush=True)
+    return ok
 
 
 def main():
@@ -305,7 +465,20 @@ def main():
                 print(f"{config[0]:7} {name:12} batch {len(rows)} prompt "
                       f"{len(rows[0]):2}  {row}", flush=True)
                 passed, failed = passed + ok, failed + (not ok)
+            if config[0] not in MIXED_CONFIGS:
+                continue
+            for i, (name, rows, new) in enumerate(MIXED_CASES):
+                if args.only and name not in args.only:
+                    continue
+                ok = mixed_row(args, i, name, rows, new, config, log)
+                passed, failed = passed + ok, failed + (not ok)
         p2, f2 = run_cases(args, REAL_CASES, run_real_case, 19, log)
+        for i, (name, rows, new) in enumerate(REAL_MIXED):
+            if args.only and name not in args.only:
+                continue
+            ok = mixed_row(args, len(MIXED_CASES) + i, name, rows, new,
+                           CONFIGS[0], log, real=True)
+            p2, f2 = p2 + ok, f2 + (not ok)
     passed, failed = passed + p2, failed + f2
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -64,6 +64,12 @@ cl::opt<std::string>
                     "writes tokens.npy [batch, prompt + new] to --output-dir "
                     "(default: the current folder)"),
            cl::value_desc("ids.npy"), cl::cat(generateCategory));
+cl::opt<std::string> promptLengths(
+    "prompt-lengths",
+    cl::desc("Generate: i64 [batch] prompt lengths (.npy): row b of --prompt "
+             "is its first lengths[b] ids, the rest padding (default: every "
+             "row the full width)"),
+    cl::value_desc("lens.npy"), cl::cat(generateCategory));
 cl::opt<unsigned> maxNewTokens("max-new-tokens",
                                cl::desc("Generate: tokens to add per sequence"),
                                cl::value_desc("N"), cl::init(0),
@@ -317,6 +323,9 @@ llvm::Error checkOptions(const parc::run::Manifest &m) {
   if ((int64_t)m.rankBinaries.size() != m.worldSize)
     return error("'" + m.path + "' maps " + llvm::Twine(m.rankBinaries.size()) +
                  " ranks to programs for a world of " + llvm::Twine(m.worldSize));
+  if (!promptLengths.empty() && prompt.empty())
+    return error("--prompt-lengths gives the lengths of --prompt's rows: add "
+                 "--prompt ids.npy");
   if (!hostfile.empty() && launcher == Launcher::Srun)
     return error("--hostfile is for --launcher mpirun: under srun, the Slurm "
                  "allocation places the ranks");
@@ -520,6 +529,8 @@ generateArgs(const parc::run::Manifest &m) {
                  " is not a token id (give 0 or more)");
   if (!llvm::sys::fs::is_regular_file(prompt))
     return error("--prompt '" + prompt + "' does not exist");
+  if (!promptLengths.empty() && !llvm::sys::fs::is_regular_file(promptLengths))
+    return error("--prompt-lengths '" + promptLengths + "' does not exist");
   auto sampling = samplingArgs();
   if (!sampling)
     return sampling.takeError();
@@ -532,6 +543,8 @@ generateArgs(const parc::run::Manifest &m) {
   std::vector<std::string> args{"--prompt=" + absolute(prompt),
                                 "--max-new-tokens=" +
                                     std::to_string(maxNewTokens)};
+  if (!promptLengths.empty())
+    args.push_back("--prompt-lengths=" + absolute(promptLengths));
   if (eos >= 0)
     args.push_back("--eos=" + std::to_string(eos));
   args.insert(args.end(), sampling->begin(), sampling->end());

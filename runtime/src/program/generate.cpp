@@ -6,9 +6,14 @@
 // whose kv_cache_write kernels fill the caches in place. The decode program
 // takes one token per sequence, so the prompt is fed a token per step too
 // (a prefill program with the prompt's length bound at compile time is not
-// there yet); the first new token comes from the prompt's last step. The
-// next token is picked greedily or drawn by a seeded sampler (Sampler), and
-// --logits keeps every step's logits (LogitsLog). Across ranks (--tp, --pp)
+// there yet); the first new token comes from the prompt's last step. Rows
+// of different prompt lengths (--prompt-lengths) are fed in step too, all
+// at the same position: a row whose prompt has ended feeds its own new
+// tokens while a longer one still feeds its prompt, so every row's cache
+// holds entries 0..t of its own sequence and nothing is padded or masked
+// (Rows); each row gives the tokens it gives alone. The next token is
+// picked greedily or drawn by a seeded sampler (Sampler), and --logits
+// keeps every step's logits (LogitsLog). Across ranks (--tp, --pp)
 // every rank runs every step on its part of the weights and cache, and the
 // rank holding the logits sends its choice to all (TokenAgreement).
 //
@@ -101,29 +106,90 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(v.size(), std::max<size_t>(k, 1)) - 1];
 }
 
-void printFigures(int64_t batch, int64_t promptLen, int64_t generated,
-                  double ttftMs, const std::vector<double> &stepMs) {
+/// Each row's place in the token loop. Row b's first lengths[b] tokens are
+/// its prompt; filled[b] of its tokens are known (prompt, then the new ones
+/// taken so far), and step t, at position t for every row, feeds token t.
+/// A row chooses its next token at the step that feeds its last known one,
+/// until --eos or its --max-new-tokens; after that it feeds a filler token
+/// whose cache entries and logits nothing reads.
+struct Rows {
+  int64_t batch = 0, total = 0; // total: the longest prompt + new tokens
+  int64_t shortest = 0, longest = 0;
+  std::vector<int64_t> lengths, filled, tokens; // tokens: [batch, total]
+  std::vector<char> done;
+
+  bool choosesAt(int64_t b, int64_t t) const {
+    return !done[b] && t + 1 == filled[b];
+  }
+  bool allDone() const {
+    return std::all_of(done.begin(), done.end(), [](char d) { return d; });
+  }
+  int64_t generated(int64_t b) const { return filled[b] - lengths[b]; }
+};
+
+void printFigures(const Rows &rows, double ttftMs,
+                  const std::vector<double> &stepMs) {
   double total = ttftMs;
   for (double ms : stepMs)
     total += ms;
-  std::printf("parc: generate: batch %lld, prompt %lld tokens, %lld new "
-              "tokens per sequence\n",
-              (long long)batch, (long long)promptLen, (long long)generated);
-  std::printf("parc: TTFT %.3f ms (prompt fed one token per step)\n", ttftMs);
+  int64_t newTokens = 0, most = 0;
+  for (int64_t b = 0; b < rows.batch; ++b) {
+    newTokens += rows.generated(b);
+    most = std::max(most, rows.generated(b));
+  }
+  if (rows.shortest == rows.longest)
+    std::printf("parc: generate: batch %lld, prompt %lld tokens, %lld new "
+                "tokens per sequence\n",
+                (long long)rows.batch, (long long)rows.longest,
+                (long long)most);
+  else
+    std::printf("parc: generate: batch %lld, prompts of %lld to %lld tokens, "
+                "up to %lld new tokens per sequence\n",
+                (long long)rows.batch, (long long)rows.shortest,
+                (long long)rows.longest, (long long)most);
+  std::printf("parc: TTFT %.3f ms (every sequence's first new token; prompt "
+              "fed one token per step)\n",
+              ttftMs);
   std::printf("parc: per-token latency p50 %.3f ms, p99 %.3f ms over %zu "
               "decode steps\n",
               percentile(stepMs, 0.5), percentile(stepMs, 0.99), stepMs.size());
   std::printf("parc: %.1f tokens/s (new tokens of every sequence over the "
               "whole generation)\n",
-              total > 0 ? double(batch * generated) * 1e3 / total : 0.0);
+              total > 0 ? double(newTokens) * 1e3 / total : 0.0);
 }
 
-/// The prompt's token ids, checked against the program: rows of `total`
-/// tokens (prompt then room for the new ones).
+/// --prompt-lengths: i64 [batch], each 1..width (the prompt's row width);
+/// without the file every row is `width` long.
+parc_rt_status_t readLengths(const GenerateOptions &o, int64_t batch,
+                             int64_t width, std::vector<int64_t> &lengths) {
+  lengths.assign(size_t(batch), width);
+  if (o.promptLengths.empty())
+    return PARC_RT_OK;
+  const char *path = o.promptLengths.c_str();
+  parc_rt_dtype_t dtype;
+  int64_t rank = 0, dims[PARC_RT_MAX_RANK];
+  PARC_RT_RETURN_IF_ERROR(parc_rt_npy_info(path, &dtype, &rank, dims));
+  if (dtype != PARC_RT_I64 || rank != 1 || dims[0] != batch)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "--prompt-lengths '%s' must hold i64 [%lld] (one length per "
+                "row of the prompt)",
+                path, (long long)batch);
+  PARC_RT_RETURN_IF_ERROR(
+      parc_rt_npy_read_into(path, PARC_RT_I64, 1, dims, lengths.data()));
+  for (int64_t b = 0; b < batch; ++b)
+    if (lengths[b] < 1 || lengths[b] > width)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--prompt-lengths '%s': row %lld has length %lld; give 1 to "
+                  "%lld (the prompt's width)",
+                  path, (long long)b, (long long)lengths[b], (long long)width);
+  return PARC_RT_OK;
+}
+
+/// The prompt's token ids and lengths, checked against the program: rows of
+/// `total` tokens (the longest prompt then room for the new ones).
 parc_rt_status_t readPrompt(const parc_rt_program_t *p,
                             const GenerateOptions &o, int64_t batch,
-                            int64_t &promptLen, int64_t &total,
-                            std::vector<int64_t> &tokens) {
+                            Rows &rows) {
   parc_rt_dtype_t dtype;
   int64_t rank = 0, dims[PARC_RT_MAX_RANK];
   PARC_RT_RETURN_IF_ERROR(
@@ -133,21 +199,28 @@ parc_rt_status_t readPrompt(const parc_rt_program_t *p,
                 "--prompt '%s' must hold i64 [%lld, prompt length] token ids "
                 "(the batch the program was compiled for)",
                 o.prompt.c_str(), (long long)batch);
-  promptLen = dims[1];
-  total = promptLen + o.maxNewTokens;
-  if (total > p->max_seq)
+  const int64_t width = dims[1];
+  rows.batch = batch;
+  PARC_RT_RETURN_IF_ERROR(readLengths(o, batch, width, rows.lengths));
+  rows.shortest = *std::min_element(rows.lengths.begin(), rows.lengths.end());
+  rows.longest = *std::max_element(rows.lengths.begin(), rows.lengths.end());
+  rows.total = rows.longest + o.maxNewTokens;
+  if (rows.total > p->max_seq)
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "a prompt of %lld tokens and --max-new-tokens %ld need a cache "
                 "of %lld tokens, but the program was compiled with --max-seq "
                 "%lld",
-                (long long)promptLen, o.maxNewTokens, (long long)total,
+                (long long)rows.longest, o.maxNewTokens, (long long)rows.total,
                 (long long)p->max_seq);
-  std::vector<int64_t> prompt(size_t(batch * promptLen));
+  std::vector<int64_t> prompt(size_t(batch * width));
   PARC_RT_RETURN_IF_ERROR(parc_rt_npy_read_into(o.prompt.c_str(), PARC_RT_I64,
                                                 2, dims, prompt.data()));
-  tokens.assign(size_t(batch * total), 0);
+  rows.tokens.assign(size_t(batch * rows.total), 0);
   for (int64_t b = 0; b < batch; ++b)
-    std::copy_n(&prompt[b * promptLen], promptLen, &tokens[b * total]);
+    std::copy_n(&prompt[b * width], rows.lengths[b],
+                &rows.tokens[b * rows.total]);
+  rows.filled = rows.lengths;
+  rows.done.assign(size_t(batch), 0);
   return PARC_RT_OK;
 }
 
@@ -185,16 +258,17 @@ parc_rt_status_t uploadInts(void *dst, parc_rt_dtype_t dtype,
   return copyToDevice(dst, narrow.data(), narrow.size() * sizeof(int32_t));
 }
 
-/// Writes step t's inputs: token t of every row, its position, and the
-/// cache position.
+/// Writes step t's inputs: token t of every row (a finished row's filler:
+/// --eos, or id 0 without one), its position, and the cache position.
 parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
-                          const std::vector<int64_t> &tokens, int64_t batch,
-                          int64_t total, int64_t t) {
+                          const Rows &rows, long eos, int64_t t) {
+  const int64_t batch = rows.batch;
   std::vector<int64_t> column(static_cast<size_t>(batch)), positions(batch, t);
   // Entries 0..t of every row's cache hold keys.
   std::vector<int64_t> mask(size_t(batch * p->max_seq), 0);
   for (int64_t b = 0; b < batch; ++b) {
-    column[b] = tokens[b * total + t];
+    column[b] = t < rows.filled[b] ? rows.tokens[b * rows.total + t]
+                                   : std::max<int64_t>(eos, 0);
     std::fill_n(&mask[b * p->max_seq], t + 1, 1);
   }
   for (int64_t i = 0; i < p->num_inputs; ++i) {
@@ -269,30 +343,38 @@ private:
   std::vector<double> cumulative;
 };
 
-/// Step t's choice for every row, from its logits. Every row draws, in
-/// order, even a finished one, which repeats its end token (it stops being
-/// reported; the batch is computed together): a row's draws do not depend
-/// on when the others stop.
-void pickNext(const std::vector<float> &logits, Sampler &sampler, long eos,
-              const std::vector<char> &done, std::vector<int64_t> &next) {
-  const int64_t batch = int64_t(done.size());
+/// A step's choice for every row, from its logits. Every row draws, in
+/// order, even one that is not choosing (finished, or still in its
+/// prompt): a row's draws do not depend on when the others stop.
+void pickNext(const std::vector<float> &logits, Sampler &sampler,
+              std::vector<int64_t> &next) {
+  const int64_t batch = int64_t(next.size());
   const int64_t vocab = int64_t(logits.size()) / batch;
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t drawn = sampler.pick(&logits[b * vocab], vocab);
-    next[b] = done[b] ? eos : drawn;
-  }
+  for (int64_t b = 0; b < batch; ++b)
+    next[b] = sampler.pick(&logits[b * vocab], vocab);
 }
 
-/// parc-run --logits: every step's logits [steps, batch, vocab], kept on
-/// the writer and written once at the end (parc_rt_npy_write renames a
-/// finished temporary file into place: a reader never sees half of one).
+/// parc-run --logits: [steps, batch, vocab], entry [i, b] the logits that
+/// chose row b's new token i (after its prompt + i tokens), zeros where the
+/// row has no token i (it stopped at --eos). Kept on the writer
+/// and written once at the end (parc_rt_npy_write renames a finished
+/// temporary file into place: a reader never sees half of one).
 struct LogitsLog {
-  std::vector<float> data;
+  std::vector<float> data; // [max new tokens, batch, vocab]
   int64_t steps = 0;
 
-  void add(const std::vector<float> &step) {
-    data.insert(data.end(), step.begin(), step.end());
-    ++steps;
+  /// Step t's logits, before takeNext: rows choosing at t.
+  void add(const Rows &rows, long maxNew, int64_t t,
+           const std::vector<float> &step) {
+    const int64_t batch = rows.batch, vocab = int64_t(step.size()) / batch;
+    data.resize(size_t(maxNew * batch * vocab));
+    for (int64_t b = 0; b < batch; ++b) {
+      if (!rows.choosesAt(b, t))
+        continue;
+      const int64_t i = rows.generated(b);
+      std::copy_n(&step[b * vocab], vocab, &data[(i * batch + b) * vocab]);
+      steps = std::max(steps, i + 1);
+    }
   }
   parc_rt_status_t write(const std::string &path, int64_t batch,
                          int64_t vocab) const {
@@ -344,13 +426,15 @@ private:
   void *ids = nullptr;
 };
 
-/// Step t's agreed choice becomes token t + 1 of every row.
+/// Step t's agreed choice becomes token t + 1 of every row choosing at t;
+/// a row is done at --eos or at its own --max-new-tokens.
 void takeNext(const std::vector<int64_t> &next, const GenerateOptions &o,
-              std::vector<int64_t> &tokens, int64_t total, int64_t t,
-              std::vector<char> &done) {
-  for (size_t b = 0; b < done.size(); ++b) {
-    tokens[b * total + t + 1] = next[b];
-    done[b] |= next[b] == o.eos;
+              int64_t t, Rows &rows) {
+  for (int64_t b = 0; b < rows.batch; ++b) {
+    if (!rows.choosesAt(b, t))
+      continue;
+    rows.tokens[b * rows.total + rows.filled[b]++] = next[b];
+    rows.done[b] = next[b] == o.eos || rows.generated(b) == o.maxNewTokens;
   }
 }
 
@@ -360,73 +444,70 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
                                const parc_rt_program_t *p,
                                const GenerateOptions &o, void **weights,
                                const std::string &outputDir, bool writer) {
-  int64_t batch = 0, promptLen = 0, total = 0;
-  std::vector<int64_t> tokens;
+  int64_t batch = 0;
+  Rows rows;
   PARC_RT_RETURN_IF_ERROR(checkProgram(p, batch));
-  PARC_RT_RETURN_IF_ERROR(readPrompt(p, o, batch, promptLen, total, tokens));
+  PARC_RT_RETURN_IF_ERROR(readPrompt(p, o, batch, rows));
   StepBuffers buf;
   PARC_RT_RETURN_IF_ERROR(buf.create(p));
   TokenAgreement agreement;
   PARC_RT_RETURN_IF_ERROR(agreement.create(ctx, o.outputRank, batch));
   std::vector<int64_t> next(static_cast<size_t>(batch), 0);
-  std::vector<char> done(static_cast<size_t>(batch), 0);
   std::vector<double> stepMs;
   std::vector<float> logits;
   Sampler sampler(o);
   LogitsLog logitsLog;
   double ttftMs = 0, elapsed = 0;
-  int64_t generated = 0;
   for (long w = 0; w < o.warmup; ++w) {
-    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, tokens, batch, total, 0));
+    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, rows, o.eos, 0));
     p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
                buf.out.data());
     PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
   }
-  for (int64_t t = 0; t + 1 < total; ++t) {
+  for (int64_t t = 0; t + 1 < rows.total && !rows.allDone(); ++t) {
     auto start = std::chrono::steady_clock::now();
-    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, tokens, batch, total, t));
+    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, rows, o.eos, t));
     p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
                buf.out.data());
     PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
-    // The prompt's last step gives the first new token.
-    if (t + 1 >= promptLen) {
+    // The shortest prompt's last step gives the first new token.
+    if (t + 1 >= rows.shortest) {
       if (p->num_outputs > 0) {
         PARC_RT_RETURN_IF_ERROR(readLogits(p, buf, batch, logits));
-        pickNext(logits, sampler, o.eos, done, next);
+        pickNext(logits, sampler, next);
         if (writer && !o.logitsPath.empty())
-          logitsLog.add(logits);
+          logitsLog.add(rows, o.maxNewTokens, t, logits);
       }
       PARC_RT_RETURN_IF_ERROR(agreement.agree(next));
-      takeNext(next, o, tokens, total, t, done);
-      ++generated;
+      takeNext(next, o, t, rows);
     }
     const double ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
     elapsed += ms;
-    if (t + 1 == promptLen)
+    if (t + 1 == rows.longest)
       ttftMs = elapsed;
-    else if (t + 1 > promptLen)
+    else if (t + 1 > rows.longest)
       stepMs.push_back(ms);
-    if (generated &&
-        std::all_of(done.begin(), done.end(), [](char d) { return d != 0; }))
-      break;
   }
   if (!writer)
     return PARC_RT_OK;
-  // Stopped at --eos: the rest of every row is the end token.
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = promptLen + generated; t < total; ++t)
-      tokens[b * total + t] = o.eos;
-  printFigures(batch, promptLen, generated, ttftMs, stepMs);
+  // After its end (--eos, its own --max-new-tokens, or a shorter prompt)
+  // a row holds --eos, or -1 without one.
+  for (int64_t b = 0; b < batch; ++b) {
+    auto row = rows.tokens.begin() + b * rows.total;
+    std::fill(row + rows.filled[b], row + rows.total, o.eos);
+  }
+  printFigures(rows, ttftMs, stepMs);
   if (!o.logitsPath.empty())
     PARC_RT_RETURN_IF_ERROR(
         logitsLog.write(o.logitsPath, batch, p->outputs[0].dims[2]));
   if (outputDir.empty())
     return PARC_RT_OK;
   const std::string path = outputDir + "/tokens.npy";
-  const int64_t shape[2] = {batch, total};
-  return parc_rt_npy_write(path.c_str(), PARC_RT_I64, 2, shape, tokens.data());
+  const int64_t shape[2] = {batch, rows.total};
+  return parc_rt_npy_write(path.c_str(), PARC_RT_I64, 2, shape,
+                           rows.tokens.data());
 }
 
 } // namespace parc::rt

@@ -11,6 +11,10 @@ namespace parc::rt {
 
 struct GenerateOptions {
   std::string prompt; // .npy of i64 [batch, prompt length]
+  /// parc-run --prompt-lengths: .npy of i64 [batch], row b's prompt is its
+  /// first lengths[b] ids (the rest of the row is padding, never fed);
+  /// empty: every row is the prompt's full width.
+  std::string promptLengths;
   long maxNewTokens = 0;
   long eos = -1; // -1: none
   /// Untimed runs of the first step before the loop (parc-run --warmup):
@@ -32,9 +36,12 @@ struct GenerateOptions {
 };
 
 /// Runs the prompt and then one step per new token through `p` (a program
-/// nn-kv-cache made: see its input roles), greedily or sampling; the cache and weights
-/// stay where they are between steps. The rank holding the outputs writes
-/// `outputDir`/tokens.npy ([batch, prompt + new]) and prints the figures.
+/// nn-kv-cache made: see its input roles), greedily or sampling; the cache and
+/// weights stay where they are between steps. Rows of different prompt lengths
+/// share each step's position: a shorter row starts generating earlier. The
+/// rank holding the outputs writes `outputDir`/tokens.npy ([batch, longest
+/// prompt + new], each row its prompt, its new tokens, then --eos or -1)
+/// and prints the figures.
 parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
                                const parc_rt_program_t *p,
                                const GenerateOptions &o, void **weights,

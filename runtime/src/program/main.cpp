@@ -104,6 +104,8 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
         return fail(PARC_RT_INVALID_ARGUMENT, "--output-rank needs a rank");
     } else if ((v = value("--prompt="))) {
       o.generate.prompt = v;
+    } else if ((v = value("--prompt-lengths="))) {
+      o.generate.promptLengths = v;
     } else if ((v = value("--max-new-tokens="))) {
       if (!parseLong(v, o.generate.maxNewTokens) || o.generate.maxNewTokens < 1)
         return fail(PARC_RT_INVALID_ARGUMENT,
@@ -137,7 +139,8 @@ parc_rt_status_t parseArgs(int argc, char **argv, Options &o) {
                   "unknown argument '%s' (expected --weights-dir=, --input=, "
                   "--output-dir=, --output-file=, --repeat=, --warmup=, "
                   "--output-rank=, --data-parallel=, --verify-weights, "
-                  "--prompt=, --max-new-tokens=, --eos=, --temperature=, "
+                  "--prompt=, --prompt-lengths=, --max-new-tokens=, --eos=, "
+                  "--temperature=, "
                   "--top-k=, --seed=, --logits=)",
                   argv[i]);
     }
