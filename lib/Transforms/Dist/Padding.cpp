@@ -19,10 +19,13 @@
 #include "Padding.h"
 #include "Regions.h"
 
+#include "parc/Support/MappedFiles.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/Path.h"
 
 #include <cstring>
 
@@ -123,6 +126,39 @@ Value dist::padWeight(OpBuilder &b, Value weight, int64_t dim, int64_t pad) {
   return padWeightBlocks(b, weight, dim, {tensorOf(v).getDimSize(dim)}, {pad});
 }
 
+namespace {
+/// Where a weight's bytes lie in a file, and the zeros described so far.
+struct FileWeight {
+  StringAttr name, location;
+  IntegerAttr offset, length;
+  DenseI64ArrayAttr padding, paddingBlocks;
+};
+} // namespace
+
+/// The file bytes behind `v`: an external weight's, or those of an embedded
+/// weight the importer left in the mapped model file. Padding either is
+/// then a description for the weight writer, not a padded copy in memory.
+static std::optional<FileWeight> fileWeight(OpBuilder &b, Value v) {
+  if (auto ext = v.getDefiningOp<nn::ExternalWeightOp>())
+    return FileWeight{ext.getNameAttr(), ext.getLocationAttr(),
+                      ext.getOffsetAttr(), ext.getLengthAttr(),
+                      ext.getPaddingAttr(), ext.getPaddingBlocksAttr()};
+  auto res = dyn_cast_or_null<DenseResourceElementsAttr>(nn::weightElements(v));
+  AsmResourceBlob *blob = res ? res.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return std::nullopt;
+  ArrayRef<char> bytes = blob->getData();
+  std::optional<parc::FileSpan> span =
+      parc::findMappedFile(StringRef(bytes.data(), bytes.size()));
+  if (!span)
+    return std::nullopt;
+  // The writer reads `location` beside the model: the model file itself.
+  return FileWeight{b.getStringAttr(res.getRawHandle().getKey()),
+                    b.getStringAttr(llvm::sys::path::filename(span->path)),
+                    b.getI64IntegerAttr(span->offset),
+                    b.getI64IntegerAttr(bytes.size()), {}, {}};
+}
+
 Value dist::padWeightBlocks(OpBuilder &b, Value weight, int64_t dim,
                             ArrayRef<int64_t> blocks, ArrayRef<int64_t> pads) {
   if (!canPadWeight(weight))
@@ -133,34 +169,33 @@ Value dist::padWeightBlocks(OpBuilder &b, Value weight, int64_t dim,
   for (int64_t pad : pads)
     shape[dim] += pad;
   auto padded = RankedTensorType::get(shape, type.getElementType());
-  if (auto ext = v.getDefiningOp<nn::ExternalWeightOp>()) {
+  if (std::optional<FileWeight> file = fileWeight(b, v)) {
     // The file's bytes stay where they are: the zeros are described, at the
     // end of the dim or (padding_blocks) after each of its blocks.
     SmallVector<int64_t> padding(type.getRank(), 0);
-    if (auto old = ext.getPaddingAttr())
-      padding.assign(old.asArrayRef().begin(), old.asArrayRef().end());
+    if (file->padding)
+      padding.assign(file->padding.asArrayRef().begin(),
+                     file->padding.asArrayRef().end());
     DenseI64ArrayAttr spread;
     if (blocks.size() > 1) {
       // Blocks of a dim padded already would need their old zeros placed.
-      if (ext.getPaddingBlocksAttr() || llvm::any_of(padding, [](int64_t p) {
-            return p != 0;
-          }))
+      if (file->paddingBlocks ||
+          llvm::any_of(padding, [](int64_t p) { return p != 0; }))
         return {};
       SmallVector<int64_t> pairs;
       for (auto [block, pad] : llvm::zip_equal(blocks, pads))
         pairs.append({block, pad});
       spread = b.getDenseI64ArrayAttr(pairs);
-    } else if (ext.getPaddingBlocksAttr()) {
+    } else if (file->paddingBlocks) {
       return {};
     }
     for (int64_t pad : pads)
       padding[dim] += pad;
     return recast(b, weight,
                   nn::ExternalWeightOp::create(
-                      b, ext.getLoc(), padded, ext.getNameAttr(),
-                      ext.getLocationAttr(), ext.getOffsetAttr(),
-                      ext.getLengthAttr(), b.getDenseI64ArrayAttr(padding),
-                      spread));
+                      b, v.getLoc(), padded, file->name, file->location,
+                      file->offset, file->length,
+                      b.getDenseI64ArrayAttr(padding), spread));
   }
   ElementsAttr value = padBlocks(nn::weightElements(v), dim, blocks, pads);
   if (!value)
