@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../backend.h"
 #include "../kernel_tag.h"
-#include "../linalg_shapes.h"
 #include "kernels.cuh"
 
 #include <map>
@@ -110,7 +110,7 @@ __global__ void intGemmKernel(Gemm g) {
   }
 }
 
-parc_rt_status_t runGemm(State *s, const char *op, parc_rt_dtype_t dtype,
+parc_rt_status_t cublasGemm(State *s, const char *op, parc_rt_dtype_t dtype,
                          const Gemm &g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0)
     return PARC_RT_OK;
@@ -420,29 +420,17 @@ parc_rt_status_t attention(const char *op, parc_rt_dtype_t dtype,
   g.batch = d.batch * d.kvHeads;
   g.alpha = alpha;
   g.beta = 0;
-  return runGemm(s, op, dtype, g);
+  return cublasGemm(s, op, dtype, g);
 }
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
-                                int64_t a_rank, const int64_t *a_dims,
-                                const void *b, int64_t b_rank,
-                                const int64_t *b_dims, void *out,
-                                int64_t out_rank, const int64_t *out_dims) {
+parc_rt_status_t parc::rt::runMatmul(parc_rt_dtype_t dtype,
+                                     const MatmulPlan &p, const void *a,
+                                     const void *b, void *out) {
   const char *op = "matmul";
-  MatmulPlan p;
-  PARC_RT_RETURN_IF_ERROR(planMatmul(dtype, a, a_rank, a_dims, b, b_rank,
-                                     b_dims, out, out_rank, out_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
   const MatmulShape &ms = p.shape;
   const int64_t outCount = p.outCount;
-  tagKernel("gemm", 2.0 * double(outCount) * double(ms.k), dtype);
-  if (!isFloat(dtype) && dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
-    return unsupportedDtype(op, dtype);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   if (ms.k == 0) {
@@ -459,7 +447,7 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
     g.a = a;
     g.b = b;
     g.c = out;
-    return runGemm(s, op, dtype, g);
+    return cublasGemm(s, op, dtype, g);
   }
   // Broadcast batches: each run of the merged batch loop is one
   // strided-batched call (stride 0 along a broadcast operand).
@@ -481,34 +469,29 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
         g.strideB = sb * bMat;
         g.strideC = so * oMat;
         g.batch = count;
-        status = runGemm(s, op, dtype, g);
+        status = cublasGemm(s, op, dtype, g);
       },
       std::numeric_limits<int64_t>::max());
   return status;
 }
 
-parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
-                              const void *b, const void *c, int64_t c_rank,
-                              const int64_t *c_dims, void *y, int64_t m,
-                              int64_t n, int64_t k, int trans_a, int trans_b,
-                              float alpha, float beta) {
+parc_rt_status_t parc::rt::runGemm(const GemmCall &call) {
   const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(
-      checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
-  if (m == 0 || n == 0)
-    return PARC_RT_OK;
+  const parc_rt_dtype_t dtype = call.dtype;
+  const int64_t m = call.m, n = call.n, k = call.k, c_rank = call.cRank;
+  const int64_t *c_dims = call.cDims;
+  const void *c = call.c;
+  void *y = call.y;
+  const float beta = call.beta;
   const int64_t yDims[2] = {m, n};
-  tagKernel("gemm", 2.0 * double(m) * double(n) * double(k), dtype);
-  if (!isFloat(dtype))
-    return unsupportedDtype(op, dtype);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   const bool useC = c && beta != 0.0f;
-  Gemm g = contiguous(trans_a != 0, trans_b != 0, m, n, k);
-  g.a = a;
-  g.b = b;
+  Gemm g = contiguous(call.transA, call.transB, m, n, k);
+  g.a = call.a;
+  g.b = call.b;
   g.c = y;
-  g.alpha = alpha;
+  g.alpha = call.alpha;
   // The linear layer: a bias row added to every row of y, fused.
   const bool biasRow = useC && beta == 1.0f && c_rank >= 1 &&
                        numElements(c_rank, c_dims) == n &&
@@ -539,8 +522,10 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
     return launched(s, op);
   }
   g.beta = useC ? beta : 0.0;
-  return runGemm(s, op, dtype, g);
+  return cublasGemm(s, op, dtype, g);
 }
+
+extern "C" {
 
 parc_rt_status_t parc_rt_attention_scores(
     parc_rt_dtype_t dtype, const void *q, int64_t q_rank, const int64_t *q_dims,
@@ -568,23 +553,14 @@ parc_rt_status_t parc_rt_attention_values(
   return attention(op, dtype, d, /*transRhs=*/false, 1.0f, p, v, out);
 }
 
-parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
-                              int64_t rank, const int64_t *x_dims,
-                              const void *w, const int64_t *w_dims,
-                              const void *bias, int64_t group,
-                              const int64_t *strides, const int64_t *pads,
-                              const int64_t *dilations, void *y,
-                              const int64_t *y_dims) {
+} // extern "C"
+
+parc_rt_status_t parc::rt::runConv(parc_rt_dtype_t dtype, const ConvPlan &p,
+                                   const void *x, const void *w,
+                                   const void *bias, int64_t group, void *y) {
   const char *op = "conv";
-  ConvPlan p;
-  PARC_RT_RETURN_IF_ERROR(planConv(dtype, x, rank, x_dims, w, w_dims, group,
-                                   strides, pads, dilations, y, y_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
   const Window &win = p.win;
   const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut, yCount = p.yCount;
-  if (!isFloat(dtype))
-    return unsupportedDtype(op, dtype);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   const int64_t S = win.spatial;
@@ -633,7 +609,7 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
                    ? PARC_RT_OK
                    : fail(PARC_RT_INTERNAL, "conv: cudaMemsetAsync failed");
     } else {
-      status = runGemm(s, op, dtype, g);
+      status = cublasGemm(s, op, dtype, g);
     }
   }
   scratchFree(s, col);
@@ -655,17 +631,9 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
   return launched(s, op);
 }
 
-parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
-                                  int64_t rank, const int64_t *x_dims,
-                                  const int64_t *kernel, const int64_t *strides,
-                                  const int64_t *pads, const int64_t *dilations,
-                                  void *y, const int64_t *y_dims) {
+parc_rt_status_t parc::rt::runMaxPool(parc_rt_dtype_t dtype, const PoolPlan &p,
+                                      const void *x, void *y) {
   const char *op = "max_pool";
-  PoolPlan p;
-  PARC_RT_RETURN_IF_ERROR(planMaxPool(dtype, x, rank, x_dims, kernel, strides,
-                                      pads, dilations, y, y_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
   const DevWindow dw = devWindow(p.win);
   const int64_t planes = p.planes;
   return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
@@ -675,5 +643,3 @@ parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
         dw, planes, static_cast<const St *>(x), static_cast<St *>(y));
   });
 }
-
-} // extern "C"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../row_plans.h"
+#include "../backend.h"
 #include "kernels.cuh"
 
 using namespace parc::rt;
@@ -383,19 +383,11 @@ parc_rt_status_t parc::rt::runNorm(const char *op, bool rms,
   });
 }
 
-extern "C" {
-
-parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
-                                parc_rt_dtype_t dtype, const void *x,
-                                int64_t rank, const int64_t *dims,
-                                int64_t num_axes, const int64_t *axes,
-                                void *y) {
+parc_rt_status_t parc::rt::runReduce(parc_rt_reduction_t reduction,
+                                     parc_rt_dtype_t dtype, const ReducePlan &p,
+                                     const void *x, int64_t rank,
+                                     const int64_t *dims, void *y) {
   const char *op = reductionName(reduction);
-  ReducePlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planReduce(reduction, dtype, x, rank, dims, num_axes, axes, y, p));
-  if (p.empty())
-    return PARC_RT_OK;
   const bool *reducedAxis = p.reduced;
   int64_t xStrides[PARC_RT_MAX_RANK];
   contiguousStrides(rank, dims, xStrides);
@@ -432,37 +424,25 @@ parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
   });
 }
 
-parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
-                              int64_t rank, const int64_t *dims, int64_t axis,
-                              int64_t k, int largest, void *values,
-                              void *indices_out) {
+parc_rt_status_t parc::rt::runTopk(parc_rt_dtype_t dtype, const TopkPlan &p,
+                                   const void *x, bool largest, void *values,
+                                   int64_t *indices) {
   const char *op = "topk";
-  int64_t *indices = static_cast<int64_t *>(indices_out);
-  TopkPlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planTopk(dtype, x, rank, dims, axis, k, values, indices, p));
-  if (p.empty())
-    return PARC_RT_OK;
-  const int64_t outer = p.outer, n = p.n, inner = p.inner;
+  const int64_t outer = p.outer, n = p.n, inner = p.inner, k = p.k;
   return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     using S = typename Dev<D>::Storage;
     topkKernel<D><<<gridFor(outer * inner, 128), 128, 0, s->compute>>>(
         static_cast<const S *>(x), static_cast<S *>(values), indices, outer, n,
-        inner, k, largest != 0);
+        inner, k, largest);
   });
 }
 
-parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
-                                int64_t rank, const int64_t *dims,
-                                int64_t seq_axis, int64_t rotary_dim,
-                                const void *cos, const void *sin, void *y) {
+parc_rt_status_t parc::rt::runRotary(parc_rt_dtype_t dtype,
+                                     const RotaryPlan &p, const void *x,
+                                     const void *cos, const void *sin,
+                                     void *y) {
   const char *op = "rotary";
-  RotaryPlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));
-  if (p.empty())
-    return PARC_RT_OK;
   const int64_t rows = p.rows, width = p.width, half = p.half,
                 seqStride = p.seqStride;
   const int64_t tail = x == y ? 0 : width - 2 * half;
@@ -475,8 +455,6 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
         tail, p.seqLen, seqStride);
   });
 }
-
-} // extern "C"
 
 extern "C" parc_rt_status_t
 parc_rt_rotary_full(parc_rt_dtype_t dtype, const void *x, int64_t x_rank,
