@@ -431,8 +431,9 @@ parc_rt_status_t parc::rt::runMoeExperts(
   if (dtype != PARC_RT_F32) {
     PARC_RT_RETURN_IF_ERROR(scratch.get(n * hidden * elem, op, &x));
     PARC_RT_RETURN_IF_ERROR(scratch.get(n * hidden * elem, op, &y));
-    PARC_RT_RETURN_IF_ERROR(
-        parc_rt_cast(PARC_RT_F32, rows, dtype, x, n * hidden));
+    // The backend's cast, not the entry point: the profile files this
+    // node under its first GEMM, as before.
+    PARC_RT_RETURN_IF_ERROR(runCast(PARC_RT_F32, rows, dtype, x, n * hidden));
   }
   char *a = nullptr, *g = nullptr;
   PARC_RT_RETURN_IF_ERROR(scratch.get(n * ffn * elem, op, &a));

@@ -1,4 +1,4 @@
-//===- comm_nccl.cpp - Context, communicators and collectives over NCCL ---===//
+//===- comm.cpp - Context, communicators and collectives over NCCL --------===//
 //
 // MPI starts the processes and carries the out-of-band traffic (the NCCL
 // unique id, communicator splits, host barriers); NCCL moves the tensors,
@@ -482,11 +482,7 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// Communicators
-//===----------------------------------------------------------------------===//
-
-//===----------------------------------------------------------------------===//
-// Collectives
+// Collectives (communicator split and release: comm_api.cpp)
 //===----------------------------------------------------------------------===//
 
 parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,

@@ -1,4 +1,4 @@
-//===- comm_mpi.cpp - Context, communicators and collectives over MPI -----===//
+//===- comm.cpp - Context, communicators and collectives over MPI ---------===//
 //
 // Every collective, blocking or not, is a non-blocking MPI call completed by
 // a polling wait with a deadline: a hung or crashed peer then surfaces as
@@ -420,11 +420,7 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// Communicators
-//===----------------------------------------------------------------------===//
-
-//===----------------------------------------------------------------------===//
-// Collectives
+// Collectives (communicator split and release: comm_api.cpp)
 //===----------------------------------------------------------------------===//
 
 parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
