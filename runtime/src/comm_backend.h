@@ -12,9 +12,8 @@
 #define PARC_RUNTIME_COMM_BACKEND_H
 
 #include "liveness.h"
+#include "mpi_process.h" // <mpi.h>, C API only
 #include "parc/runtime.h"
-
-#include <mpi.h>
 
 #include <vector>
 
