@@ -10,8 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm_backend.h"
+#include "mpi_process.h"
 #include "status.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace parc::rt;
@@ -46,6 +48,39 @@ int parc_rt_comm_rank(const parc_rt_comm_t *comm) {
 
 int parc_rt_comm_size(const parc_rt_comm_t *comm) {
   return comm ? commBase(comm)->size : 0;
+}
+
+parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
+                                    parc_rt_comm_t **out_comm) {
+  if (!ctx || !out_comm)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "comm_split: context or out_comm is null");
+  *out_comm = nullptr;
+  PARC_RT_RETURN_IF_ERROR(quiesceComms(ctx));
+  MPI_Comm split = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(worldMpiComm(ctx),
+                          color < 0 ? MPI_UNDEFINED : color, key, &split);
+  if (rc != MPI_SUCCESS)
+    return mpiFail(PARC_RT_COMM_ERROR, rc, "comm_split");
+  if (split == MPI_COMM_NULL)
+    return PARC_RT_OK; // negative color: this rank is in no group
+  return adoptSplitComm(ctx, split, out_comm);
+}
+
+parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
+  if (!comm)
+    return PARC_RT_OK;
+  parc_rt_context_t *ctx = commBase(comm)->ctx;
+  ContextBase *base = contextBase(ctx);
+  if (comm == base->world)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "comm_release: the world communicator belongs to the context");
+  PARC_RT_RETURN_IF_ERROR(quiesceComms(ctx));
+  auto it = std::find(base->comms.begin(), base->comms.end(), comm);
+  if (it != base->comms.end())
+    base->comms.erase(it);
+  destroyComm(comm);
+  return PARC_RT_OK;
 }
 
 parc_rt_status_t parc_rt_wait(parc_rt_request_t *request) {

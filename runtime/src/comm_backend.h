@@ -3,14 +3,16 @@
 // Each comm backend (MPI on the cpu, NCCL on the gpu) defines the ABI's
 // opaque context and communicator types, deriving them from the bases here,
 // and the few hooks below. comm_api.cpp builds on them the ABI functions
-// whose logic is the same everywhere: the accessors, parc_rt_wait and
-// parc_rt_wait_all, send/recv entry points and the blocking collectives.
+// whose logic is the same everywhere: the accessors, communicator split and
+// release, parc_rt_wait and parc_rt_wait_all, send/recv entry points and
+// the blocking collectives.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PARC_RUNTIME_COMM_BACKEND_H
 #define PARC_RUNTIME_COMM_BACKEND_H
 
 #include "liveness.h"
+#include "mpi_process.h" // <mpi.h>, C API only
 #include "parc/runtime.h"
 
 #include <vector>
@@ -38,6 +40,21 @@ struct CommBase {
 ContextBase *contextBase(parc_rt_context_t *ctx);
 const ContextBase *contextBase(const parc_rt_context_t *ctx);
 const CommBase *commBase(const parc_rt_comm_t *comm);
+
+/// The world's MPI communicator, which parc_rt_comm_split splits.
+MPI_Comm worldMpiComm(parc_rt_context_t *ctx);
+
+/// Called before a communicator is created or destroyed: the gpu waits for
+/// the device, so that no collective of another communicator still waits
+/// on a peer that is creating this one.
+parc_rt_status_t quiesceComms(parc_rt_context_t *ctx);
+
+/// Wraps `split` (now owned) into a communicator registered with ctx.
+parc_rt_status_t adoptSplitComm(parc_rt_context_t *ctx, MPI_Comm split,
+                                parc_rt_comm_t **out);
+
+/// Frees a communicator and its MPI (and NCCL) communicators.
+void destroyComm(parc_rt_comm_t *comm);
 
 /// Completes (or, on the gpu, orders later work after) a started request
 /// and frees it; `blocking`: the caller started it in a blocking call, so

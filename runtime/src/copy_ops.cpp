@@ -1,14 +1,15 @@
-//===- copy_ops.cpp - transpose, slice, concat, split, expand -------------===//
+//===- copy_ops.cpp - the movement ops: checks, then the backend ----------===//
 //
-// The movement ops that are nothing but strided copies: movement_plans.h
-// checks the call and works out the copies, the backend runs them
-// (runCopyPlans: a loop nest on the cpu, a kernel on the gpu).
+// movement_plans.h checks each call; transpose, slice, concat, split and
+// expand are nothing but strided copies it works out, run by the backend's
+// runCopyPlans (a loop nest on the cpu, a kernel on the gpu); gather,
+// scatter_elements and trilu go to their backend kernels (backend.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "backend.h"
 #include "device.h"
 #include "kernel_tag.h"
-#include "movement_plans.h"
 
 #include <vector>
 
@@ -110,6 +111,46 @@ parc_rt_status_t parc_rt_expand(parc_rt_dtype_t dtype, const void *x,
   PARC_RT_RETURN_IF_ERROR(
       planExpand(dtype, x, rank, dims, y, out_rank, out_dims, plans));
   return runCopyPlans("expand", dtype, plans);
+}
+
+parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
+                                int64_t rank, const int64_t *dims, int64_t axis,
+                                parc_rt_dtype_t index_dtype,
+                                const void *indices, int64_t index_rank,
+                                const int64_t *index_dims, void *out) {
+  tagKernel("movement");
+  GatherPlan p;
+  PARC_RT_RETURN_IF_ERROR(planGather(dtype, data, rank, dims, axis, index_dtype,
+                                     indices, index_rank, index_dims, out, p));
+  if (p.empty())
+    return PARC_RT_OK;
+  return runGather(dtype, p, data, axis, index_dtype, indices, out);
+}
+
+parc_rt_status_t
+parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
+                         const int64_t *dims, int64_t axis,
+                         parc_rt_dtype_t index_dtype, const void *indices,
+                         const int64_t *index_dims, const void *updates,
+                         parc_rt_scatter_reduction_t reduction, void *out) {
+  tagKernel("movement");
+  ScatterPlan p;
+  PARC_RT_RETURN_IF_ERROR(planScatterElements(dtype, data, rank, dims, axis,
+                                              index_dtype, indices, index_dims,
+                                              updates, reduction, out, p));
+  return runScatterElements(dtype, p, data, rank, dims, axis, index_dtype,
+                            indices, index_dims, updates, reduction, out);
+}
+
+parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
+                               int64_t rank, const int64_t *dims, int64_t k,
+                               int upper, void *y) {
+  tagKernel("movement");
+  TriluPlan p;
+  PARC_RT_RETURN_IF_ERROR(planTrilu(dtype, x, rank, dims, y, p));
+  if (p.count() == 0)
+    return PARC_RT_OK;
+  return runTrilu(dtype, p, x, k, upper != 0, y);
 }
 
 } // extern "C"

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "backend.h"
 #include "device.h"
-#include "moe_plan.h"
 #include "moe_report.h"
 #include "status.h"
 

@@ -32,12 +32,6 @@ parc_rt_status_t moeExpertRuns(parc_rt_dtype_t dtype, const void *layout,
                                int64_t hidden, int64_t ffn,
                                std::vector<MoeRun> &runs);
 
-/// Backend kernel: rows[pair_rows[p]] = x[p / top_k] widened to f32, for
-/// every pair p with pair_rows[p] >= 0 (pair_rows in kernel memory).
-parc_rt_status_t moeScatterRows(parc_rt_dtype_t dtype, const void *x,
-                                const int64_t *pairRows, float *rows,
-                                int64_t tokens, int64_t topK, int64_t hidden);
-
 } // namespace parc::rt
 
 #endif // PARC_RUNTIME_MOE_PLAN_H

@@ -29,12 +29,6 @@ struct StridedCopyPlan {
   const void *src = nullptr;
 };
 
-/// The backend's strided copy: runs `plans` in order (`op` names the
-/// failures). copy_ops.cpp builds transpose, slice, concat, split and
-/// expand on it.
-parc_rt_status_t runCopyPlans(const char *op, parc_rt_dtype_t dtype,
-                              const std::vector<StridedCopyPlan> &plans);
-
 /// y = x with dims permuted (y's dim i is x's dim perm[i]).
 inline parc_rt_status_t planTranspose(parc_rt_dtype_t dtype, const void *x,
                                       int64_t rank, const int64_t *dims,

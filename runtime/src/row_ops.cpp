@@ -1,12 +1,13 @@
-//===- row_ops.cpp - softmax, log_softmax, layer_norm, rms_norm -----------===//
+//===- row_ops.cpp - softmax, norms, reductions, topk, rotary -------------===//
 //
-// The row-normalising ops: row_plans.h checks the call and sizes the rows,
-// the backend runs them (runSoftmax, runNorm).
+// The ops over rows or along an axis: row_plans.h checks the call and sizes
+// the rows, the backend runs them (backend.h: runSoftmax, runNorm,
+// runReduce, runTopk, runRotary).
 //
 //===----------------------------------------------------------------------===//
 
+#include "backend.h"
 #include "kernel_tag.h"
-#include "row_plans.h"
 
 using namespace parc::rt;
 
@@ -68,6 +69,47 @@ parc_rt_status_t parc_rt_rms_norm(parc_rt_dtype_t dtype, const void *x,
   tagKernel("norm");
   return norm("rms_norm", /*rms=*/true, dtype, x, scale, bias, y, rank, dims,
               axis, epsilon);
+}
+
+parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
+                                parc_rt_dtype_t dtype, const void *x,
+                                int64_t rank, const int64_t *dims,
+                                int64_t num_axes, const int64_t *axes,
+                                void *y) {
+  tagKernel("reduce");
+  ReducePlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planReduce(reduction, dtype, x, rank, dims, num_axes, axes, y, p));
+  if (p.empty())
+    return PARC_RT_OK;
+  return runReduce(reduction, dtype, p, x, rank, dims, y);
+}
+
+parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
+                              int64_t rank, const int64_t *dims, int64_t axis,
+                              int64_t k, int largest, void *values,
+                              void *indices_out) {
+  tagKernel("reduce");
+  int64_t *indices = static_cast<int64_t *>(indices_out);
+  TopkPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planTopk(dtype, x, rank, dims, axis, k, values, indices, p));
+  if (p.empty())
+    return PARC_RT_OK;
+  return runTopk(dtype, p, x, largest != 0, values, indices);
+}
+
+parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
+                                int64_t rank, const int64_t *dims,
+                                int64_t seq_axis, int64_t rotary_dim,
+                                const void *cos, const void *sin, void *y) {
+  tagKernel("rotary");
+  RotaryPlan p;
+  PARC_RT_RETURN_IF_ERROR(
+      planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));
+  if (p.empty())
+    return PARC_RT_OK;
+  return runRotary(dtype, p, x, cos, sin, y);
 }
 
 } // extern "C"

@@ -80,14 +80,6 @@ inline parc_rt_status_t planNorm(const char *op, parc_rt_dtype_t dtype,
   return checkData(op, "y", y, p.rows * p.n);
 }
 
-/// The backend's softmax and norm kernels over planned rows (row_ops.cpp
-/// builds the four ABI entry points on them).
-parc_rt_status_t runSoftmax(const char *op, bool log, parc_rt_dtype_t dtype,
-                            const AxisView &v, const void *x, void *y);
-parc_rt_status_t runNorm(const char *op, bool rms, parc_rt_dtype_t dtype,
-                         const NormPlan &p, const void *x, const void *scale,
-                         const void *bias, void *y, float epsilon);
-
 /// "reduce_sum" etc., the op name of a reduction in messages.
 inline const char *reductionName(parc_rt_reduction_t r) {
   switch (r) {

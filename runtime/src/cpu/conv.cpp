@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../backend.h"
 #include "../dtype_traits.h"
-#include "../linalg_shapes.h"
 #include "blas.h"
 #include "shape.h"
 
@@ -186,20 +186,9 @@ parc_rt_status_t convViaF32(parc_rt_dtype_t dtype, const Window &w,
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
-                              int64_t rank, const int64_t *x_dims,
-                              const void *w, const int64_t *w_dims,
-                              const void *bias, int64_t group,
-                              const int64_t *strides, const int64_t *pads,
-                              const int64_t *dilations, void *y,
-                              const int64_t *y_dims) {
-  ConvPlan p;
-  PARC_RT_RETURN_IF_ERROR(planConv(dtype, x, rank, x_dims, w, w_dims, group,
-                                   strides, pads, dilations, y, y_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runConv(parc_rt_dtype_t dtype, const ConvPlan &p,
+                                   const void *x, const void *w,
+                                   const void *bias, int64_t group, void *y) {
   const Window &win = p.win;
   const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut;
   const int64_t xCount = p.xCount, wCount = p.wCount, yCount = p.yCount;
@@ -224,16 +213,8 @@ parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
   }
 }
 
-parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
-                                  int64_t rank, const int64_t *x_dims,
-                                  const int64_t *kernel, const int64_t *strides,
-                                  const int64_t *pads, const int64_t *dilations,
-                                  void *y, const int64_t *y_dims) {
-  PoolPlan p;
-  PARC_RT_RETURN_IF_ERROR(planMaxPool(dtype, x, rank, x_dims, kernel, strides,
-                                      pads, dilations, y, y_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runMaxPool(parc_rt_dtype_t dtype, const PoolPlan &p,
+                                      const void *x, void *y) {
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind == Kind::Bool) { // the plan rejected bool
@@ -245,5 +226,3 @@ parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
-
-} // extern "C"

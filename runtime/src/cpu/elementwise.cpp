@@ -7,10 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../broadcast_plan.h"
+#include "../backend.h"
 #include "../dtype_traits.h"
 #include "../elementwise_ops.h"
-#include "../kernel_tag.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"
@@ -251,12 +250,9 @@ void castLoop(const void *x, void *y, int64_t n) {
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
-                               const void *x, void *y, int64_t count) {
-  tagKernel("elementwise");
-  PARC_RT_RETURN_IF_ERROR(checkUnary(op, dtype, x, y, count));
+parc_rt_status_t parc::rt::runUnary(parc_rt_unary_op_t op,
+                                    parc_rt_dtype_t dtype, const void *x,
+                                    void *y, int64_t count) {
   return visitDtype(
       dtype,
       [&](auto tag) {
@@ -265,22 +261,11 @@ parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
       [] { return PARC_RT_INTERNAL; });
 }
 
-parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
-                                const void *a, int64_t a_rank,
-                                const int64_t *a_dims, const void *b,
-                                int64_t b_rank, const int64_t *b_dims,
-                                void *out, int64_t out_rank,
-                                const int64_t *out_dims) {
-  tagKernel("elementwise");
-  int64_t n = 0;
-  int64_t strides[3][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBinary(op, dtype, a, a_rank, a_dims, b, b_rank,
-                                     b_dims, out, out_rank, out_dims, n,
-                                     strides));
-  if (n == 0)
-    return PARC_RT_OK;
-  const LoopNest<3> loop = broadcastLoop<2>(out_rank, out_dims, strides);
-  const int64_t bCount = numElements(b_rank, b_dims);
+parc_rt_status_t parc::rt::runBinary(parc_rt_binary_op_t op,
+                                     parc_rt_dtype_t dtype,
+                                     const LoopNest<3> &loop, int64_t,
+                                     const void *a, const void *b,
+                                     int64_t bCount, void *out) {
   return visitDtype(
       dtype,
       [&](auto tag) {
@@ -289,21 +274,10 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
       [] { return PARC_RT_INTERNAL; });
 }
 
-parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
-                               int64_t cond_rank, const int64_t *cond_dims,
-                               const void *x, int64_t x_rank,
-                               const int64_t *x_dims, const void *y,
-                               int64_t y_rank, const int64_t *y_dims, void *out,
-                               int64_t out_rank, const int64_t *out_dims) {
-  tagKernel("elementwise");
-  int64_t n = 0;
-  int64_t strides[4][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planWhere(dtype, cond, cond_rank, cond_dims, x,
-                                    x_rank, x_dims, y, y_rank, y_dims, out,
-                                    out_rank, out_dims, n, strides));
-  if (n == 0)
-    return PARC_RT_OK;
-  const LoopNest<4> loop = broadcastLoop<3>(out_rank, out_dims, strides);
+parc_rt_status_t parc::rt::runWhere(parc_rt_dtype_t dtype,
+                                    const LoopNest<4> &loop, int64_t,
+                                    const void *cond, const void *x,
+                                    const void *y, void *out) {
   const int64_t sc = loop.innerStride(1), sx = loop.innerStride(2),
                 sy = loop.innerStride(3);
   visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
@@ -322,15 +296,8 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
   return PARC_RT_OK;
 }
 
-parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
-                              parc_rt_dtype_t to, void *y, int64_t count) {
-  tagKernel("elementwise");
-  PARC_RT_RETURN_IF_ERROR(checkCast(from, x, to, y, count));
-  if (from == to) {
-    if (x != y && count > 0)
-      std::memmove(y, x, size_t(count) * parc_rt_dtype_size(from));
-    return PARC_RT_OK;
-  }
+parc_rt_status_t parc::rt::runCast(parc_rt_dtype_t from, const void *x,
+                                   parc_rt_dtype_t to, void *y, int64_t count) {
   return visitDtype(
       from,
       [&](auto fromTag) {
@@ -346,19 +313,8 @@ parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
       [] { return PARC_RT_INTERNAL; });
 }
 
-parc_rt_status_t parc_rt_copy(void *dst, const void *src, size_t bytes) {
-  if (bytes == 0)
-    return PARC_RT_OK;
-  if (!dst || !src)
-    return fail(PARC_RT_INVALID_ARGUMENT, "copy: null %s pointer",
-                dst ? "source" : "destination");
-  std::memmove(dst, src, bytes);
-  return PARC_RT_OK;
-}
-
-parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
-                              const void *value) {
-  PARC_RT_RETURN_IF_ERROR(checkFill(dtype, dst, count, value));
+parc_rt_status_t parc::rt::runFill(parc_rt_dtype_t dtype, void *dst,
+                                   int64_t count, const void *value) {
   visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
     using W = decltype(word);
     W v;
@@ -369,6 +325,18 @@ parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
         out[i] = v;
     });
   });
+  return PARC_RT_OK;
+}
+
+extern "C" {
+
+parc_rt_status_t parc_rt_copy(void *dst, const void *src, size_t bytes) {
+  if (bytes == 0)
+    return PARC_RT_OK;
+  if (!dst || !src)
+    return fail(PARC_RT_INVALID_ARGUMENT, "copy: null %s pointer",
+                dst ? "source" : "destination");
+  std::memmove(dst, src, bytes);
   return PARC_RT_OK;
 }
 

@@ -8,9 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../backend.h"
 #include "../dtype_traits.h"
-#include "../kernel_tag.h"
-#include "../linalg_shapes.h"
 #include "blas.h"
 #include "dnnl_matmul.h"
 #include "shape.h"
@@ -77,21 +76,11 @@ bool matmulDnnl(parc_rt_dtype_t dtype, const MatmulShape &s, const void *a,
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
-                                int64_t a_rank, const int64_t *a_dims,
-                                const void *b, int64_t b_rank,
-                                const int64_t *b_dims, void *out,
-                                int64_t out_rank, const int64_t *out_dims) {
-  MatmulPlan p;
-  PARC_RT_RETURN_IF_ERROR(planMatmul(dtype, a, a_rank, a_dims, b, b_rank,
-                                     b_dims, out, out_rank, out_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runMatmul(parc_rt_dtype_t dtype,
+                                     const MatmulPlan &p, const void *a,
+                                     const void *b, void *out) {
   const MatmulShape &s = p.shape;
   const int64_t aCount = p.aCount, bCount = p.bCount, outCount = p.outCount;
-  tagKernel("gemm", 2.0 * double(outCount) * double(s.k), dtype);
   numThreads(); // make sure BLAS threading is configured
   if (matmulDnnl(dtype, s, a, b, out))
     return PARC_RT_OK;
@@ -123,26 +112,19 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
   }
 }
 
-parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
-                              const void *b, const void *c, int64_t c_rank,
-                              const int64_t *c_dims, void *y, int64_t m,
-                              int64_t n, int64_t k, int trans_a, int trans_b,
-                              float alpha, float beta) {
-  const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(
-      checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
-  if (m == 0 || n == 0)
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runGemm(const GemmCall &g) {
+  const parc_rt_dtype_t dtype = g.dtype;
+  const int64_t m = g.m, n = g.n, k = g.k, c_rank = g.cRank;
+  const int64_t *c_dims = g.cDims;
   const int64_t yDims[2] = {m, n};
-  tagKernel("gemm", 2.0 * double(m) * double(n) * double(k), dtype);
   numThreads();
-  const bool useC = c && beta != 0.0f;
+  const bool useC = g.c && g.beta != 0.0f;
   if (dtype == PARC_RT_F32 || dtype == PARC_RT_BF16) {
     if (useC)
       PARC_RT_RETURN_IF_ERROR(
-          parc_rt_expand(dtype, c, c_rank, c_dims, y, 2, yDims));
-    if (dnnlMatmul(dtype, trans_a != 0, trans_b != 0, m, n, k, alpha, a, b,
-                   useC ? beta : 0.0f, y))
+          parc_rt_expand(dtype, g.c, c_rank, c_dims, g.y, 2, yDims));
+    if (dnnlMatmul(dtype, g.transA, g.transB, m, n, k, g.alpha, g.a, g.b,
+                   useC ? g.beta : 0.0f, g.y))
       return PARC_RT_OK;
   }
   // y = broadcast(c), then BLAS accumulates alpha AB on top with beta.
@@ -151,36 +133,35 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
     if (useC)
       PARC_RT_RETURN_IF_ERROR(
           parc_rt_expand(cDtype, pc, c_rank, c_dims, py, 2, yDims));
-    gemm(trans_a != 0, trans_b != 0, m, n, k, alpha, pa, pb,
-         useC ? double(beta) : 0.0, py);
+    gemm(g.transA, g.transB, m, n, k, g.alpha, pa, pb,
+         useC ? double(g.beta) : 0.0, py);
     return PARC_RT_OK;
   };
   switch (dtype) {
   case PARC_RT_F32:
-    return run(static_cast<const float *>(a), static_cast<const float *>(b),
-               static_cast<float *>(y), dtype, c);
+    return run(static_cast<const float *>(g.a), static_cast<const float *>(g.b),
+               static_cast<float *>(g.y), dtype, g.c);
   case PARC_RT_F64:
-    return run(static_cast<const double *>(a), static_cast<const double *>(b),
-               static_cast<double *>(y), dtype, c);
+    return run(static_cast<const double *>(g.a),
+               static_cast<const double *>(g.b), static_cast<double *>(g.y),
+               dtype, g.c);
   case PARC_RT_F16:
   case PARC_RT_BF16: {
     std::vector<float> fc;
     if (useC) {
       const int64_t cCount = numElements(c_rank, c_dims);
       fc.resize(size_t(cCount));
-      halfToF32(dtype == PARC_RT_BF16, static_cast<const uint16_t *>(c),
+      halfToF32(dtype == PARC_RT_BF16, static_cast<const uint16_t *>(g.c),
                 fc.data(), cCount);
     }
     parc_rt_status_t status = PARC_RT_OK;
-    viaF32(dtype, m * k, a, k * n, b, m * n, y,
+    viaF32(dtype, m * k, g.a, k * n, g.b, m * n, g.y,
            [&](const float *fa, const float *fb, float *fy) {
              status = run(fa, fb, fy, PARC_RT_F32, fc.data());
            });
     return status;
   }
   default:
-    return unsupportedDtype(op, dtype);
+    return unsupportedDtype("gemm", dtype);
   }
 }
-
-} // extern "C"

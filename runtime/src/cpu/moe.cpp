@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../moe_plan.h"
+#include "../backend.h"
 #include "../moe_report.h"
 #include "blas.h"
 #include "dtype_traits.h"
@@ -171,24 +171,6 @@ void record(const char *layer, LayerStats s) {
   recordMoeStats(layer, std::move(s));
 }
 
-parc_rt_status_t checkArgs(const char *op, parc_rt_dtype_t dtype, const void *x,
-                           const void *logits, const void *fc1, const void *fc2,
-                           void *y, int64_t tokens, int64_t hidden, int64_t ffn,
-                           int64_t experts, int64_t topK, int64_t capacity) {
-  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
-    return unsupportedDtype(op, dtype);
-  if (tokens < 0 || hidden < 1 || ffn < 1 || experts < 1 || topK < 1 ||
-      topK > experts || capacity < 0)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: bad sizes (tokens %lld, hidden %lld, ffn %lld, experts "
-                "%lld, top_k %lld, capacity %lld)",
-                op, (long long)tokens, (long long)hidden, (long long)ffn,
-                (long long)experts, (long long)topK, (long long)capacity);
-  if (tokens && (!x || !logits || !fc1 || !fc2 || !y))
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: a required buffer is null", op);
-  return PARC_RT_OK;
-}
-
 /// Keeps, per expert, the first `capacity` pairs in token order; returns
 /// how many of counts[e] are kept.
 std::vector<int64_t> keptCounts(const std::vector<int64_t> &counts,
@@ -216,48 +198,39 @@ parc_rt_status_t parc::rt::moeScatterRows(parc_rt_dtype_t dtype, const void *x,
   return PARC_RT_OK;
 }
 
-extern "C" {
-
-parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
-                             const void *logits, const void *fc1,
-                             const void *fc2, const void *fc3, void *y,
-                             int64_t tokens, int64_t hidden, int64_t ffn,
-                             int64_t experts, int64_t top_k, int normalize,
-                             parc_rt_moe_activation_t activation,
-                             int64_t capacity, const char *layer) {
-  const char *op = "moe";
-  PARC_RT_RETURN_IF_ERROR(checkArgs(op, dtype, x, logits, fc1, fc2, y, tokens,
-                                    hidden, ffn, experts, top_k, capacity));
+parc_rt_status_t parc::rt::runMoe(const MoeCall &c) {
+  const parc_rt_dtype_t dtype = c.dtype;
+  const int64_t tokens = c.tokens, hidden = c.hidden, experts = c.experts;
   numThreads(); // configure BLAS threads
   std::vector<float> lg(tokens * experts), rows(tokens * hidden), out;
-  loadRows(dtype, logits, tokens * experts, lg.data());
-  loadRows(dtype, x, tokens * hidden, rows.data());
+  loadRows(dtype, c.logits, tokens * experts, lg.data());
+  loadRows(dtype, c.x, tokens * hidden, rows.data());
   std::vector<Choice> choices;
-  route(lg.data(), tokens, experts, top_k, normalize, choices);
+  route(lg.data(), tokens, experts, c.topK, c.normalize, choices);
 
   // One rank: capacity keeps each expert's first pairs in token order.
   std::vector<int64_t> counts(experts, 0);
-  for (const Choice &c : choices)
-    ++counts[c.expert];
-  std::vector<int64_t> kept = keptCounts(counts, capacity);
+  for (const Choice &ch : choices)
+    ++counts[ch.expert];
+  std::vector<int64_t> kept = keptCounts(counts, c.capacity);
   LayerStats s;
   s.perExpert = counts;
-  s.capacity = capacity;
+  s.capacity = c.capacity;
   std::vector<int64_t> seen(experts, 0), expertOf;
   std::vector<float> gathered;
   std::vector<const Choice *> live;
-  for (const Choice &c : choices) {
-    if (seen[c.expert]++ >= kept[c.expert]) {
+  for (const Choice &ch : choices) {
+    if (seen[ch.expert]++ >= kept[ch.expert]) {
       ++s.dropped;
       continue;
     }
-    live.push_back(&c);
-    expertOf.push_back(c.expert);
-    gathered.insert(gathered.end(), rows.begin() + c.token * hidden,
-                    rows.begin() + (c.token + 1) * hidden);
+    live.push_back(&ch);
+    expertOf.push_back(ch.expert);
+    gathered.insert(gathered.end(), rows.begin() + ch.token * hidden,
+                    rows.begin() + (ch.token + 1) * hidden);
   }
   s.perRank = {(int64_t)live.size()};
-  ExpertWeights w{dtype, fc1, fc2, fc3, hidden, ffn, activation};
+  ExpertWeights w{dtype, c.fc1, c.fc2, c.fc3, hidden, c.ffn, c.activation};
   out.resize(expertOf.size() * hidden);
   runExperts(w, experts, gathered.data(), expertOf, out.data());
 
@@ -275,49 +248,34 @@ parc_rt_status_t parc_rt_moe(parc_rt_dtype_t dtype, const void *x,
     for (int64_t j = 0; j < hidden; ++j)
       dst[j] += live[i]->weight * src[j];
   }
-  storeRows(dtype, acc.data(), tokens * hidden, y);
-  record(layer, std::move(s));
+  storeRows(dtype, acc.data(), tokens * hidden, c.y);
+  record(c.layer, std::move(s));
   return PARC_RT_OK;
 }
 
-parc_rt_status_t parc_rt_moe_route(parc_rt_dtype_t dtype, const void *logits,
-                                   void *expert_ids, void *weights,
-                                   void *counts, int64_t tokens,
-                                   int64_t experts, int64_t top_k,
-                                   int normalize) {
-  const char *op = "moe_route";
-  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
-    return unsupportedDtype(op, dtype);
-  if (tokens < 0 || experts < 1 || top_k < 1 || top_k > experts)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "%s: bad sizes (tokens %lld, experts %lld, top_k %lld)", op,
-                (long long)tokens, (long long)experts, (long long)top_k);
+parc_rt_status_t parc::rt::runMoeRoute(parc_rt_dtype_t dtype,
+                                       const void *logits, int64_t *ids,
+                                       float *weights, int64_t *counts,
+                                       int64_t tokens, int64_t experts,
+                                       int64_t topK, bool normalize) {
   std::vector<float> lg(tokens * experts);
   loadRows(dtype, logits, tokens * experts, lg.data());
   std::vector<Choice> choices;
-  route(lg.data(), tokens, experts, top_k, normalize, choices);
-  auto *ids = static_cast<int64_t *>(expert_ids);
-  auto *w = static_cast<float *>(weights);
-  auto *n = static_cast<int64_t *>(counts);
-  std::fill_n(n, experts, 0);
+  route(lg.data(), tokens, experts, topK, normalize, choices);
+  std::fill_n(counts, experts, 0);
   for (size_t i = 0; i < choices.size(); ++i) {
     ids[i] = choices[i].expert;
-    w[i] = choices[i].weight;
-    ++n[choices[i].expert];
+    weights[i] = choices[i].weight;
+    ++counts[choices[i].expert];
   }
   return PARC_RT_OK;
 }
 
-parc_rt_status_t parc_rt_moe_experts(parc_rt_dtype_t dtype, const void *rows,
-                                     const void *layout, const void *fc1,
-                                     const void *fc2, const void *fc3,
-                                     void *out, int64_t max_rows,
-                                     int64_t senders, int64_t local_experts,
-                                     int64_t hidden, int64_t ffn,
-                                     parc_rt_moe_activation_t activation) {
-  std::vector<MoeRun> runs;
-  PARC_RT_RETURN_IF_ERROR(moeExpertRuns(dtype, layout, max_rows, senders,
-                                        local_experts, hidden, ffn, runs));
+parc_rt_status_t parc::rt::runMoeExperts(
+    parc_rt_dtype_t dtype, const std::vector<MoeRun> &runs, const void *rows,
+    const void *fc1, const void *fc2, const void *fc3, void *out,
+    int64_t local_experts, int64_t hidden, int64_t ffn,
+    parc_rt_moe_activation_t activation) {
   numThreads();
   std::vector<int64_t> expertOf;
   for (const MoeRun &run : runs)
@@ -328,20 +286,11 @@ parc_rt_status_t parc_rt_moe_experts(parc_rt_dtype_t dtype, const void *rows,
   return PARC_RT_OK;
 }
 
-parc_rt_status_t parc_rt_moe_combine(parc_rt_dtype_t dtype,
-                                     const void *results,
-                                     const void *pair_rows,
-                                     const void *weights, void *y,
-                                     int64_t tokens, int64_t hidden,
-                                     int64_t top_k) {
-  const char *op = "moe_combine";
-  if (dtype != PARC_RT_F32 && dtype != PARC_RT_F16 && dtype != PARC_RT_BF16)
-    return unsupportedDtype(op, dtype);
-  if (tokens < 0 || hidden < 1 || top_k < 1)
-    return fail(PARC_RT_INVALID_ARGUMENT, "%s: bad sizes", op);
-  const auto *rowOf = static_cast<const int64_t *>(pair_rows);
-  const auto *w = static_cast<const float *>(weights);
-  const auto *res = static_cast<const float *>(results);
+parc_rt_status_t parc::rt::runMoeCombine(parc_rt_dtype_t dtype,
+                                         const float *res,
+                                         const int64_t *rowOf, const float *w,
+                                         void *y, int64_t tokens,
+                                         int64_t hidden, int64_t top_k) {
   std::vector<float> acc(tokens * hidden, 0.0f);
   std::vector<int64_t> mine;
   for (int64_t t = 0; t < tokens; ++t) {
@@ -362,5 +311,3 @@ parc_rt_status_t parc_rt_moe_combine(parc_rt_dtype_t dtype,
   storeRows(dtype, acc.data(), tokens * hidden, y);
   return PARC_RT_OK;
 }
-
-} // extern "C"

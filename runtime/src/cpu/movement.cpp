@@ -6,9 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../backend.h"
 #include "../dtype_traits.h"
-#include "../kernel_tag.h"
-#include "../movement_plans.h"
 #include "shape.h"
 
 #include <cstring>
@@ -157,19 +156,10 @@ parc::rt::runCopyPlans(const char *, parc_rt_dtype_t dtype,
   return PARC_RT_OK;
 }
 
-extern "C" {
-
-parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
-                                int64_t rank, const int64_t *dims, int64_t axis,
-                                parc_rt_dtype_t index_dtype,
-                                const void *indices, int64_t index_rank,
-                                const int64_t *index_dims, void *out) {
-  tagKernel("movement");
-  GatherPlan p;
-  PARC_RT_RETURN_IF_ERROR(planGather(dtype, data, rank, dims, axis, index_dtype,
-                                     indices, index_rank, index_dims, out, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runGather(parc_rt_dtype_t dtype, const GatherPlan &p,
+                                     const void *data, int64_t axis,
+                                     parc_rt_dtype_t index_dtype,
+                                     const void *indices, void *out) {
   IndexReader reader{"gather", index_dtype, indices};
   // Validate every index before writing anything.
   std::vector<int64_t> resolved(static_cast<size_t>(p.count));
@@ -191,17 +181,12 @@ parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
   return PARC_RT_OK;
 }
 
-parc_rt_status_t
-parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
-                         const int64_t *dims, int64_t axis,
-                         parc_rt_dtype_t index_dtype, const void *indices,
-                         const int64_t *index_dims, const void *updates,
-                         parc_rt_scatter_reduction_t reduction, void *out) {
-  tagKernel("movement");
-  ScatterPlan p;
-  PARC_RT_RETURN_IF_ERROR(planScatterElements(dtype, data, rank, dims, axis,
-                                              index_dtype, indices, index_dims,
-                                              updates, reduction, out, p));
+parc_rt_status_t parc::rt::runScatterElements(
+    parc_rt_dtype_t dtype, const ScatterPlan &p, const void *data,
+    int64_t rank, const int64_t *dims, int64_t axis,
+    parc_rt_dtype_t index_dtype, const void *indices,
+    const int64_t *index_dims, const void *updates,
+    parc_rt_scatter_reduction_t reduction, void *out) {
   const int64_t a = p.axis, count = p.count;
   IndexReader reader{"scatter_elements", index_dtype, indices};
   // Resolve all targets first: a bad index must not leave out half-written.
@@ -255,14 +240,9 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
 
-parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims, int64_t k,
-                               int upper, void *y) {
-  tagKernel("movement");
-  TriluPlan p;
-  PARC_RT_RETURN_IF_ERROR(planTrilu(dtype, x, rank, dims, y, p));
-  if (p.count() == 0)
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runTrilu(parc_rt_dtype_t dtype, const TriluPlan &p,
+                                    const void *x, int64_t k, bool upper,
+                                    void *y) {
   const int64_t batch = p.batch, rows = p.rows, cols = p.cols;
   const size_t elem = parc_rt_dtype_size(dtype);
   const char *src = static_cast<const char *>(x);
@@ -283,5 +263,3 @@ parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
     }
   return PARC_RT_OK;
 }
-
-} // extern "C"

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
-#include "../row_plans.h"
+#include "../backend.h"
 #include "fastmath.h"
 #include "shape.h"
 #include "simd.h"

@@ -8,8 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
-#include "../kernel_tag.h"
-#include "../row_plans.h"
+#include "../backend.h"
 #include "shape.h"
 
 #include <algorithm>
@@ -154,19 +153,10 @@ void topkTyped(int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest,
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
-                                parc_rt_dtype_t dtype, const void *x,
-                                int64_t rank, const int64_t *dims,
-                                int64_t num_axes, const int64_t *axes,
-                                void *y) {
-  tagKernel("reduce");
-  ReducePlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planReduce(reduction, dtype, x, rank, dims, num_axes, axes, y, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runReduce(parc_rt_reduction_t reduction,
+                                     parc_rt_dtype_t dtype, const ReducePlan &p,
+                                     const void *x, int64_t rank,
+                                     const int64_t *dims, void *y) {
   // y viewed over x's dims: stride 0 along the reduced ones.
   int64_t outDims[PARC_RT_MAX_RANK], outStrides[PARC_RT_MAX_RANK],
       xStrides[PARC_RT_MAX_RANK];
@@ -188,27 +178,18 @@ parc_rt_status_t parc_rt_reduce(parc_rt_reduction_t reduction,
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
 
-parc_rt_status_t parc_rt_topk(parc_rt_dtype_t dtype, const void *x,
-                              int64_t rank, const int64_t *dims, int64_t axis,
-                              int64_t k, int largest, void *values,
-                              void *indices_out) {
-  tagKernel("reduce");
-  int64_t *indices = static_cast<int64_t *>(indices_out);
-  TopkPlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planTopk(dtype, x, rank, dims, axis, k, values, indices, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runTopk(parc_rt_dtype_t dtype, const TopkPlan &p,
+                                   const void *x, bool largest, void *values,
+                                   int64_t *indices) {
+  const int64_t k = p.k;
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind == Kind::Bool) { // the plan rejected bool
       return PARC_RT_INTERNAL;
     } else {
-      topkTyped<D>(p.outer, p.n, p.inner, k, largest != 0, x, values, indices);
+      topkTyped<D>(p.outer, p.n, p.inner, k, largest, x, values, indices);
       return PARC_RT_OK;
     }
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
-
-} // extern "C"

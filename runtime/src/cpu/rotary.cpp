@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../dtype_traits.h"
-#include "../kernel_tag.h"
-#include "../row_plans.h"
+#include "../backend.h"
 #include "shape.h"
 
 using namespace parc::rt;
@@ -51,18 +50,10 @@ void rotaryTyped(int64_t rows, int64_t width, int64_t seqLen, int64_t seqStride,
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
-                                int64_t rank, const int64_t *dims,
-                                int64_t seq_axis, int64_t rotary_dim,
-                                const void *cos, const void *sin, void *y) {
-  tagKernel("rotary");
-  RotaryPlan p;
-  PARC_RT_RETURN_IF_ERROR(
-      planRotary(dtype, x, rank, dims, seq_axis, rotary_dim, cos, sin, y, p));
-  if (p.empty())
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runRotary(parc_rt_dtype_t dtype,
+                                     const RotaryPlan &p, const void *x,
+                                     const void *cos, const void *sin,
+                                     void *y) {
   auto run = [&](auto tag) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     if constexpr (Traits<D>::kind != Kind::Float) {
@@ -75,5 +66,3 @@ parc_rt_status_t parc_rt_rotary(parc_rt_dtype_t dtype, const void *x,
   };
   return visitDtype(dtype, run, [] { return PARC_RT_INTERNAL; });
 }
-
-} // extern "C"

@@ -44,7 +44,7 @@ struct DeviceErrorRecord {
 struct State {
   int device = 0;
   cudaStream_t compute = nullptr; // every kernel and copy, in call order
-  cudaStream_t comm = nullptr;    // NCCL collectives (comm_nccl.cpp)
+  cudaStream_t comm = nullptr;    // NCCL collectives (comm.cpp)
   cublasHandle_t blas = nullptr;
   cublasLtHandle_t lt = nullptr;
   void *workspace = nullptr; // cuBLAS / cuBLASLt workspace

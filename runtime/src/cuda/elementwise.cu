@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../broadcast_plan.h"
+#include "../backend.h"
 #include "../elementwise_ops.h"
 #include "kernels.cuh"
 
@@ -237,15 +237,10 @@ __global__ void fillKernel(W *dst, int64_t n, const W *src, W value) {
 
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
-                               const void *x, void *y, int64_t count) {
-  const char *name = unaryName(op);
-  PARC_RT_RETURN_IF_ERROR(checkUnary(op, dtype, x, y, count));
-  if (count == 0)
-    return PARC_RT_OK;
-  return launchTyped<Kinds::Any>(name, dtype, [&](auto tag, State *s) {
+parc_rt_status_t parc::rt::runUnary(parc_rt_unary_op_t op,
+                                    parc_rt_dtype_t dtype, const void *x,
+                                    void *y, int64_t count) {
+  return launchTyped<Kinds::Any>(unaryName(op), dtype, [&](auto tag, State *s) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     using S = typename Dev<D>::Storage;
     unaryKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
@@ -253,23 +248,13 @@ parc_rt_status_t parc_rt_unary(parc_rt_unary_op_t op, parc_rt_dtype_t dtype,
   });
 }
 
-parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
-                                const void *a, int64_t a_rank,
-                                const int64_t *a_dims, const void *b,
-                                int64_t b_rank, const int64_t *b_dims,
-                                void *out, int64_t out_rank,
-                                const int64_t *out_dims) {
-  const char *name = binaryName(op);
-  int64_t n = 0;
-  int64_t strides[3][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planBinary(op, dtype, a, a_rank, a_dims, b, b_rank,
-                                     b_dims, out, out_rank, out_dims, n,
-                                     strides));
-  if (n == 0)
-    return PARC_RT_OK;
-  const LoopNest<3> loop = broadcastLoop<2>(out_rank, out_dims, strides);
+parc_rt_status_t parc::rt::runBinary(parc_rt_binary_op_t op,
+                                     parc_rt_dtype_t dtype,
+                                     const LoopNest<3> &loop, int64_t n,
+                                     const void *a, const void *b, int64_t,
+                                     void *out) {
   const Strided<3> strided = stridedFrom(loop);
-  return launchTyped<Kinds::Any>(name, dtype, [&](auto tag, State *s) {
+  return launchTyped<Kinds::Any>(binaryName(op), dtype, [&](auto tag, State *s) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     using S = typename Dev<D>::Storage;
     binaryKernel<D><<<gridFor(n), 256, 0, s->compute>>>(
@@ -278,21 +263,11 @@ parc_rt_status_t parc_rt_binary(parc_rt_binary_op_t op, parc_rt_dtype_t dtype,
   });
 }
 
-parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
-                               int64_t cond_rank, const int64_t *cond_dims,
-                               const void *x, int64_t x_rank,
-                               const int64_t *x_dims, const void *y,
-                               int64_t y_rank, const int64_t *y_dims, void *out,
-                               int64_t out_rank, const int64_t *out_dims) {
+parc_rt_status_t parc::rt::runWhere(parc_rt_dtype_t dtype,
+                                    const LoopNest<4> &loop, int64_t n,
+                                    const void *cond, const void *x,
+                                    const void *y, void *out) {
   const char *name = "where";
-  int64_t n = 0;
-  int64_t strides[4][PARC_RT_MAX_RANK];
-  PARC_RT_RETURN_IF_ERROR(planWhere(dtype, cond, cond_rank, cond_dims, x,
-                                    x_rank, x_dims, y, y_rank, y_dims, out,
-                                    out_rank, out_dims, n, strides));
-  if (n == 0)
-    return PARC_RT_OK;
-  const LoopNest<4> loop = broadcastLoop<3>(out_rank, out_dims, strides);
   const Strided<4> strided = stridedFrom(loop);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(name, &s));
@@ -306,14 +281,8 @@ parc_rt_status_t parc_rt_where(parc_rt_dtype_t dtype, const void *cond,
   return launched(s, name);
 }
 
-parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
-                              parc_rt_dtype_t to, void *y, int64_t count) {
-  PARC_RT_RETURN_IF_ERROR(checkCast(from, x, to, y, count));
-  if (count == 0)
-    return PARC_RT_OK;
-  if (from == to)
-    return x == y ? PARC_RT_OK
-                  : parc_rt_copy(y, x, size_t(count) * parc_rt_dtype_size(from));
+parc_rt_status_t parc::rt::runCast(parc_rt_dtype_t from, const void *x,
+                                   parc_rt_dtype_t to, void *y, int64_t count) {
   return launchTyped<Kinds::Any>("cast", from, [&](auto tag, State *s) {
     constexpr parc_rt_dtype_t D = decltype(tag)::value;
     castKernel<D><<<gridFor(count), 256, 0, s->compute>>>(
@@ -322,11 +291,8 @@ parc_rt_status_t parc_rt_cast(parc_rt_dtype_t from, const void *x,
 }
 
 // `value` may be host or device memory (one element of dtype).
-parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
-                              const void *value) {
-  PARC_RT_RETURN_IF_ERROR(checkFill(dtype, dst, count, value));
-  if (count == 0)
-    return PARC_RT_OK;
+parc_rt_status_t parc::rt::runFill(parc_rt_dtype_t dtype, void *dst,
+                                   int64_t count, const void *value) {
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState("fill", &s));
   cudaPointerAttributes attributes;
@@ -347,5 +313,3 @@ parc_rt_status_t parc_rt_fill(parc_rt_dtype_t dtype, void *dst, int64_t count,
   });
   return launched(s, "fill");
 }
-
-} // extern "C"

@@ -251,6 +251,19 @@ template <bool Max, typename T> __device__ inline T blockReduce(T v, T *shared) 
   return Max ? warpMax(r) : warpSum(r);
 }
 
+/// Row kernels (norm.cu, reduce.cu) give a row to a block.
+inline constexpr unsigned kMaxRowBlocks = 1u << 20;
+
+/// Threads for a block that walks a row of n elements.
+inline int rowThreads(int64_t n) {
+  int64_t t = (n + 31) / 32 * 32;
+  return int(std::min<int64_t>(512, std::max<int64_t>(32, t)));
+}
+
+inline unsigned rowBlocks(int64_t rows) {
+  return unsigned(std::min<int64_t>(rows, kMaxRowBlocks));
+}
+
 } // namespace parc::rt::cuda
 
 #endif // PARC_RUNTIME_CUDA_KERNELS_CUH

@@ -1,22 +1,19 @@
-//===- linalg.cu - matmul, gemm, attention products, conv, max_pool -------===//
+//===- linalg.cu - matmul and gemm over cuBLAS / cuBLASLt -----------------===//
 //
 // Every product is a row-major GEMM handed to cuBLAS through the usual
 // transposition (row-major C = A B is column-major Cᵀ = Bᵀ Aᵀ): f32 in
 // IEEE f32 (TF32 only with PARC_RT_CUDA_TF32=1), f16/bf16 with f32
 // accumulation, f64 in f64; integer matmul (rare: shape arithmetic) uses a
 // plain kernel. Batches become one strided-batched call wherever the
-// strides allow: broadcast batch dims get stride 0, and grouped-query
-// attention folds the query heads that share a key/value head into the rows
-// of one GEMM, so K and V are never copied per query head. The common
-// linear layer (y = x Wᵀ + b) goes to cuBLASLt with the bias add fused as
-// an epilogue. Convolution is im2col + one GEMM per image (batched over
-// groups).
+// strides allow: broadcast batch dims get stride 0. The common linear
+// layer (y = x Wᵀ + b) goes to cuBLASLt with the bias add fused as an
+// epilogue. conv.cu and attention.cu run their products through
+// cublasGemm (gemm.cuh).
 //
 //===----------------------------------------------------------------------===//
 
-#include "../kernel_tag.h"
-#include "../linalg_shapes.h"
-#include "kernels.cuh"
+#include "../backend.h"
+#include "gemm.cuh"
 
 #include <map>
 #include <tuple>
@@ -29,42 +26,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // GEMM dispatch
 //===----------------------------------------------------------------------===//
-
-/// C[b] = alpha op(A[b]) op(B[b]) + beta C[b], row-major, for b < batch.
-struct Gemm {
-  bool transA = false, transB = false;
-  int64_t m = 0, n = 0, k = 0;
-  const void *a = nullptr;
-  int64_t lda = 0, strideA = 0;
-  const void *b = nullptr;
-  int64_t ldb = 0, strideB = 0;
-  void *c = nullptr;
-  int64_t ldc = 0, strideC = 0;
-  int64_t batch = 1;
-  double alpha = 1, beta = 0;
-};
-
-/// Row-major leading dims of contiguous operands.
-Gemm contiguous(bool transA, bool transB, int64_t m, int64_t n, int64_t k) {
-  Gemm g;
-  g.transA = transA;
-  g.transB = transB;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.lda = std::max<int64_t>(1, transA ? m : k);
-  g.ldb = std::max<int64_t>(1, transB ? k : n);
-  g.ldc = std::max<int64_t>(1, n);
-  g.strideA = m * k;
-  g.strideB = k * n;
-  g.strideC = m * n;
-  return g;
-}
-
-bool isFloat(parc_rt_dtype_t t) {
-  return t == PARC_RT_F32 || t == PARC_RT_F16 || t == PARC_RT_BF16 ||
-         t == PARC_RT_F64;
-}
 
 cudaDataType_t cudaType(parc_rt_dtype_t t) {
   switch (t) {
@@ -110,44 +71,6 @@ __global__ void intGemmKernel(Gemm g) {
   }
 }
 
-parc_rt_status_t runGemm(State *s, const char *op, parc_rt_dtype_t dtype,
-                         const Gemm &g) {
-  if (g.m == 0 || g.n == 0 || g.batch == 0)
-    return PARC_RT_OK;
-  if (dtype == PARC_RT_I32 || dtype == PARC_RT_I64) {
-    const int64_t total = g.batch * g.m * g.n;
-    if (dtype == PARC_RT_I32)
-      intGemmKernel<int32_t><<<gridFor(total), 256, 0, s->compute>>>(g);
-    else
-      intGemmKernel<int64_t><<<gridFor(total), 256, 0, s->compute>>>(g);
-    return launched(s, op);
-  }
-  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, g.m, g.n, g.k));
-  if (g.lda > kBlasMax || g.ldb > kBlasMax || g.ldc > kBlasMax ||
-      g.batch > kBlasMax)
-    return fail(PARC_RT_UNSUPPORTED,
-                "%s: leading dims or batch count exceed the cuBLAS integer "
-                "range",
-                op);
-  const cudaDataType_t type = cudaType(dtype);
-  const float alpha32 = float(g.alpha), beta32 = float(g.beta);
-  const void *alpha = &alpha32, *beta = &beta32;
-  if (dtype == PARC_RT_F64) {
-    alpha = &g.alpha;
-    beta = &g.beta;
-  }
-  // Column-major view: Cᵀ (n x m) = op(B)ᵀ op(A)ᵀ.
-  PARC_BLAS_RETURN_IF_ERROR(
-      cublasGemmStridedBatchedEx(
-          s->blas, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-          g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.n), int(g.m), int(g.k),
-          alpha, g.b, type, int(g.ldb), g.strideB, g.a, type, int(g.lda),
-          g.strideA, beta, g.c, type, int(g.ldc), g.strideC, int(g.batch),
-          computeType(s, dtype), CUBLAS_GEMM_DEFAULT),
-      op, "cublasGemmStridedBatchedEx");
-  cudaGetLastError(); // cuBLAS succeeded: nothing it left is ours to report
-  return PARC_RT_OK;
-}
 
 //===----------------------------------------------------------------------===//
 // cuBLASLt: GEMM with a fused bias epilogue
@@ -289,160 +212,54 @@ __global__ void scaleKernel(typename Dev<D>::Storage *y, int64_t n,
   PARC_GRID_STRIDE(i, n) { y[i] = Dev<D>::store(C(Dev<D>::load(y[i]) * beta)); }
 }
 
-/// y[i, c, :] += bias[c] over planes of `plane` elements.
-template <parc_rt_dtype_t D>
-__global__ void biasKernel(typename Dev<D>::Storage *y,
-                           const typename Dev<D>::Storage *bias,
-                           int64_t channels, int64_t plane, int64_t n) {
-  using C = typename Dev<D>::Compute;
-  PARC_GRID_STRIDE(i, n) {
-    const int64_t c = (i / plane) % channels;
-    y[i] = Dev<D>::store(C(Dev<D>::load(y[i]) + Dev<D>::load(bias[c])));
-  }
-}
-
-/// A window's geometry in kernel arguments.
-struct DevWindow {
-  int spatial;
-  int64_t in[PARC_RT_MAX_RANK], kernel[PARC_RT_MAX_RANK], out[PARC_RT_MAX_RANK];
-  int64_t strides[PARC_RT_MAX_RANK], pads[PARC_RT_MAX_RANK],
-      dilations[PARC_RT_MAX_RANK];
-  int64_t inPlane, kernelCount, outCount;
-};
-
-DevWindow devWindow(const Window &w) {
-  DevWindow d;
-  d.spatial = int(w.spatial);
-  for (int64_t s = 0; s < w.spatial; ++s) {
-    d.in[s] = w.in[s];
-    d.kernel[s] = w.kernel[s];
-    d.out[s] = w.out[s];
-    d.strides[s] = w.strides[s];
-    d.pads[s] = w.padsBegin[s];
-    d.dilations[s] = w.dilations[s];
-  }
-  d.inPlane = numElements(w.spatial, w.in);
-  d.kernelCount = numElements(w.spatial, w.kernel);
-  d.outCount = numElements(w.spatial, w.out);
-  return d;
-}
-
-/// col[(c, kernel offset), out position] = x[c, window position] or 0.
-template <typename W>
-__global__ void im2colKernel(DevWindow w, int64_t channels, const W *x,
-                             W *col) {
-  const int64_t total = channels * w.kernelCount * w.outCount;
-  PARC_GRID_STRIDE(e, total) {
-    const int64_t o = e % w.outCount, row = e / w.outCount;
-    int64_t kIndex = row % w.kernelCount;
-    const int64_t c = row / w.kernelCount;
-    int64_t oRest = o, offset = 0, stride = 1;
-    bool inside = true;
-    for (int s = w.spatial - 1; s >= 0; --s) {
-      const int64_t os = oRest % w.out[s], ks = kIndex % w.kernel[s];
-      oRest /= w.out[s];
-      kIndex /= w.kernel[s];
-      const int64_t at = os * w.strides[s] + ks * w.dilations[s] - w.pads[s];
-      inside &= at >= 0 && at < w.in[s];
-      offset += at * stride;
-      stride *= w.in[s];
-    }
-    col[e] = inside ? x[c * w.inPlane + offset] : W{};
-  }
-}
-
-/// Max over each window; padding never wins.
-template <parc_rt_dtype_t D>
-__global__ void maxPoolKernel(DevWindow w, int64_t planes,
-                              const typename Dev<D>::Storage *x,
-                              typename Dev<D>::Storage *y) {
-  using C = typename Dev<D>::Compute;
-  const int64_t total = planes * w.outCount;
-  PARC_GRID_STRIDE(e, total) {
-    const int64_t p = e / w.outCount, o = e % w.outCount;
-    int64_t pos[PARC_RT_MAX_RANK]; // window origin, padding included
-    int64_t oRest = o;
-    for (int s = w.spatial - 1; s >= 0; --s) {
-      pos[s] = (oRest % w.out[s]) * w.strides[s] - w.pads[s];
-      oRest /= w.out[s];
-    }
-    const auto *plane = x + p * w.inPlane;
-    C best = lowestOf<C>();
-    for (int64_t kk = 0; kk < w.kernelCount; ++kk) {
-      int64_t kRest = kk, offset = 0, stride = 1;
-      bool inside = true;
-      for (int s = w.spatial - 1; s >= 0; --s) {
-        const int64_t at = pos[s] + (kRest % w.kernel[s]) * w.dilations[s];
-        kRest /= w.kernel[s];
-        inside &= at >= 0 && at < w.in[s];
-        offset += at * stride;
-        stride *= w.in[s];
-      }
-      if (inside) {
-        const C v = Dev<D>::load(plane[offset]);
-        if (v > best || v != v)
-          best = v;
-      }
-    }
-    y[e] = Dev<D>::store(best);
-  }
-}
-
-/// Attention products as one strided-batched GEMM over (batch, kv head):
-/// the `group` query heads of a kv head are consecutive rows of lhs/out.
-parc_rt_status_t attention(const char *op, parc_rt_dtype_t dtype,
-                           const AttentionDims &d, bool transRhs, float alpha,
-                           const void *lhs, const void *rhs, void *out) {
-  if (!isFloat(dtype))
-    return unsupportedDtype(op, dtype);
-  const int64_t group = d.heads / d.kvHeads;
-  const int64_t rows = group * d.rows;
-  if (rows * d.cols == 0 || d.batch * d.kvHeads == 0)
-    return PARC_RT_OK;
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "lhs", lhs, 1));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "rhs", rhs, 1));
-  PARC_RT_RETURN_IF_ERROR(checkData(op, "out", out, 1));
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  if (d.inner == 0) {
-    PARC_CUDA_RETURN_IF_ERROR(
-        cudaMemsetAsync(out, 0,
-                        size_t(d.batch * d.heads * d.rows * d.cols) *
-                            parc_rt_dtype_size(dtype),
-                        s->compute),
-        op, "cudaMemsetAsync");
-    return PARC_RT_OK;
-  }
-  Gemm g = contiguous(false, transRhs, rows, d.cols, d.inner);
-  g.a = lhs;
-  g.b = rhs;
-  g.c = out;
-  g.batch = d.batch * d.kvHeads;
-  g.alpha = alpha;
-  g.beta = 0;
-  return runGemm(s, op, dtype, g);
-}
-
 } // namespace
 
-extern "C" {
-
-parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
-                                int64_t a_rank, const int64_t *a_dims,
-                                const void *b, int64_t b_rank,
-                                const int64_t *b_dims, void *out,
-                                int64_t out_rank, const int64_t *out_dims) {
-  const char *op = "matmul";
-  MatmulPlan p;
-  PARC_RT_RETURN_IF_ERROR(planMatmul(dtype, a, a_rank, a_dims, b, b_rank,
-                                     b_dims, out, out_rank, out_dims, p));
-  if (p.empty())
+parc_rt_status_t parc::rt::cuda::cublasGemm(State *s, const char *op,
+                                           parc_rt_dtype_t dtype,
+                                           const Gemm &g) {
+  if (g.m == 0 || g.n == 0 || g.batch == 0)
     return PARC_RT_OK;
+  if (dtype == PARC_RT_I32 || dtype == PARC_RT_I64) {
+    const int64_t total = g.batch * g.m * g.n;
+    if (dtype == PARC_RT_I32)
+      intGemmKernel<int32_t><<<gridFor(total), 256, 0, s->compute>>>(g);
+    else
+      intGemmKernel<int64_t><<<gridFor(total), 256, 0, s->compute>>>(g);
+    return launched(s, op);
+  }
+  PARC_RT_RETURN_IF_ERROR(checkBlasDims(op, g.m, g.n, g.k));
+  if (g.lda > kBlasMax || g.ldb > kBlasMax || g.ldc > kBlasMax ||
+      g.batch > kBlasMax)
+    return fail(PARC_RT_UNSUPPORTED,
+                "%s: leading dims or batch count exceed the cuBLAS integer "
+                "range",
+                op);
+  const cudaDataType_t type = cudaType(dtype);
+  const float alpha32 = float(g.alpha), beta32 = float(g.beta);
+  const void *alpha = &alpha32, *beta = &beta32;
+  if (dtype == PARC_RT_F64) {
+    alpha = &g.alpha;
+    beta = &g.beta;
+  }
+  // Column-major view: Cᵀ (n x m) = op(B)ᵀ op(A)ᵀ.
+  PARC_BLAS_RETURN_IF_ERROR(
+      cublasGemmStridedBatchedEx(
+          s->blas, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+          g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.n), int(g.m), int(g.k),
+          alpha, g.b, type, int(g.ldb), g.strideB, g.a, type, int(g.lda),
+          g.strideA, beta, g.c, type, int(g.ldc), g.strideC, int(g.batch),
+          computeType(s, dtype), CUBLAS_GEMM_DEFAULT),
+      op, "cublasGemmStridedBatchedEx");
+  cudaGetLastError(); // cuBLAS succeeded: nothing it left is ours to report
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t parc::rt::runMatmul(parc_rt_dtype_t dtype,
+                                     const MatmulPlan &p, const void *a,
+                                     const void *b, void *out) {
+  const char *op = "matmul";
   const MatmulShape &ms = p.shape;
   const int64_t outCount = p.outCount;
-  tagKernel("gemm", 2.0 * double(outCount) * double(ms.k), dtype);
-  if (!isFloat(dtype) && dtype != PARC_RT_I32 && dtype != PARC_RT_I64)
-    return unsupportedDtype(op, dtype);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   if (ms.k == 0) {
@@ -459,7 +276,7 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
     g.a = a;
     g.b = b;
     g.c = out;
-    return runGemm(s, op, dtype, g);
+    return cublasGemm(s, op, dtype, g);
   }
   // Broadcast batches: each run of the merged batch loop is one
   // strided-batched call (stride 0 along a broadcast operand).
@@ -481,34 +298,29 @@ parc_rt_status_t parc_rt_matmul(parc_rt_dtype_t dtype, const void *a,
         g.strideB = sb * bMat;
         g.strideC = so * oMat;
         g.batch = count;
-        status = runGemm(s, op, dtype, g);
+        status = cublasGemm(s, op, dtype, g);
       },
       std::numeric_limits<int64_t>::max());
   return status;
 }
 
-parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
-                              const void *b, const void *c, int64_t c_rank,
-                              const int64_t *c_dims, void *y, int64_t m,
-                              int64_t n, int64_t k, int trans_a, int trans_b,
-                              float alpha, float beta) {
+parc_rt_status_t parc::rt::runGemm(const GemmCall &call) {
   const char *op = "gemm";
-  PARC_RT_RETURN_IF_ERROR(
-      checkGemm(dtype, a, b, c, c_rank, c_dims, y, m, n, k));
-  if (m == 0 || n == 0)
-    return PARC_RT_OK;
+  const parc_rt_dtype_t dtype = call.dtype;
+  const int64_t m = call.m, n = call.n, k = call.k, c_rank = call.cRank;
+  const int64_t *c_dims = call.cDims;
+  const void *c = call.c;
+  void *y = call.y;
+  const float beta = call.beta;
   const int64_t yDims[2] = {m, n};
-  tagKernel("gemm", 2.0 * double(m) * double(n) * double(k), dtype);
-  if (!isFloat(dtype))
-    return unsupportedDtype(op, dtype);
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   const bool useC = c && beta != 0.0f;
-  Gemm g = contiguous(trans_a != 0, trans_b != 0, m, n, k);
-  g.a = a;
-  g.b = b;
+  Gemm g = contiguous(call.transA, call.transB, m, n, k);
+  g.a = call.a;
+  g.b = call.b;
   g.c = y;
-  g.alpha = alpha;
+  g.alpha = call.alpha;
   // The linear layer: a bias row added to every row of y, fused.
   const bool biasRow = useC && beta == 1.0f && c_rank >= 1 &&
                        numElements(c_rank, c_dims) == n &&
@@ -539,141 +351,5 @@ parc_rt_status_t parc_rt_gemm(parc_rt_dtype_t dtype, const void *a,
     return launched(s, op);
   }
   g.beta = useC ? beta : 0.0;
-  return runGemm(s, op, dtype, g);
+  return cublasGemm(s, op, dtype, g);
 }
-
-parc_rt_status_t parc_rt_attention_scores(
-    parc_rt_dtype_t dtype, const void *q, int64_t q_rank, const int64_t *q_dims,
-    const void *k, int64_t k_rank, const int64_t *k_dims, void *out,
-    int64_t out_rank, const int64_t *out_dims, float scale) {
-  const char *op = "attention_scores";
-  AttentionDims d{};
-  PARC_RT_RETURN_IF_ERROR(resolveScores(op, q_rank, q_dims, k_rank, k_dims,
-                                        out_rank, out_dims, d));
-  tagKernel("attention", 2.0 * d.batch * d.heads * d.rows * d.cols * d.inner,
-            dtype);
-  return attention(op, dtype, d, /*transRhs=*/true, scale, q, k, out);
-}
-
-parc_rt_status_t parc_rt_attention_values(
-    parc_rt_dtype_t dtype, const void *p, int64_t p_rank, const int64_t *p_dims,
-    const void *v, int64_t v_rank, const int64_t *v_dims, void *out,
-    int64_t out_rank, const int64_t *out_dims) {
-  const char *op = "attention_values";
-  AttentionDims d{};
-  PARC_RT_RETURN_IF_ERROR(resolveValues(op, p_rank, p_dims, v_rank, v_dims,
-                                        out_rank, out_dims, d));
-  tagKernel("attention", 2.0 * d.batch * d.heads * d.rows * d.cols * d.inner,
-            dtype);
-  return attention(op, dtype, d, /*transRhs=*/false, 1.0f, p, v, out);
-}
-
-parc_rt_status_t parc_rt_conv(parc_rt_dtype_t dtype, const void *x,
-                              int64_t rank, const int64_t *x_dims,
-                              const void *w, const int64_t *w_dims,
-                              const void *bias, int64_t group,
-                              const int64_t *strides, const int64_t *pads,
-                              const int64_t *dilations, void *y,
-                              const int64_t *y_dims) {
-  const char *op = "conv";
-  ConvPlan p;
-  PARC_RT_RETURN_IF_ERROR(planConv(dtype, x, rank, x_dims, w, w_dims, group,
-                                   strides, pads, dilations, y, y_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
-  const Window &win = p.win;
-  const int64_t batch = p.batch, cIn = p.cIn, cOut = p.cOut, yCount = p.yCount;
-  if (!isFloat(dtype))
-    return unsupportedDtype(op, dtype);
-  State *s = nullptr;
-  PARC_RT_RETURN_IF_ERROR(getState(op, &s));
-  const int64_t S = win.spatial;
-  const int64_t cInG = cIn / group, cOutG = cOut / group;
-  const DevWindow dw = devWindow(win);
-  const int64_t kDim = cInG * dw.kernelCount;
-  const size_t elem = parc_rt_dtype_size(dtype);
-  bool direct = true; // 1x1, stride 1, no padding: x already is im2col
-  for (int64_t i = 0; i < S; ++i)
-    direct &= win.kernel[i] == 1 && win.strides[i] == 1 &&
-              win.padsBegin[i] == 0 && win.padsEnd[i] == 0;
-  void *col = nullptr;
-  if (!direct)
-    PARC_RT_RETURN_IF_ERROR(
-        scratchAlloc(s, size_t(cIn * dw.kernelCount * dw.outCount) * elem, op,
-                     &col));
-  parc_rt_status_t status = PARC_RT_OK;
-  for (int64_t img = 0; img < batch && status == PARC_RT_OK; ++img) {
-    const char *xi = static_cast<const char *>(x) + img * cIn * dw.inPlane * int64_t(elem);
-    const void *matrix = xi;
-    if (!direct) {
-      visitWord(elem, [&](auto word) {
-        using W = decltype(word);
-        im2colKernel<W>
-            <<<gridFor(cIn * dw.kernelCount * dw.outCount), 256, 0,
-               s->compute>>>(dw, cIn, reinterpret_cast<const W *>(xi),
-                             static_cast<W *>(col));
-      });
-      status = launched(s, op);
-      if (status != PARC_RT_OK)
-        break;
-      matrix = col;
-    }
-    // y[img, g] (cOutG x out) = w[g] (cOutG x kDim) . col[g] (kDim x out).
-    Gemm g = contiguous(false, false, cOutG, dw.outCount, kDim);
-    g.a = w;
-    g.strideA = cOutG * kDim;
-    g.b = matrix;
-    g.strideB = kDim * dw.outCount;
-    g.c = static_cast<char *>(y) + img * cOut * dw.outCount * int64_t(elem);
-    g.strideC = cOutG * dw.outCount;
-    g.batch = group;
-    if (kDim == 0) {
-      status = cudaMemsetAsync(g.c, 0, size_t(cOut * dw.outCount) * elem,
-                               s->compute) == cudaSuccess
-                   ? PARC_RT_OK
-                   : fail(PARC_RT_INTERNAL, "conv: cudaMemsetAsync failed");
-    } else {
-      status = runGemm(s, op, dtype, g);
-    }
-  }
-  scratchFree(s, col);
-  PARC_RT_RETURN_IF_ERROR(status);
-  if (!bias)
-    return PARC_RT_OK;
-  visitDtype(
-      dtype,
-      [&](auto tag) {
-        constexpr parc_rt_dtype_t D = decltype(tag)::value;
-        if constexpr (Traits<D>::kind == Kind::Float) {
-          using St = typename Dev<D>::Storage;
-          biasKernel<D><<<gridFor(yCount), 256, 0, s->compute>>>(
-              static_cast<St *>(y), static_cast<const St *>(bias), cOut,
-              dw.outCount, yCount);
-        }
-      },
-      [] {});
-  return launched(s, op);
-}
-
-parc_rt_status_t parc_rt_max_pool(parc_rt_dtype_t dtype, const void *x,
-                                  int64_t rank, const int64_t *x_dims,
-                                  const int64_t *kernel, const int64_t *strides,
-                                  const int64_t *pads, const int64_t *dilations,
-                                  void *y, const int64_t *y_dims) {
-  const char *op = "max_pool";
-  PoolPlan p;
-  PARC_RT_RETURN_IF_ERROR(planMaxPool(dtype, x, rank, x_dims, kernel, strides,
-                                      pads, dilations, y, y_dims, p));
-  if (p.empty())
-    return PARC_RT_OK;
-  const DevWindow dw = devWindow(p.win);
-  const int64_t planes = p.planes;
-  return launchTyped<Kinds::NotBool>(op, dtype, [&](auto tag, State *s) {
-    constexpr parc_rt_dtype_t D = decltype(tag)::value;
-    using St = typename Dev<D>::Storage;
-    maxPoolKernel<D><<<gridFor(planes * dw.outCount), 256, 0, s->compute>>>(
-        dw, planes, static_cast<const St *>(x), static_cast<St *>(y));
-  });
-}
-
-} // extern "C"

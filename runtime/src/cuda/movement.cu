@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../movement_plans.h"
+#include "../backend.h"
 #include "kernels.cuh"
 
 #include <cstring>
@@ -240,19 +240,11 @@ parc::rt::runCopyPlans(const char *op, parc_rt_dtype_t dtype,
   return PARC_RT_OK;
 }
 
-extern "C" {
-
-parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
-                                int64_t rank, const int64_t *dims, int64_t axis,
-                                parc_rt_dtype_t index_dtype,
-                                const void *indices, int64_t index_rank,
-                                const int64_t *index_dims, void *out) {
+parc_rt_status_t parc::rt::runGather(parc_rt_dtype_t dtype, const GatherPlan &p,
+                                     const void *data, int64_t axis,
+                                     parc_rt_dtype_t index_dtype,
+                                     const void *indices, void *out) {
   const char *op = "gather";
-  GatherPlan p;
-  PARC_RT_RETURN_IF_ERROR(planGather(dtype, data, rank, dims, axis, index_dtype,
-                                     indices, index_rank, index_dims, out, p));
-  if (p.empty())
-    return PARC_RT_OK;
   const int64_t outer = p.outer, size = p.size, inner = p.inner,
                 count = p.count;
   State *s = nullptr;
@@ -281,17 +273,13 @@ parc_rt_status_t parc_rt_gather(parc_rt_dtype_t dtype, const void *data,
   return launched(s, op);
 }
 
-parc_rt_status_t
-parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
-                         const int64_t *dims, int64_t axis,
-                         parc_rt_dtype_t index_dtype, const void *indices,
-                         const int64_t *index_dims, const void *updates,
-                         parc_rt_scatter_reduction_t reduction, void *out) {
+parc_rt_status_t parc::rt::runScatterElements(
+    parc_rt_dtype_t dtype, const ScatterPlan &p, const void *data,
+    int64_t rank, const int64_t *dims, int64_t axis,
+    parc_rt_dtype_t index_dtype, const void *indices,
+    const int64_t *index_dims, const void *updates,
+    parc_rt_scatter_reduction_t reduction, void *out) {
   const char *op = "scatter_elements";
-  ScatterPlan p;
-  PARC_RT_RETURN_IF_ERROR(planScatterElements(dtype, data, rank, dims, axis,
-                                              index_dtype, indices, index_dims,
-                                              updates, reduction, out, p));
   const int64_t a = p.axis, dataCount = p.dataCount, count = p.count;
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
@@ -324,15 +312,11 @@ parc_rt_scatter_elements(parc_rt_dtype_t dtype, const void *data, int64_t rank,
   return launched(s, op);
 }
 
-parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
-                               int64_t rank, const int64_t *dims, int64_t k,
-                               int upper, void *y) {
+parc_rt_status_t parc::rt::runTrilu(parc_rt_dtype_t dtype, const TriluPlan &p,
+                                    const void *x, int64_t k, bool upper,
+                                    void *y) {
   const char *op = "trilu";
-  TriluPlan p;
-  PARC_RT_RETURN_IF_ERROR(planTrilu(dtype, x, rank, dims, y, p));
   const int64_t rows = p.rows, cols = p.cols, count = p.count();
-  if (count == 0)
-    return PARC_RT_OK;
   State *s = nullptr;
   PARC_RT_RETURN_IF_ERROR(getState(op, &s));
   visitWord(parc_rt_dtype_size(dtype), [&](auto word) {
@@ -343,5 +327,3 @@ parc_rt_status_t parc_rt_trilu(parc_rt_dtype_t dtype, const void *x,
   });
   return launched(s, op);
 }
-
-} // extern "C"

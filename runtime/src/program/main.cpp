@@ -515,6 +515,214 @@ int shutdown(parc_rt_context_t *ctx, parc_rt_weights_t *weights,
   return 0;
 }
 
+/// Reads input `d` from the .npy at `path` into `buffer` (kernel memory);
+/// with replicas the file holds the whole batch and this replica takes its
+/// slice of dim 0 (the compiler refused inputs without one).
+void readInput(parc_rt_context_t *ctx, const parc_rt_tensor_desc_t &d,
+               const std::string &path, const Replicas &rep, void *buffer) {
+  if (rep.count > 1) {
+    if (d.rank < 1)
+      parc_rt_check(ctx,
+                    fail(PARC_RT_INVALID_ARGUMENT,
+                         "input '%s' has no batch dim to split over "
+                         "%ld replicas",
+                         d.name, rep.count),
+                    "<inputs>");
+    std::vector<int64_t> whole(d.dims, d.dims + d.rank);
+    whole[0] *= rep.count;
+    std::vector<char> host(bytesOf(d) * rep.count);
+    parc_rt_check(ctx,
+                  parc_rt_npy_read_into(path.c_str(), d.dtype, d.rank,
+                                        whole.data(), host.data()),
+                  "<inputs>");
+    const char *slice = host.data() + bytesOf(d) * rep.index;
+    if (deviceIsHost())
+      std::memcpy(buffer, slice, bytesOf(d));
+    else
+      parc_rt_check(ctx, copyToDevice(buffer, slice, bytesOf(d)), "<inputs>");
+  } else if (deviceIsHost()) {
+    parc_rt_check(ctx,
+                  parc_rt_npy_read_into(path.c_str(), d.dtype, d.rank, d.dims,
+                                        buffer),
+                  "<inputs>");
+  } else {
+    std::vector<char> host(bytesOf(d));
+    parc_rt_check(ctx,
+                  parc_rt_npy_read_into(path.c_str(), d.dtype, d.rank, d.dims,
+                                        host.data()),
+                  "<inputs>");
+    parc_rt_check(ctx, copyToDevice(buffer, host.data(), host.size()),
+                  "<inputs>");
+  }
+}
+
+/// Inputs: exactly the program's, by name, each in its own buffer.
+void readInputs(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                const Options &o, const Replicas &rep, DeviceBuffers &device,
+                std::vector<void *> &slots) {
+  for (const auto &[name, path] : o.inputs) {
+    bool known = false;
+    for (int64_t i = 0; i < p->num_inputs; ++i)
+      known |= name == p->inputs[i].name;
+    if (!known)
+      parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
+                              "the program has no input '%s'", name.c_str()),
+                    "<inputs>");
+  }
+  slots.assign(p->num_inputs, nullptr);
+  for (int64_t i = 0; i < p->num_inputs; ++i) {
+    const parc_rt_tensor_desc_t &d = p->inputs[i];
+    auto it = std::find_if(o.inputs.begin(), o.inputs.end(),
+                           [&](const auto &kv) { return kv.first == d.name; });
+    if (it == o.inputs.end())
+      parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
+                              "missing --input=%s=PATH (%s)", d.name,
+                              shapeOf(d).c_str()),
+                    "<inputs>");
+    parc_rt_check(ctx, device.alloc(bytesOf(d), "inputs", &slots[i]),
+                  "<inputs>");
+    readInput(ctx, d, it->second, rep, slots[i]);
+  }
+}
+
+/// The buffers one forward pass reads and writes.
+struct Slots {
+  void *arena = nullptr;
+  std::vector<void *> inputs, weights, outputs;
+};
+
+/// What the timed forwards measured.
+struct Timings {
+  std::vector<double> timesMs;
+  CommTime comm;
+  LoadTimes load;
+};
+
+/// `warmup` untimed then `repeat` timed forward passes, each between two
+/// barriers, so that the time a rank reports is the slowest rank's.
+void runForwards(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                 const Options &o, Slots &slots, Timings &t) {
+  parc_rt_comm_t *world = parc_rt_context_world(ctx);
+  profile().configure();
+  const double packedBefore = constantsDerivedTime().seconds;
+  for (long run = 0; run < o.warmup + o.repeat; ++run) {
+    const bool timed = run >= o.warmup;
+    parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
+    auto start = std::chrono::steady_clock::now();
+    if (timed)
+      profile().start();
+    trace().beginForward(timed);
+    CommTime before = commTime(ctx);
+    p->forward(ctx, slots.arena, slots.inputs.data(), slots.weights.data(),
+               slots.outputs.data());
+    profile().stop();
+    trace().stopRecording();
+    if (timed)
+      t.comm += commTime(ctx) - before;
+    // Device kernels run asynchronously: the pass ends when they have.
+    parc_rt_check(ctx, deviceSynchronize(), "<forward>");
+    if (run == 0) {
+      // This rank's own first pass, before waiting on the others; the
+      // packing it triggered belongs to loading the weights.
+      t.load.firstForwardSeconds = secondsSince(start);
+      t.load.packSeconds = constantsDerivedTime().seconds - packedBefore;
+    }
+    parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
+    trace().endForward(timed);
+    auto end = std::chrono::steady_clock::now();
+    if (timed)
+      t.timesMs.push_back(
+          std::chrono::duration<double, std::milli>(end - start).count());
+  }
+}
+
+/// Writes output `d` (in kernel memory at `data`) to `path`; with
+/// replicas, first gathers every replica's slice of the batch (all_gather
+/// over ranks ordered by replica stacks them on dim 0) and only the
+/// output rank writes.
+void writeOutput(parc_rt_context_t *ctx, const Options &o, const Replicas &rep,
+                 bool gathers, DeviceBuffers &device,
+                 const parc_rt_tensor_desc_t &d, const void *data,
+                 const std::string &path) {
+  std::vector<int64_t> dims(d.dims, d.dims + d.rank);
+  size_t bytes = bytesOf(d);
+  if (gathers) {
+    if (d.rank < 1)
+      parc_rt_check(ctx,
+                    fail(PARC_RT_INVALID_ARGUMENT,
+                         "output '%s' has no batch dim to gather "
+                         "over %ld replicas",
+                         d.name, rep.count),
+                    "<outputs>");
+    void *all = nullptr;
+    parc_rt_check(ctx, device.alloc(bytes * rep.count, "outputs", &all),
+                  "<outputs>");
+    parc_rt_check(ctx,
+                  parc_rt_all_gather(rep.across, data, all,
+                                     int64_t(numElements(d.rank, d.dims)),
+                                     d.dtype),
+                  "<outputs>");
+    parc_rt_check(ctx, deviceSynchronize(), "<outputs>");
+    if (parc_rt_context_rank(ctx) != o.outputRank)
+      return;
+    data = all;
+    dims[0] *= rep.count;
+    bytes *= rep.count;
+  }
+  std::vector<char> host;
+  if (!deviceIsHost()) {
+    host.resize(bytes);
+    parc_rt_check(ctx, copyToHost(host.data(), data, host.size()),
+                  "<outputs>");
+    data = host.data();
+  }
+  parc_rt_check(
+      ctx, parc_rt_npy_write(path.c_str(), d.dtype, d.rank, dims.data(), data),
+      "<outputs>");
+}
+
+/// The outputs (on --output-rank, which names the writer in replica 0;
+/// with replicas the ranks at its place in every replica gather to it)
+/// and every rank's MoE routing statistics of the last forward.
+void writeOutputs(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+                  const Options &o, const Replicas &rep, DeviceBuffers &device,
+                  const std::vector<void *> &outputs) {
+  if (o.outputDir.empty())
+    return;
+  const int rank = parc_rt_context_rank(ctx);
+  const bool gathers = rep.across != nullptr;
+  if (rank == o.outputRank || gathers) {
+    std::vector<std::string> files;
+    parc_rt_check(ctx, outputFiles(p, o, files), "<outputs>");
+    ::mkdir(o.outputDir.c_str(), 0777);
+    for (int64_t i = 0; i < p->num_outputs; ++i)
+      writeOutput(ctx, o, rep, gathers, device, p->outputs[i], outputs[i],
+                  o.outputDir + "/" + files[i]);
+  }
+  ::mkdir(o.outputDir.c_str(), 0777);
+  std::string report =
+      o.outputDir + "/moe_report.rank" + std::to_string(rank) + ".json";
+  parc_rt_check(ctx, parc_rt_moe_report_write(report.c_str()), "<moe report>");
+}
+
+/// The run's summary, the per-rank trace.
+void reportRun(parc_rt_context_t *ctx, const parc_rt_program_t *p,
+               const Options &o, Timings &t, bool commTimed) {
+  const int rank = parc_rt_context_rank(ctx);
+  if (rank == 0)
+    profile().print();
+  parc_rt_check(ctx,
+                report(ctx, p, o, std::move(t.timesMs),
+                       commTimed ? &t.comm : nullptr, t.load),
+                "<summary>");
+  if (!trace().write(rank, rankLabel(rank, p)))
+    parc_rt_check(ctx,
+                  fail(PARC_RT_IO_ERROR,
+                       "cannot write the trace for rank %d (PARC_RT_TRACE)",
+                       rank),
+                  "<trace>");
+}
+
 } // namespace
 
 extern "C" parc_rt_comm_t *parc_rt_mesh_comm(parc_rt_context_t *ctx,
@@ -560,190 +768,35 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
                             std::to_string(rep.meshRank(rank)) + ".safetensors";
   parc_rt_weights_t *weights = nullptr;
   DeviceBuffers device;
-  std::vector<void *> weightSlots(p->num_weights);
-  LoadTimes load;
+  Slots slots;
+  slots.weights.resize(p->num_weights);
+  Timings t;
   auto loadStart = std::chrono::steady_clock::now();
   loadWeights(ctx, p, weightsPath, rep.meshRank(rank), o.verifyWeights,
-              device, weights, weightSlots);
-  load.openSeconds = secondsSince(loadStart);
+              device, weights, slots.weights);
+  t.load.openSeconds = secondsSince(loadStart);
 
   if (!o.generate.prompt.empty()) {
     o.generate.warmup = o.warmup;
     o.generate.outputRank = int(o.outputRank);
     parc_rt_check(ctx,
-                  runGeneration(ctx, p, o.generate, weightSlots.data(),
+                  runGeneration(ctx, p, o.generate, slots.weights.data(),
                                 o.outputDir, rank == o.outputRank),
                   "<generate>");
     return shutdown(ctx, weights, device);
   }
 
-  // Inputs: exactly the program's, by name.
-  std::vector<void *> inputSlots(p->num_inputs);
-  for (const auto &[name, path] : o.inputs) {
-    bool known = false;
-    for (int64_t i = 0; i < p->num_inputs; ++i)
-      known |= name == p->inputs[i].name;
-    if (!known)
-      parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
-                              "the program has no input '%s'", name.c_str()),
-                    "<inputs>");
-  }
-  for (int64_t i = 0; i < p->num_inputs; ++i) {
-    const parc_rt_tensor_desc_t &d = p->inputs[i];
-    auto it = std::find_if(o.inputs.begin(), o.inputs.end(),
-                           [&](const auto &kv) { return kv.first == d.name; });
-    if (it == o.inputs.end())
-      parc_rt_check(ctx, fail(PARC_RT_INVALID_ARGUMENT,
-                              "missing --input=%s=PATH (%s)", d.name,
-                              shapeOf(d).c_str()),
-                    "<inputs>");
-    void *buffer = nullptr;
-    parc_rt_check(ctx, device.alloc(bytesOf(d), "inputs", &buffer), "<inputs>");
-    if (rep.count > 1) {
-      // The file holds the whole batch; this replica takes its slice of
-      // dim 0 (the compiler refused inputs without one).
-      if (d.rank < 1)
-        parc_rt_check(ctx,
-                      fail(PARC_RT_INVALID_ARGUMENT,
-                           "input '%s' has no batch dim to split over "
-                           "%ld replicas",
-                           d.name, rep.count),
-                      "<inputs>");
-      std::vector<int64_t> whole(d.dims, d.dims + d.rank);
-      whole[0] *= rep.count;
-      std::vector<char> host(bytesOf(d) * rep.count);
-      parc_rt_check(ctx,
-                    parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
-                                          whole.data(), host.data()),
-                    "<inputs>");
-      const char *slice = host.data() + bytesOf(d) * rep.index;
-      if (deviceIsHost())
-        std::memcpy(buffer, slice, bytesOf(d));
-      else
-        parc_rt_check(ctx, copyToDevice(buffer, slice, bytesOf(d)), "<inputs>");
-    } else if (deviceIsHost()) {
-      parc_rt_check(ctx,
-                    parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
-                                          d.dims, buffer),
-                    "<inputs>");
-    } else {
-      std::vector<char> host(bytesOf(d));
-      parc_rt_check(ctx,
-                    parc_rt_npy_read_into(it->second.c_str(), d.dtype, d.rank,
-                                          d.dims, host.data()),
-                    "<inputs>");
-      parc_rt_check(ctx, copyToDevice(buffer, host.data(), host.size()),
-                    "<inputs>");
-    }
-    inputSlots[i] = buffer;
-  }
-
+  readInputs(ctx, p, o, rep, device, slots.inputs);
   parc_rt_arena_t *arena = nullptr;
   parc_rt_check(ctx, parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64, &arena),
                 "<arena>");
-  std::vector<void *> outputSlots(p->num_outputs);
-  parc_rt_comm_t *world = parc_rt_context_world(ctx);
-  std::vector<double> times;
-  CommTime comm;
+  slots.arena = parc_rt_arena_base(arena);
+  slots.outputs.resize(p->num_outputs);
   double ignored;
   const bool commTimed = parc_rt_comm_time(ctx, &ignored, &ignored) == PARC_RT_OK;
-  profile().configure();
-  const double packedBefore = constantsDerivedTime().seconds;
-  for (long run = 0; run < o.warmup + o.repeat; ++run) {
-    // Barriers make the time a rank reports the time of the slowest rank.
-    parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
-    auto start = std::chrono::steady_clock::now();
-    if (run >= o.warmup)
-      profile().start();
-    trace().beginForward(run >= o.warmup);
-    CommTime before = commTime(ctx);
-    p->forward(ctx, parc_rt_arena_base(arena), inputSlots.data(),
-               weightSlots.data(), outputSlots.data());
-    profile().stop();
-    trace().stopRecording();
-    if (run >= o.warmup)
-      comm += commTime(ctx) - before;
-    // Device kernels run asynchronously: the pass ends when they have.
-    parc_rt_check(ctx, deviceSynchronize(), "<forward>");
-    if (run == 0) {
-      // This rank's own first pass, before waiting on the others; the
-      // packing it triggered belongs to loading the weights.
-      load.firstForwardSeconds = secondsSince(start);
-      load.packSeconds = constantsDerivedTime().seconds - packedBefore;
-    }
-    parc_rt_check(ctx, parc_rt_barrier(world), "<barrier>");
-    trace().endForward(run >= o.warmup);
-    auto end = std::chrono::steady_clock::now();
-    if (run >= o.warmup)
-      times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-  }
-  if (rank == 0)
-    profile().print();
-  parc_rt_check(ctx, report(ctx, p, o, std::move(times), commTimed ? &comm : nullptr,
-                            load),
-                "<summary>");
-  if (!trace().write(rank, rankLabel(rank, p)))
-    parc_rt_check(ctx, fail(PARC_RT_IO_ERROR, "cannot write the trace for rank %d "
-                                              "(PARC_RT_TRACE)", rank),
-                  "<trace>");
-  // --output-rank names the writer in replica 0; with replicas, the
-  // ranks at its place in every replica gather their slices of the batch
-  // to it first (all_gather over ranks ordered by replica stacks them on
-  // dim 0).
-  const bool gathers = rep.across && !o.outputDir.empty();
-  if ((rank == o.outputRank || gathers) && !o.outputDir.empty()) {
-    std::vector<std::string> files;
-    parc_rt_check(ctx, outputFiles(p, o, files), "<outputs>");
-    ::mkdir(o.outputDir.c_str(), 0777);
-    for (int64_t i = 0; i < p->num_outputs; ++i) {
-      const parc_rt_tensor_desc_t &d = p->outputs[i];
-      std::string path = o.outputDir + "/" + files[i];
-      const void *data = outputSlots[i];
-      std::vector<int64_t> dims(d.dims, d.dims + d.rank);
-      size_t bytes = bytesOf(d);
-      if (gathers) {
-        if (d.rank < 1)
-          parc_rt_check(ctx,
-                        fail(PARC_RT_INVALID_ARGUMENT,
-                             "output '%s' has no batch dim to gather "
-                             "over %ld replicas",
-                             d.name, rep.count),
-                        "<outputs>");
-        void *all = nullptr;
-        parc_rt_check(ctx, device.alloc(bytes * rep.count, "outputs", &all),
-                      "<outputs>");
-        parc_rt_check(ctx,
-                      parc_rt_all_gather(rep.across, data, all,
-                                         int64_t(numElements(d.rank, d.dims)),
-                                         d.dtype),
-                      "<outputs>");
-        parc_rt_check(ctx, deviceSynchronize(), "<outputs>");
-        if (rank != o.outputRank)
-          continue;
-        data = all;
-        dims[0] *= rep.count;
-        bytes *= rep.count;
-      }
-      std::vector<char> host;
-      if (!deviceIsHost()) {
-        host.resize(bytes);
-        parc_rt_check(ctx, copyToHost(host.data(), data, host.size()),
-                      "<outputs>");
-        data = host.data();
-      }
-      parc_rt_check(
-          ctx,
-          parc_rt_npy_write(path.c_str(), d.dtype, d.rank, dims.data(), data),
-          "<outputs>");
-    }
-  }
-  if (!o.outputDir.empty()) {
-    // Every rank's routing statistics of the last forward (MoE models).
-    ::mkdir(o.outputDir.c_str(), 0777);
-    std::string report =
-        o.outputDir + "/moe_report.rank" + std::to_string(rank) + ".json";
-    parc_rt_check(ctx, parc_rt_moe_report_write(report.c_str()), "<moe report>");
-  }
+  runForwards(ctx, p, o, slots, t);
+  reportRun(ctx, p, o, t, commTimed);
+  writeOutputs(ctx, p, o, rep, device, slots.outputs);
   parc_rt_arena_release(arena);
   return shutdown(ctx, weights, device);
 }

@@ -1,4 +1,4 @@
-//===- comm_nccl.cpp - Context, communicators and collectives over NCCL ---===//
+//===- comm.cpp - Context, communicators and collectives over NCCL --------===//
 //
 // MPI starts the processes and carries the out-of-band traffic (the NCCL
 // unique id, communicator splits, host barriers); NCCL moves the tensors,
@@ -193,13 +193,17 @@ parc_rt_status_t wrapComm(parc_rt_context_t *ctx, MPI_Comm mpi,
   return PARC_RT_OK;
 }
 
-void destroyComm(parc_rt_comm_t *comm) {
+} // namespace
+
+void parc::rt::destroyComm(parc_rt_comm_t *comm) {
   if (comm->nccl)
     ncclCommDestroy(comm->nccl);
   if (comm->mpi != MPI_COMM_NULL)
     MPI_Comm_free(&comm->mpi);
   delete comm;
 }
+
+namespace {
 
 /// The comm stream waits for every kernel issued so far.
 parc_rt_status_t begin(State *s, parc_rt_context_t *ctx, const char *what) {
@@ -347,6 +351,22 @@ parc_rt_status_t waitRequest(parc_rt_request_t *request, bool) {
   return waitOne(request);
 }
 
+MPI_Comm worldMpiComm(parc_rt_context_t *ctx) { return ctx->world->mpi; }
+
+// A new NCCL communicator must not be created while collectives of another
+// one may still wait on a peer that is creating it.
+parc_rt_status_t quiesceComms(parc_rt_context_t *ctx) {
+  if (State *s = existingState())
+    return synchronize(s, ctx->timeoutSeconds);
+  return PARC_RT_OK;
+}
+
+parc_rt_status_t adoptSplitComm(parc_rt_context_t *ctx, MPI_Comm split,
+                                parc_rt_comm_t **out) {
+  MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN);
+  return wrapComm(ctx, split, out, "comm_split");
+}
+
 } // namespace parc::rt
 
 namespace parc::rt::cuda {
@@ -462,48 +482,7 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// Communicators
-//===----------------------------------------------------------------------===//
-
-parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
-                                    parc_rt_comm_t **out_comm) {
-  if (!ctx || !out_comm)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "comm_split: context or out_comm is null");
-  *out_comm = nullptr;
-  // A new NCCL communicator must not be created while collectives of
-  // another one may still wait on a peer that is creating it.
-  if (State *s = existingState())
-    PARC_RT_RETURN_IF_ERROR(synchronize(s, ctx->timeoutSeconds));
-  MPI_Comm split = MPI_COMM_NULL;
-  int rc = MPI_Comm_split(ctx->world->mpi, color < 0 ? MPI_UNDEFINED : color,
-                          key, &split);
-  if (rc != MPI_SUCCESS)
-    return mpiFail(PARC_RT_COMM_ERROR, rc, "comm_split");
-  if (split == MPI_COMM_NULL)
-    return PARC_RT_OK; // negative color: this rank is in no group
-  MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN);
-  return wrapComm(ctx, split, out_comm, "comm_split");
-}
-
-parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
-  if (!comm)
-    return PARC_RT_OK;
-  parc_rt_context_t *ctx = comm->ctx;
-  if (comm == ctx->world)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "comm_release: the world communicator belongs to the context");
-  if (State *s = existingState())
-    PARC_RT_RETURN_IF_ERROR(synchronize(s, ctx->timeoutSeconds));
-  auto it = std::find(ctx->comms.begin(), ctx->comms.end(), comm);
-  if (it != ctx->comms.end())
-    ctx->comms.erase(it);
-  destroyComm(comm);
-  return PARC_RT_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// Collectives
+// Collectives (communicator split and release: comm_api.cpp)
 //===----------------------------------------------------------------------===//
 
 parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,

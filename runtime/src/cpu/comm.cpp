@@ -1,4 +1,4 @@
-//===- comm_mpi.cpp - Context, communicators and collectives over MPI -----===//
+//===- comm.cpp - Context, communicators and collectives over MPI ---------===//
 //
 // Every collective, blocking or not, is a non-blocking MPI call completed by
 // a polling wait with a deadline: a hung or crashed peer then surfaces as
@@ -354,6 +354,20 @@ parc_rt_status_t waitRequest(parc_rt_request_t *request, bool blocking) {
   return waitOne(request);
 }
 
+MPI_Comm worldMpiComm(parc_rt_context_t *ctx) { return ctx->world->comm; }
+
+parc_rt_status_t quiesceComms(parc_rt_context_t *) { return PARC_RT_OK; }
+
+parc_rt_status_t adoptSplitComm(parc_rt_context_t *ctx, MPI_Comm split,
+                                parc_rt_comm_t **out) {
+  return wrapComm(ctx, split, out);
+}
+
+void destroyComm(parc_rt_comm_t *comm) {
+  MPI_Comm_free(&comm->comm);
+  delete comm;
+}
+
 } // namespace parc::rt
 
 extern "C" {
@@ -396,10 +410,8 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
                   "at world rank %d; call parc_rt_abort",
                   r->what.c_str(), ctx->rank);
   ctx->orphans.clear();
-  for (parc_rt_comm_t *comm : ctx->comms) {
-    MPI_Comm_free(&comm->comm);
-    delete comm;
-  }
+  for (parc_rt_comm_t *comm : ctx->comms)
+    destroyComm(comm);
   ctx->comms.clear();
   freeHalfTypes();
   const bool ownsMpi = ctx->ownsMpi;
@@ -408,42 +420,7 @@ parc_rt_status_t parc_rt_finalize(parc_rt_context_t *ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// Communicators
-//===----------------------------------------------------------------------===//
-
-parc_rt_status_t parc_rt_comm_split(parc_rt_context_t *ctx, int color, int key,
-                                    parc_rt_comm_t **out_comm) {
-  if (!ctx || !out_comm)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "comm_split: context or out_comm is null");
-  *out_comm = nullptr;
-  MPI_Comm split = MPI_COMM_NULL;
-  int rc = MPI_Comm_split(ctx->world->comm, color < 0 ? MPI_UNDEFINED : color,
-                          key, &split);
-  if (rc != MPI_SUCCESS)
-    return mpiFail(PARC_RT_COMM_ERROR, rc, "comm_split");
-  if (split == MPI_COMM_NULL)
-    return PARC_RT_OK; // negative color: this rank is in no group
-  return wrapComm(ctx, split, out_comm);
-}
-
-parc_rt_status_t parc_rt_comm_release(parc_rt_comm_t *comm) {
-  if (!comm)
-    return PARC_RT_OK;
-  parc_rt_context_t *ctx = comm->ctx;
-  if (comm == ctx->world)
-    return fail(PARC_RT_INVALID_ARGUMENT,
-                "comm_release: the world communicator belongs to the context");
-  auto it = std::find(ctx->comms.begin(), ctx->comms.end(), comm);
-  if (it != ctx->comms.end())
-    ctx->comms.erase(it);
-  MPI_Comm_free(&comm->comm);
-  delete comm;
-  return PARC_RT_OK;
-}
-
-//===----------------------------------------------------------------------===//
-// Collectives
+// Collectives (communicator split and release: comm_api.cpp)
 //===----------------------------------------------------------------------===//
 
 parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
