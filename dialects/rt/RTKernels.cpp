@@ -55,9 +55,10 @@ ArrayRef<NoKernelOp> parc::rt::getOpsWithoutKernel() { return rtNoKernelTable; }
 
 /// "1 input", "2 to 3 inputs", "at least 1 input".
 static std::string countText(int64_t min, int64_t max, StringRef what) {
-  std::string n = max < 0    ? "at least " + std::to_string(min)
-                  : min == max ? std::to_string(min)
-                               : std::to_string(min) + " to " + std::to_string(max);
+  std::string n = max < 0 ? "at least " + std::to_string(min)
+                  : min == max
+                      ? std::to_string(min)
+                      : std::to_string(min) + " to " + std::to_string(max);
   bool one = min == 1 && (max == 1 || max < 0);
   return n + " " + what.str() + (one ? "" : "s");
 }
@@ -74,8 +75,8 @@ LogicalResult parc::rt::verifyKernelCall(Operation *op, StringRef callee,
   if (!k)
     return op->emitOpError() << "no runtime kernel named '" << callee << "'";
   if (started && !k->hasStart)
-    return op->emitOpError() << callee << " has no asynchronous form ("
-                             << k->entry << "_start)";
+    return op->emitOpError()
+           << callee << " has no asynchronous form (" << k->entry << "_start)";
   if (!inRange(ins.size(), k->minIns, k->maxIns) ||
       !inRange(outs.size(), k->minOuts, k->maxOuts)) {
     InFlightDiagnostic diag = op->emitOpError() << callee << " takes ";
@@ -86,12 +87,13 @@ LogicalResult parc::rt::verifyKernelCall(Operation *op, StringRef callee,
                 << ins.size() << " and " << outs.size();
   }
   if (k->sameElementType) {
-    auto types = llvm::map_range(
-        llvm::concat<const Value>(ins, outs),
-        [](Value v) { return cast<MemRefType>(v.getType()).getElementType(); });
+    auto types =
+        llvm::map_range(llvm::concat<const Value>(ins, outs), [](Value v) {
+          return cast<MemRefType>(v.getType()).getElementType();
+        });
     if (!llvm::all_equal(types))
-      return op->emitOpError() << callee
-                               << " needs one element type on every buffer";
+      return op->emitOpError()
+             << callee << " needs one element type on every buffer";
   }
   for (NamedAttribute attr : params) {
     const KernelParam *p = k->lookupParam(attr.getName());
@@ -99,9 +101,9 @@ LogicalResult parc::rt::verifyKernelCall(Operation *op, StringRef callee,
       return op->emitOpError() << callee << " takes no parameter '"
                                << attr.getName().getValue() << "'";
     if (!p->matches(attr.getValue()))
-      return op->emitOpError() << "parameter '" << p->name << "' of " << callee
-                               << " must be " << p->kind << ", not "
-                               << attr.getValue();
+      return op->emitOpError()
+             << "parameter '" << p->name << "' of " << callee << " must be "
+             << p->kind << ", not " << attr.getValue();
   }
   for (const KernelParam &p : k->params)
     if (!p.optional && !params.get(p.name))

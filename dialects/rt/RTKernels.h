@@ -83,8 +83,7 @@ mlir::LogicalResult verifyKernelCall(mlir::Operation *op,
                                      llvm::StringRef callee,
                                      mlir::ValueRange ins,
                                      mlir::ValueRange outs,
-                                     mlir::DictionaryAttr params,
-                                     bool started);
+                                     mlir::DictionaryAttr params, bool started);
 
 } // namespace parc::rt
 

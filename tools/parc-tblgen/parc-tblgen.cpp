@@ -126,13 +126,14 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
     os << formatv("  {{\"{0}\", ::parc::rt::Kernel::{1}, \"{2}\", {3}, {4}, "
                   "{5}, {6}, {7}, {8}, \"{9}\", {10}, rtProducers{1}},\n",
                   k->getValueAsString("name"), id,
-                  entry->getValueAsString("symbol"),
-                  k->getValueAsInt("minIns"), k->getValueAsInt("maxIns"),
-                  k->getValueAsInt("minOuts"), k->getValueAsInt("maxOuts"),
+                  entry->getValueAsString("symbol"), k->getValueAsInt("minIns"),
+                  k->getValueAsInt("maxIns"), k->getValueAsInt("minOuts"),
+                  k->getValueAsInt("maxOuts"),
                   entry->getValueAsBit("hasStart") ? "true" : "false",
                   k->getValueAsBit("sameElementType") ? "true" : "false",
                   k->getValueAsString("operands"),
-                  hasParams ? "rtParams" + id : "::llvm::ArrayRef<::parc::rt::KernelParam>()");
+                  hasParams ? "rtParams" + id
+                            : "::llvm::ArrayRef<::parc::rt::KernelParam>()");
   }
   os << "};\n\n";
   // Arity of every C entry (and _start form) generated code calls.
