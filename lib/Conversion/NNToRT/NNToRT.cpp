@@ -178,7 +178,8 @@ LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
       root = view.getSource();
     if (!root.getDefiningOp<rt::AllocOp>() || !published.insert(root).second) {
       Value copy = alloc(loc, v.getType());
-      rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Copy), ValueRange{buf}, ValueRange{copy});
+      rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Copy),
+                           ValueRange{buf}, ValueRange{copy});
       buf = copy;
     }
     rt::OutputOp::create(b, loc, i, outName, buf);
@@ -268,8 +269,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         !s.getBlocks().empty() || !s.getReplicas().empty())
       return op->emitOpError("a computed value is sliced only evenly, along "
                              "one dimension over one mesh axis");
-    map.map(part.getResult(), lowerOnLeadingDim(op, rt::Kernel::LocalChunk, part.getInput(),
-                                                part.getType(), dims[0]));
+    map.map(part.getResult(),
+            lowerOnLeadingDim(op, rt::Kernel::LocalChunk, part.getInput(),
+                              part.getType(), dims[0]));
     return success();
   }
   if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op);
@@ -380,8 +382,8 @@ Value Lowering::permuted(Location loc, Value buf, ArrayRef<int64_t> perm) {
     return rt::ViewOp::create(b, loc, MemRefType::get(shape, t.getElementType()),
                               buf);
   Value out = alloc(loc, RankedTensorType::get(shape, t.getElementType()));
-  auto tr = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Transpose), ValueRange{buf},
-                                 ValueRange{out});
+  auto tr = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Transpose),
+                                 ValueRange{buf}, ValueRange{out});
   tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
   return out;
 }
@@ -526,8 +528,8 @@ void Lowering::lowerFusedAttention(nn::AttentionOp op,
   if (mod.mask)
     ins.push_back(buffer(mod.mask));
   Value out = alloc(loc, op.getType());
-  auto kernel = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::AttentionFused), ins,
-                                     ValueRange{out});
+  auto kernel = rt::KernelOp::create(
+      b, loc, kernelName(rt::Kernel::AttentionFused), ins, ValueRange{out});
   kernel->setAttr("scale", op.getScaleAttr());
   if (mod.causalOffset)
     kernel->setAttr("causal_offset", b.getI64IntegerAttr(*mod.causalOffset));
@@ -549,7 +551,8 @@ LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
   Value scores = alloc(loc, scoreType);
   auto scoreKernel = rt::KernelOp::create(
       b, loc, kernelName(rt::Kernel::AttentionScores),
-      ValueRange{buffer(op.getQuery()), buffer(op.getKey())}, ValueRange{scores});
+      ValueRange{buffer(op.getQuery()), buffer(op.getKey())},
+      ValueRange{scores});
   scoreKernel->setAttr("scale", op.getScaleAttr());
 
   Block &mod = op.getScoreModBlock();
@@ -562,12 +565,13 @@ LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
   Value modified = buffer(cast<nn::YieldOp>(mod.getTerminator()).getValue());
 
   Value probs = alloc(loc, scoreType);
-  auto softmax = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Softmax), ValueRange{modified},
-                                      ValueRange{probs});
+  auto softmax = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Softmax),
+                                      ValueRange{modified}, ValueRange{probs});
   softmax->setAttr("axis", b.getI64IntegerAttr(3));
   Value out = alloc(loc, op.getType());
   rt::KernelOp::create(b, loc, kernelName(rt::Kernel::AttentionValues),
-                       ValueRange{probs, buffer(op.getValue())}, ValueRange{out});
+                       ValueRange{probs, buffer(op.getValue())},
+                       ValueRange{out});
   map.map(op.getResult(), out);
   return success();
 }
