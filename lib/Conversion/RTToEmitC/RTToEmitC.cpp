@@ -78,6 +78,30 @@ struct Call {
   }
 };
 
+/// The rt.kernel being emitted, with typed reads of the attributes its
+/// family's runtime call takes.
+struct Kernel {
+  rt::KernelOp op;
+  StringRef name;
+  Location loc;
+  ValueRange ins, outs;
+
+  explicit Kernel(rt::KernelOp op)
+      : op(op), name(op.getCallee()), loc(op.getLoc()), ins(op.getIns()),
+        outs(op.getOuts()) {}
+  Attribute attr(StringRef n) const { return op->getAttr(n); }
+  int64_t intAttr(StringRef n) const {
+    return cast<IntegerAttr>(attr(n)).getInt();
+  }
+  bool boolAttr(StringRef n) const { return cast<BoolAttr>(attr(n)).getValue(); }
+  double floatAttr(StringRef n) const {
+    return cast<FloatAttr>(attr(n)).getValueAsDouble();
+  }
+  ArrayRef<int64_t> arrayAttr(StringRef n) const {
+    return cast<DenseI64ArrayAttr>(attr(n)).asArrayRef();
+  }
+};
+
 class Emitter {
 public:
   Emitter(ModuleOp module) : module(module), b(module.getContext()) {}
@@ -123,7 +147,20 @@ private:
   /// A pointer from `args` (base, offset or slot): parc_rt_at (base +
   /// offset) or parc_rt_slot (slot of base).
   Value pointerCall(Location loc, StringRef helper, Call &args);
+  /// An rt.kernel: its family's emitter from kernelEmitters().
   LogicalResult emitKernel(rt::KernelOp op);
+  using KernelEmitter = LogicalResult (Emitter::*)(const Kernel &);
+  /// Every rt kernel name and the member that emits its runtime call.
+  static const llvm::StringMap<KernelEmitter> &kernelEmitters();
+  // One emitter per op family (kernelEmitters() lists their names).
+  LogicalResult emitElementwise(const Kernel &k);
+  LogicalResult emitLinalg(const Kernel &k);
+  LogicalResult emitNorm(const Kernel &k);
+  LogicalResult emitMovement(const Kernel &k);
+  LogicalResult emitConcatSplit(const Kernel &k);
+  LogicalResult emitWindowed(const Kernel &k);
+  LogicalResult emitAttention(const Kernel &k);
+  LogicalResult emitCollective(const Kernel &k);
   /// `comm` names the communication for the run's trace (empty: compute).
   void emitCall(Location loc, StringRef callee, Call &call, StringRef comm = "");
   /// The communicator of the group a collective or send/recv runs in.
@@ -138,10 +175,14 @@ private:
   /// collective only inside MPI calls, so compute between start and wait
   /// hides communication only if something drives it.
   void emitProgress(Location loc);
-  LogicalResult emitMoe(rt::KernelOp op);
+  LogicalResult emitMoe(const Kernel &k);
   /// The steps of an expert-parallel nn.moe and its all_to_all_v's.
-  LogicalResult emitMoeStep(rt::KernelOp op);
+  LogicalResult emitMoeStep(const Kernel &k);
   Value pointer(Value buffer) { return pointers.lookup(buffer); }
+  /// The pointer of vs[i], or nullptr for an absent optional operand.
+  Call &ptrOrNull(Call &c, ValueRange vs, size_t i) {
+    return i < vs.size() ? c.value(pointer(vs[i])) : c.text("nullptr");
+  }
   Call &shape(Call &call, Value buffer) {
     auto t = memrefOf(buffer);
     return call.lit(t.getRank()).text(table(t.getShape()));
@@ -318,259 +359,291 @@ void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef com
                               check.operands);
 }
 
-/// Kernels by rt name: the runtime call and how its arguments are laid out.
-LogicalResult Emitter::emitKernel(rt::KernelOp op) {
-  StringRef name = op.getCallee();
-  Location loc = op.getLoc();
-  ValueRange ins = op.getIns(), outs = op.getOuts();
-  Call call(b.getContext());
-  auto attr = [&](StringRef n) { return op->getAttr(n); };
-  auto intAttr = [&](StringRef n) {
-    return cast<IntegerAttr>(attr(n)).getInt();
-  };
-  auto arrayAttr = [&](StringRef n) {
-    return cast<DenseI64ArrayAttr>(attr(n)).asArrayRef();
-  };
-  auto count = [&](Value v) { return memrefOf(v).getNumElements(); };
-  auto ptrOrNull = [&](Call &c, ValueRange vs, size_t i) -> Call & {
-    return i < vs.size() ? c.value(pointer(vs[i])) : c.text("nullptr");
-  };
-
-  static const llvm::StringMap<StringRef> unary = {
+/// The unary, binary and reduction kinds by rt name: the runtime's
+/// enumerator suffix (PARC_RT_UNARY_NEG, ...). Each map's names are also the
+/// kernel table's entries for its family.
+static const llvm::StringMap<StringRef> &unaryKinds() {
+  static const llvm::StringMap<StringRef> kinds = {
       {"neg", "NEG"}, {"exp", "EXP"}, {"log", "LOG"}, {"sqrt", "SQRT"},
       {"reciprocal", "RECIPROCAL"}, {"tanh", "TANH"}, {"erf", "ERF"},
       {"sigmoid", "SIGMOID"}, {"relu", "RELU"}, {"not", "NOT"},
-      {"silu", "SILU"}};
-  static const llvm::StringMap<StringRef> binary = {
+      {"silu", "SILU"}, {"gelu", "GELU"}};
+  return kinds;
+}
+static const llvm::StringMap<StringRef> &binaryKinds() {
+  static const llvm::StringMap<StringRef> kinds = {
       {"add", "ADD"}, {"sub", "SUB"}, {"mul", "MUL"}, {"div", "DIV"},
       {"pow", "POW"}, {"min", "MIN"}, {"max", "MAX"}, {"equal", "EQUAL"},
       {"less", "LESS"}, {"greater", "GREATER"}, {"and", "AND"}, {"or", "OR"}};
-  static const llvm::StringMap<StringRef> reductions = {
+  return kinds;
+}
+static const llvm::StringMap<StringRef> &reductionKinds() {
+  static const llvm::StringMap<StringRef> kinds = {
       {"reduce_sum", "SUM"}, {"reduce_mean", "MEAN"}, {"reduce_max", "MAX"},
       {"reduce_min", "MIN"}, {"reduce_prod", "PROD"}};
+  return kinds;
+}
 
-  if (auto it = unary.find(name); it != unary.end() || name == "gelu") {
-    std::string kind = name == "gelu" ? "GELU" : it->second.str();
-    auto approx = dyn_cast_or_null<nn::GeluApproximationAttr>(attr("approximation"));
+const llvm::StringMap<Emitter::KernelEmitter> &Emitter::kernelEmitters() {
+  static const llvm::StringMap<KernelEmitter> table = [] {
+    llvm::StringMap<KernelEmitter> t;
+    auto add = [&](KernelEmitter emit, ArrayRef<StringRef> names) {
+      for (StringRef name : names) {
+        bool inserted = t.try_emplace(name, emit).second;
+        assert(inserted && "an rt kernel name in two families");
+        (void)inserted;
+      }
+    };
+    for (const auto *kinds : {&unaryKinds(), &binaryKinds(), &reductionKinds()})
+      for (const auto &kind : *kinds)
+        add(&Emitter::emitElementwise, {kind.getKey()});
+    add(&Emitter::emitElementwise, {"where", "cast", "copy"});
+    add(&Emitter::emitLinalg, {"matmul", "gemm", "linear"});
+    add(&Emitter::emitNorm, {"softmax", "layer_norm", "rms_norm"});
+    add(&Emitter::emitMovement, {"transpose", "slice", "expand", "gather",
+                                 "scatter_elements", "trilu", "topk"});
+    add(&Emitter::emitConcatSplit, {"concat", "split"});
+    add(&Emitter::emitWindowed, {"conv", "max_pool"});
+    add(&Emitter::emitAttention,
+        {"rotary", "kv_cache_write", "attention_scores", "attention_values",
+         "attention_fused"});
+    add(&Emitter::emitCollective,
+        {"all_reduce", "all_gather", "send", "recv", "reduce_scatter",
+         "local_chunk", "all_to_all", "all_to_all_v"});
+    add(&Emitter::emitMoe, {"moe"});
+    add(&Emitter::emitMoeStep,
+        {"moe_route", "moe_permute", "moe_experts", "moe_combine"});
+    return t;
+  }();
+  return table;
+}
+
+/// Kernels by rt name: the family emitter that knows how the runtime call's
+/// arguments are laid out.
+LogicalResult Emitter::emitKernel(rt::KernelOp op) {
+  Kernel k(op);
+  const auto &table = kernelEmitters();
+  auto it = table.find(k.name);
+  if (it == table.end())
+    return op.emitOpError() << "no runtime kernel named '" << k.name << "'";
+  return (this->*it->second)(k);
+}
+
+/// Pointwise and reducing kernels: unary (with GELU's tanh form), binary
+/// and reductions by kind, where, cast and copy.
+LogicalResult Emitter::emitElementwise(const Kernel &k) {
+  StringRef name = k.name;
+  ValueRange ins = k.ins, outs = k.outs;
+  Call call(b.getContext());
+  if (auto it = unaryKinds().find(name); it != unaryKinds().end()) {
+    std::string kind = it->second.str();
+    auto approx =
+        dyn_cast_or_null<nn::GeluApproximationAttr>(k.attr("approximation"));
     if (approx && approx.getValue() == nn::GeluApproximation::tanh)
       kind = "GELU_TANH";
     call.text("PARC_RT_UNARY_" + kind).text(dtype(ins[0]))
-        .value(pointer(ins[0])).value(pointer(outs[0])).lit(count(ins[0]));
-    emitCall(loc, "parc_rt_unary", call);
+        .value(pointer(ins[0])).value(pointer(outs[0])).lit(memrefOf(ins[0]).getNumElements());
+    emitCall(k.loc, "parc_rt_unary", call);
     return success();
   }
-  if (auto it = binary.find(name); it != binary.end()) {
+  if (auto it = binaryKinds().find(name); it != binaryKinds().end()) {
     call.text(("PARC_RT_BINARY_" + it->second).str()).text(dtype(ins[0]));
     for (Value v : {ins[0], ins[1], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(loc, "parc_rt_binary", call);
+    emitCall(k.loc, "parc_rt_binary", call);
     return success();
   }
-  if (auto it = reductions.find(name); it != reductions.end()) {
-    ArrayRef<int64_t> axes = arrayAttr("axes");
+  if (auto it = reductionKinds().find(name); it != reductionKinds().end()) {
+    ArrayRef<int64_t> axes = k.arrayAttr("axes");
     call.text(("PARC_RT_REDUCTION_" + it->second).str()).text(dtype(ins[0]))
         .value(pointer(ins[0]));
     shape(call, ins[0]).lit(axes.size()).text(table(axes)).value(pointer(outs[0]));
-    emitCall(loc, "parc_rt_reduce", call);
+    emitCall(k.loc, "parc_rt_reduce", call);
     return success();
   }
   if (name == "where") {
     call.text(dtype(ins[1]));
     for (Value v : {ins[0], ins[1], ins[2], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(loc, "parc_rt_where", call);
+    emitCall(k.loc, "parc_rt_where", call);
     return success();
   }
   if (name == "cast") {
     call.text(dtype(ins[0])).value(pointer(ins[0])).text(dtype(outs[0]))
-        .value(pointer(outs[0])).lit(count(ins[0]));
-    emitCall(loc, "parc_rt_cast", call);
+        .value(pointer(outs[0])).lit(memrefOf(ins[0]).getNumElements());
+    emitCall(k.loc, "parc_rt_cast", call);
     return success();
   }
-  if (name == "copy") {
-    auto t = memrefOf(ins[0]);
-    call.value(pointer(outs[0])).value(pointer(ins[0]))
-        .lit(t.getNumElements() * std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1));
-    emitCall(loc, "parc_rt_copy", call);
-    return success();
-  }
-  if (name == "matmul") {
+  // copy: bytes, at least one per element.
+  auto t = memrefOf(ins[0]);
+  call.value(pointer(outs[0])).value(pointer(ins[0]))
+      .lit(t.getNumElements() * std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1));
+  emitCall(k.loc, "parc_rt_copy", call);
+  return success();
+}
+
+/// matmul (batched, broadcasting) and gemm; linear is a gemm over the
+/// flattened leading dims of its input.
+LogicalResult Emitter::emitLinalg(const Kernel &k) {
+  ValueRange ins = k.ins, outs = k.outs;
+  Call call(b.getContext());
+  if (k.name == "matmul") {
     call.text(dtype(ins[0]));
     for (Value v : {ins[0], ins[1], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(loc, "parc_rt_matmul", call);
+    emitCall(k.loc, "parc_rt_matmul", call);
     return success();
   }
-  if (name == "gemm" || name == "linear") {
-    // linear is a gemm over the flattened leading dims of its input.
-    bool isLinear = name == "linear";
-    auto a = memrefOf(ins[0]), w = memrefOf(ins[1]);
-    bool transA = !isLinear && cast<BoolAttr>(attr("trans_a")).getValue();
-    bool transB = cast<BoolAttr>(attr(isLinear ? "transpose_weight" : "trans_b")).getValue();
-    int64_t k = isLinear ? a.getShape().back() : a.getDimSize(transA ? 0 : 1);
-    int64_t m = isLinear ? a.getNumElements() / k : a.getDimSize(transA ? 1 : 0);
-    int64_t n = w.getDimSize(transB ? 0 : 1);
-    call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(ins[1]));
-    if (ins.size() > 2)
-      shape(call.value(pointer(ins[2])), ins[2]);
-    else
-      call.text("nullptr").lit(0).text("nullptr");
-    call.value(pointer(outs[0])).lit(m).lit(n).lit(k).lit(transA).lit(transB);
-    if (isLinear)
-      call.real(1.0).real(1.0);
-    else
-      call.real(cast<FloatAttr>(attr("alpha")).getValueAsDouble())
-          .real(cast<FloatAttr>(attr("beta")).getValueAsDouble());
-    emitCall(loc, "parc_rt_gemm", call);
-    return success();
-  }
-  if (name == "softmax") {
+  bool isLinear = k.name == "linear";
+  auto a = memrefOf(ins[0]), w = memrefOf(ins[1]);
+  bool transA = !isLinear && k.boolAttr("trans_a");
+  bool transB = k.boolAttr(isLinear ? "transpose_weight" : "trans_b");
+  int64_t kDim = isLinear ? a.getShape().back() : a.getDimSize(transA ? 0 : 1);
+  int64_t m = isLinear ? a.getNumElements() / kDim : a.getDimSize(transA ? 1 : 0);
+  int64_t n = w.getDimSize(transB ? 0 : 1);
+  call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(ins[1]));
+  if (ins.size() > 2)
+    shape(call.value(pointer(ins[2])), ins[2]);
+  else
+    call.text("nullptr").lit(0).text("nullptr");
+  call.value(pointer(outs[0])).lit(m).lit(n).lit(kDim).lit(transA).lit(transB);
+  if (isLinear)
+    call.real(1.0).real(1.0);
+  else
+    call.real(k.floatAttr("alpha")).real(k.floatAttr("beta"));
+  emitCall(k.loc, "parc_rt_gemm", call);
+  return success();
+}
+
+/// softmax, layer_norm and rms_norm: along one axis of the input.
+LogicalResult Emitter::emitNorm(const Kernel &k) {
+  ValueRange ins = k.ins, outs = k.outs;
+  Call call(b.getContext());
+  if (k.name == "softmax") {
     call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(outs[0]));
-    shape(call, ins[0]).lit(intAttr("axis"));
-    emitCall(loc, "parc_rt_softmax", call);
+    shape(call, ins[0]).lit(k.intAttr("axis"));
+    emitCall(k.loc, "parc_rt_softmax", call);
     return success();
   }
-  if (name == "layer_norm" || name == "rms_norm") {
-    call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(ins[1]));
-    ptrOrNull(call, ins, 2).value(pointer(outs[0]));
-    shape(call, ins[0]).lit(intAttr("axis"))
-        .real(cast<FloatAttr>(attr("epsilon")).getValueAsDouble());
-    emitCall(loc, name == "layer_norm" ? "parc_rt_layer_norm" : "parc_rt_rms_norm",
-             call);
-    return success();
-  }
+  // The bias (layer_norm's third input) is optional.
+  call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(ins[1]));
+  ptrOrNull(call, ins, 2).value(pointer(outs[0]));
+  shape(call, ins[0]).lit(k.intAttr("axis")).real(k.floatAttr("epsilon"));
+  emitCall(k.loc, k.name == "layer_norm" ? "parc_rt_layer_norm" : "parc_rt_rms_norm",
+           call);
+  return success();
+}
+
+/// Data movement and selection: transpose, slice, expand, gather,
+/// scatter_elements, trilu, topk.
+LogicalResult Emitter::emitMovement(const Kernel &k) {
+  StringRef name = k.name;
+  ValueRange ins = k.ins, outs = k.outs;
+  Call call(b.getContext());
+  call.text(dtype(ins[0])).value(pointer(ins[0]));
+  shape(call, ins[0]);
   if (name == "transpose") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).text(table(arrayAttr("perm"))).value(pointer(outs[0]));
-    emitCall(loc, "parc_rt_transpose", call);
-    return success();
-  }
-  if (name == "slice") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).text(table(arrayAttr("starts")))
-        .text(table(arrayAttr("steps"))).value(pointer(outs[0]))
-        .text(table(memrefOf(outs[0]).getShape()));
-    emitCall(loc, "parc_rt_slice", call);
-    return success();
-  }
-  if (name == "expand") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).value(pointer(outs[0]));
-    shape(call, outs[0]);
-    emitCall(loc, "parc_rt_expand", call);
-    return success();
-  }
-  if (name == "concat" || name == "split") {
-    // Pointer lists go through a local array the runtime reads.
-    bool isConcat = name == "concat";
-    ValueRange pieces = isConcat ? ins : outs;
-    int64_t axis = intAttr("axis");
-    SmallVector<int64_t> sizes;
-    for (Value v : pieces)
-      sizes.push_back(memrefOf(v).getDimSize(axis));
-    std::string list = "parc_ptrs_" + std::to_string(counter++);
-    auto arrayType = emitc::ArrayType::get({(int64_t)pieces.size()}, voidPtr());
-    auto var = emitc::VariableOp::create(
-        b, loc, arrayType, emitc::OpaqueAttr::get(b.getContext(), ""));
-    for (auto [i, v] : llvm::enumerate(pieces)) {
-      Value index = emitc::LiteralOp::create(b, loc, b.getIndexType(),
-                                             std::to_string(i));
-      Value slot = emitc::SubscriptOp::create(
-          b, loc, emitc::LValueType::get(voidPtr()), var, index);
-      emitc::AssignOp::create(b, loc, slot, pointer(v));
-    }
-    Value whole = isConcat ? outs[0] : ins[0];
-    call.text(dtype(whole));
-    if (isConcat) {
-      call.lit(pieces.size()).value(var).text(table(sizes));
-      shape(call, whole).lit(axis).value(pointer(whole));
-      emitCall(loc, "parc_rt_concat", call);
-    } else {
-      call.value(pointer(whole));
-      shape(call, whole).lit(axis).lit(pieces.size()).text(table(sizes)).value(var);
-      emitCall(loc, "parc_rt_split", call);
-    }
-    return success();
-  }
-  if (name == "gather") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).lit(intAttr("axis")).text(dtype(ins[1])).value(pointer(ins[1]));
+    call.text(table(k.arrayAttr("perm"))).value(pointer(outs[0]));
+  } else if (name == "slice") {
+    call.text(table(k.arrayAttr("starts"))).text(table(k.arrayAttr("steps")))
+        .value(pointer(outs[0])).text(table(memrefOf(outs[0]).getShape()));
+  } else if (name == "expand") {
+    shape(call.value(pointer(outs[0])), outs[0]);
+  } else if (name == "gather") {
+    call.lit(k.intAttr("axis")).text(dtype(ins[1])).value(pointer(ins[1]));
     shape(call, ins[1]).value(pointer(outs[0]));
-    emitCall(loc, "parc_rt_gather", call);
-    return success();
-  }
-  if (name == "scatter_elements") {
-    auto reduction = dyn_cast_or_null<nn::ScatterReductionAttr>(attr("reduction"));
+  } else if (name == "scatter_elements") {
+    auto reduction =
+        dyn_cast_or_null<nn::ScatterReductionAttr>(k.attr("reduction"));
     std::string kind =
         StringRef(nn::stringifyScatterReduction(
                       reduction ? reduction.getValue() : nn::ScatterReduction::none))
             .upper();
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).lit(intAttr("axis")).text(dtype(ins[1]))
+    call.lit(k.intAttr("axis")).text(dtype(ins[1]))
         .value(pointer(ins[1])).text(table(memrefOf(ins[1]).getShape()))
         .value(pointer(ins[2])).text("PARC_RT_SCATTER_" + kind)
         .value(pointer(outs[0]));
-    emitCall(loc, "parc_rt_scatter_elements", call);
-    return success();
-  }
-  if (name == "trilu") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).lit(intAttr("k"))
-        .lit(cast<BoolAttr>(attr("upper")).getValue()).value(pointer(outs[0]));
-    emitCall(loc, "parc_rt_trilu", call);
-    return success();
-  }
-  if (name == "topk") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    bool largest = !attr("largest") || cast<BoolAttr>(attr("largest")).getValue();
-    shape(call, ins[0]).lit(intAttr("axis")).lit(intAttr("k")).lit(largest)
+  } else if (name == "trilu") {
+    call.lit(k.intAttr("k")).lit(k.boolAttr("upper")).value(pointer(outs[0]));
+  } else { // topk
+    bool largest = !k.attr("largest") || k.boolAttr("largest");
+    call.lit(k.intAttr("axis")).lit(k.intAttr("k")).lit(largest)
         .value(pointer(outs[0])).value(pointer(outs[1]));
-    emitCall(loc, "parc_rt_topk", call);
-    return success();
   }
-  if (name == "conv") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).value(pointer(ins[1])).text(table(memrefOf(ins[1]).getShape()));
-    ptrOrNull(call, ins, 2).lit(intAttr("group")).text(table(arrayAttr("strides")))
-        .text(table(arrayAttr("pads"))).text(table(arrayAttr("dilations")))
-        .value(pointer(outs[0])).text(table(memrefOf(outs[0]).getShape()));
-    emitCall(loc, "parc_rt_conv", call);
-    return success();
+  emitCall(k.loc, ("parc_rt_" + name).str(), call);
+  return success();
+}
+
+/// concat and split: the pieces' pointers go through a local array the
+/// runtime reads.
+LogicalResult Emitter::emitConcatSplit(const Kernel &k) {
+  Location loc = k.loc;
+  bool isConcat = k.name == "concat";
+  ValueRange pieces = isConcat ? k.ins : k.outs;
+  int64_t axis = k.intAttr("axis");
+  SmallVector<int64_t> sizes;
+  for (Value v : pieces)
+    sizes.push_back(memrefOf(v).getDimSize(axis));
+  // Numbers the later rt.repeat tables as when the array had a name of its
+  // own, so that generated source stays byte-identical.
+  ++counter;
+  auto arrayType = emitc::ArrayType::get({(int64_t)pieces.size()}, voidPtr());
+  auto var = emitc::VariableOp::create(
+      b, loc, arrayType, emitc::OpaqueAttr::get(b.getContext(), ""));
+  for (auto [i, v] : llvm::enumerate(pieces)) {
+    Value index = emitc::LiteralOp::create(b, loc, b.getIndexType(),
+                                           std::to_string(i));
+    Value slot = emitc::SubscriptOp::create(
+        b, loc, emitc::LValueType::get(voidPtr()), var, index);
+    emitc::AssignOp::create(b, loc, slot, pointer(v));
   }
-  if (name == "max_pool") {
-    call.text(dtype(ins[0])).value(pointer(ins[0]));
-    shape(call, ins[0]).text(table(arrayAttr("kernel_shape")))
-        .text(table(arrayAttr("strides"))).text(table(arrayAttr("pads")))
-        .text(table(arrayAttr("dilations"))).value(pointer(outs[0]))
-        .text(table(memrefOf(outs[0]).getShape()));
-    emitCall(loc, "parc_rt_max_pool", call);
-    return success();
+  Value whole = isConcat ? k.outs[0] : k.ins[0];
+  Call call(b.getContext());
+  call.text(dtype(whole));
+  if (isConcat) {
+    call.lit(pieces.size()).value(var).text(table(sizes));
+    shape(call, whole).lit(axis).value(pointer(whole));
+    emitCall(loc, "parc_rt_concat", call);
+  } else {
+    call.value(pointer(whole));
+    shape(call, whole).lit(axis).lit(pieces.size()).text(table(sizes)).value(var);
+    emitCall(loc, "parc_rt_split", call);
   }
+  return success();
+}
+
+/// conv and max_pool: a window over the spatial dims of NC... tensors.
+LogicalResult Emitter::emitWindowed(const Kernel &k) {
+  ValueRange ins = k.ins, outs = k.outs;
+  Call call(b.getContext());
+  call.text(dtype(ins[0])).value(pointer(ins[0]));
+  shape(call, ins[0]);
+  if (k.name == "conv") {
+    call.value(pointer(ins[1])).text(table(memrefOf(ins[1]).getShape()));
+    ptrOrNull(call, ins, 2).lit(k.intAttr("group"));
+  } else {
+    call.text(table(k.arrayAttr("kernel_shape")));
+  }
+  call.text(table(k.arrayAttr("strides"))).text(table(k.arrayAttr("pads")))
+      .text(table(k.arrayAttr("dilations"))).value(pointer(outs[0]))
+      .text(table(memrefOf(outs[0]).getShape()));
+  emitCall(k.loc, ("parc_rt_" + k.name).str(), call);
+  return success();
+}
+
+/// Attention's pieces: rotary embedding, the in-place KV cache write, the
+/// scores and values products, and the fused kernel.
+LogicalResult Emitter::emitAttention(const Kernel &k) {
+  StringRef name = k.name;
+  ValueRange ins = k.ins, outs = k.outs;
+  Call call(b.getContext());
   if (name == "rotary") {
     call.text(dtype(ins[0]));
     for (Value v : {ins[0], ins[1], ins[2], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(loc, "parc_rt_rotary_full", call);
+    emitCall(k.loc, "parc_rt_rotary_full", call);
     return success();
   }
-  if (name == "all_reduce" || name == "all_gather" || name == "send" ||
-      name == "recv" || name == "reduce_scatter" || name == "local_chunk" ||
-      name == "all_to_all") {
-    if (failed(commCall(op, name, ins, outs, call)))
-      return failure();
-    emitCall(loc, ("parc_rt_" + name).str(), call, name);
-    return success();
-  }
-  if (name == "moe")
-    return emitMoe(op);
-  if (name == "all_to_all_v") {
-    if (failed(commCall(op, name, ins, outs, call)))
-      return failure();
-    emitCall(loc, "parc_rt_" + runtimeCallee(name), call, name);
-    return success();
-  }
-  if (name.starts_with("moe_"))
-    return emitMoeStep(op);
   if (name == "kv_cache_write") {
     // In place: outs[0] is the cache (a persistent input buffer).
     call.text(dtype(outs[0])).value(pointer(outs[0]));
@@ -578,8 +651,8 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
         .value(pointer(ins[0]))
         .text(table(memrefOf(ins[0]).getShape()))
         .value(pointer(ins[1]))
-        .lit(intAttr("axis"));
-    emitCall(loc, "parc_rt_kv_cache_write", call);
+        .lit(k.intAttr("axis"));
+    emitCall(k.loc, "parc_rt_kv_cache_write", call);
     return success();
   }
   if (name == "attention_scores" || name == "attention_values") {
@@ -589,29 +662,36 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
     for (Value v : {ins[0], ins[1], outs[0]})
       shape(call.value(pointer(v)), v);
     if (name == "attention_scores")
-      call.real(cast<FloatAttr>(attr("scale")).getValueAsDouble());
-    emitCall(loc, ("parc_rt_" + name).str(), call);
+      call.real(k.floatAttr("scale"));
+    emitCall(k.loc, ("parc_rt_" + name).str(), call);
     return success();
   }
-  if (name == "attention_fused") {
-    // q, k, v and an optional additive mask; with `causal_offset`, query i
-    // sees keys j <= i + causal_offset.
-    call.text(dtype(ins[0]));
-    for (Value v : ins.take_front(3))
-      shape(call.value(pointer(v)), v);
-    if (ins.size() > 3)
-      shape(call.value(pointer(ins[3])), ins[3]);
-    else
-      call.text("nullptr").lit(0).text("nullptr");
-    shape(call.value(pointer(outs[0])), outs[0]);
-    auto causal = dyn_cast_or_null<IntegerAttr>(attr("causal_offset"));
-    call.real(cast<FloatAttr>(attr("scale")).getValueAsDouble())
-        .lit(causal ? 1 : 0)
-        .lit(causal ? causal.getInt() : 0);
-    emitCall(loc, "parc_rt_attention_fused", call);
-    return success();
-  }
-  return op.emitOpError() << "no runtime kernel named '" << name << "'";
+  // attention_fused: q, k, v and an optional additive mask; with
+  // `causal_offset`, query i sees keys j <= i + causal_offset.
+  call.text(dtype(ins[0]));
+  for (Value v : ins.take_front(3))
+    shape(call.value(pointer(v)), v);
+  if (ins.size() > 3)
+    shape(call.value(pointer(ins[3])), ins[3]);
+  else
+    call.text("nullptr").lit(0).text("nullptr");
+  shape(call.value(pointer(outs[0])), outs[0]);
+  auto causal = dyn_cast_or_null<IntegerAttr>(k.attr("causal_offset"));
+  call.real(k.floatAttr("scale"))
+      .lit(causal ? 1 : 0)
+      .lit(causal ? causal.getInt() : 0);
+  emitCall(k.loc, "parc_rt_attention_fused", call);
+  return success();
+}
+
+/// Collectives and send/recv in their blocking form (commCall lays out the
+/// arguments rt.start shares).
+LogicalResult Emitter::emitCollective(const Kernel &k) {
+  Call call(b.getContext());
+  if (failed(commCall(k.op, k.name, k.ins, k.outs, call)))
+    return failure();
+  emitCall(k.loc, "parc_rt_" + runtimeCallee(k.name), call, k.name);
+  return success();
 }
 
 LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
@@ -715,7 +795,8 @@ static std::string moeActivation(Operation *op) {
 }
 
 /// nn.moe: parc_rt_moe. The expert count is the router's.
-LogicalResult Emitter::emitMoe(rt::KernelOp op) {
+LogicalResult Emitter::emitMoe(const Kernel &k) {
+  rt::KernelOp op = k.op;
   Location loc = op.getLoc();
   ValueRange ins = op.getIns(), outs = op.getOuts();
   if (ins.size() < 4 || ins.size() > 5 || outs.size() != 1)
@@ -744,7 +825,8 @@ LogicalResult Emitter::emitMoe(rt::KernelOp op) {
   return success();
 }
 
-LogicalResult Emitter::emitMoeStep(rt::KernelOp op) {
+LogicalResult Emitter::emitMoeStep(const Kernel &k) {
+  rt::KernelOp op = k.op;
   StringRef name = op.getCallee();
   Location loc = op.getLoc();
   ValueRange ins = op.getIns(), outs = op.getOuts();

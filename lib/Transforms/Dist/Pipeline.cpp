@@ -217,223 +217,563 @@ sideInputs(ArrayRef<Operation *> ops, Block &body,
   return side;
 }
 
-struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
-  using Base::Base;
-  void runOnOperation() override;
-};
-
-void DistPipelinePass::runOnOperation() {
-  ModuleOp module = getOperation();
-  MLIRContext *ctx = &getContext();
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal()) {
-    module.emitError("expected a func.func @main with a body");
-    return signalPassFailure();
-  }
-  // About the whole model: its location (the file), not a dump of @main.
-  auto error = [&]() { return mlir::emitError(main.getLoc()); };
-  if (pp < 1 || microBatches < 1) {
-    error() << "--pp and --micro-batches must be at least 1, got "
-            << int64_t(pp) << " and " << int64_t(microBatches);
-    return signalPassFailure();
-  }
-  Block &body = main.getBody().front();
-
-  // Program order of the ops that belong to a stage.
+/// The ops of @main that belong to a stage (not the weights every stage
+/// materialises itself), in program order.
+struct ProgramOrder {
+  Block &body;
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, int64_t> index;
+  /// Positions of the fused attentions: one layer each.
   SmallVector<int64_t> attentions;
-  for (Operation &op : body.without_terminator()) {
-    if (isStageFree(&op))
-      continue;
-    index[&op] = ops.size();
-    if (isa<nn::AttentionOp>(op))
-      attentions.push_back(ops.size());
-    ops.push_back(&op);
-  }
-  const int64_t n = ops.size();
-  if (virtualStages < 1) {
-    error() << "--pp-virtual must be at least 1, got "
-            << int64_t(virtualStages);
-    return signalPassFailure();
-  }
 
-  // The position in program order of an op's top-level ancestor; the
-  // return counts as after every op.
-  auto positionOf = [&](Operation *user) -> int64_t {
+  explicit ProgramOrder(Block &body) : body(body) {
+    for (Operation &op : body.without_terminator()) {
+      if (isStageFree(&op))
+        continue;
+      index[&op] = ops.size();
+      if (isa<nn::AttentionOp>(op))
+        attentions.push_back(ops.size());
+      ops.push_back(&op);
+    }
+  }
+  int64_t size() const { return ops.size(); }
+  /// The position in program order of an op's top-level ancestor; the
+  /// return counts as after every op.
+  int64_t positionOf(Operation *user) const {
     Operation *top = body.findAncestorOpInBlock(*user);
     if (!top || top == body.getTerminator())
-      return n;
+      return size();
     auto it = index.find(top);
     return it == index.end() ? -1 : it->second;
-  };
+  }
+};
 
-  // live[p]: bytes of computed values crossing a cut before op p;
-  // liveCount[p]: how many of them are not side inputs (which only the
-  // structural cuts ask).
-  llvm::DenseSet<Value> side;
-  if (attentions.empty())
-    side = sideInputs(ops, body, positionOf);
-  SmallVector<int64_t> live(n + 2, 0), liveCount(n + 2, 0);
+/// What a cut before op p would send: bytes[p], the bytes of computed
+/// values live across it; count[p], how many of them are not side inputs
+/// (which only the structural cuts ask).
+struct Liveness {
+  SmallVector<int64_t> bytes, count;
+};
+
+Liveness liveAcrossCuts(const ProgramOrder &order,
+                        const llvm::DenseSet<Value> &side) {
+  const int64_t n = order.size();
+  // Differences first (+ where a value becomes live, - after its last
+  // use), summed into prefix counts below.
+  Liveness live{SmallVector<int64_t>(n + 2, 0), SmallVector<int64_t>(n + 2, 0)};
   for (int64_t i = 0; i < n; ++i)
-    for (Value r : ops[i]->getResults()) {
+    for (Value r : order.ops[i]->getResults()) {
       int64_t last = i;
       for (Operation *user : r.getUsers())
-        last = std::max(last, positionOf(user));
+        last = std::max(last, order.positionOf(user));
       if (last > i) {
-        live[i + 1] += dist::bytesOf(r.getType());
-        live[last + 1] -= dist::bytesOf(r.getType());
+        live.bytes[i + 1] += dist::bytesOf(r.getType());
+        live.bytes[last + 1] -= dist::bytesOf(r.getType());
         int64_t counted = !side.contains(r);
-        liveCount[i + 1] += counted;
-        liveCount[last + 1] -= counted;
+        live.count[i + 1] += counted;
+        live.count[last + 1] -= counted;
       }
     }
   for (int64_t p = 1; p <= n + 1; ++p) {
-    live[p] += live[p - 1];
-    liveCount[p] += liveCount[p - 1];
+    live.bytes[p] += live.bytes[p - 1];
+    live.count[p] += live.count[p - 1];
   }
+  return live;
+}
 
-  // Layer k starts at start[k]: with attentions, the latest least-live
-  // point after the previous attention, at the latest just before its own;
-  // without, the structure of the dataflow decides (repeatedLayers).
+/// The layers: layer k is ops [start[k], start[k + 1]). `unit` says what
+/// one is, for diagnostics. No starts: nothing repeats.
+struct Layers {
+  SmallVector<int64_t> start;
+  StringRef unit;
+  int64_t size() const { return start.size() - 1; }
+};
+
+/// With attentions, layer k starts at the latest least-live point after
+/// the previous attention, at the latest just before its own; without, the
+/// structure of the dataflow decides (repeatedLayers).
+Layers findLayers(const ProgramOrder &order, const Liveness &live) {
+  ArrayRef<int64_t> attentions = order.attentions;
+  if (attentions.empty())
+    return {repeatedLayers(order.ops, live.count), "one per repeated block"};
   SmallVector<int64_t> start{0};
   for (int64_t k = 1; k < (int64_t)attentions.size(); ++k) {
     int64_t best = attentions[k];
     for (int64_t p = attentions[k - 1] + 1; p <= attentions[k]; ++p)
-      if (live[p] <= live[best])
+      if (live.bytes[p] <= live.bytes[best])
         best = p;
     start.push_back(best);
   }
-  start.push_back(n);
-  StringRef unit = "one per attention block";
-  if (attentions.empty()) {
-    start = repeatedLayers(ops, liveCount);
-    unit = "one per repeated block";
-  }
-  if (start.empty()) {
-    error() << "found no repeated block to cut into pipeline stages: the "
-               "model has no attention layer, and no subgraph repeats with "
-               "one computed tensor live between its repetitions";
-    return signalPassFailure();
-  }
-  const int64_t layers = start.size() - 1;
-  // Chunks of consecutive layers: chunk c runs on stage c mod pp, so with
-  // virtual stages each stage holds several chunks, pp apart.
-  const int64_t chunks = pp * virtualStages;
-  if (chunks > layers) {
-    if (virtualStages == 1)
-      error() << "--pp " << int64_t(pp) << " needs at least one layer per "
-              << "stage, but the model has " << layers << " layer(s) ("
-              << unit << ")";
-    else
-      error() << "--pp " << int64_t(pp) << " with --pp-virtual "
-              << int64_t(virtualStages) << " needs at least one layer per "
-              << "virtual stage (" << chunks << "), but the model has "
-              << layers << " layer(s) (" << unit << ")";
-    return signalPassFailure();
-  }
-  SmallVector<int64_t> layerCost(layers, 0);
-  for (int64_t k = 0; k < layers; ++k)
-    for (int64_t i = start[k]; i < start[k + 1]; ++i)
-      layerCost[k] += nn::flopsOf(ops[i]);
+  start.push_back(order.size());
+  return {start, "one per attention block"};
+}
 
-  SmallVector<int64_t> counts(layout.begin(), layout.end());
-  if (!counts.empty()) {
-    int64_t sum = 0;
-    for (int64_t c : counts)
-      sum += c;
-    if ((int64_t)counts.size() != chunks) {
-      if (virtualStages == 1)
-        error() << "--pp-layout gives " << counts.size()
-                << " stage(s), but --pp is " << int64_t(pp);
-      else
-        error() << "--pp-layout gives " << counts.size()
-                << " stage(s), but --pp " << int64_t(pp)
-                << " with --pp-virtual " << int64_t(virtualStages) << " has "
-                << chunks << " virtual stages";
-      return signalPassFailure();
-    }
-    if (llvm::any_of(counts, [](int64_t c) { return c < 1; })) {
-      error() << "--pp-layout needs at least one layer per stage";
-      return signalPassFailure();
-    }
-    if (sum != layers) {
-      error() << "--pp-layout sums to " << sum << " layer(s), but the "
-              << "model has " << layers << " (" << unit << ")";
-      return signalPassFailure();
-    }
-  } else {
-    counts = balance(layerCost, chunks);
-  }
-  LLVM_DEBUG({
-    llvm::dbgs() << "dist-pipeline: layer costs";
-    for (int64_t c : layerCost)
-      llvm::dbgs() << " " << c;
-    llvm::dbgs() << "\n";
-  });
+/// The ops of each chunk (consecutive layers; chunk c runs on stage c mod
+/// pp, so with virtual stages each stage holds several chunks, pp apart),
+/// and the values other stages read.
+struct Chunks {
+  Block &body;
+  int64_t pp, count;
+  llvm::DenseMap<Operation *, int64_t> of;
+  SmallVector<SmallVector<Operation *>> ops;
+  /// Values used on other stages: value → those stages, in order. (A value
+  /// read by a later chunk of its own stage stays where it is.)
+  llvm::MapVector<Value, SmallVector<int64_t>> crossing;
 
-  if (explain)
-    for (int64_t c = 0, k = 0; c < chunks; k += counts[c++]) {
-      int64_t cost = 0;
-      for (int64_t l = k; l < k + counts[c]; ++l)
-        cost += layerCost[l];
-      InFlightDiagnostic remark = mlir::emitRemark(main.getLoc());
-      remark << "pipeline stage " << c % pp;
-      if (virtualStages > 1)
-        remark << " (virtual stage " << c << ")";
-      remark << ": layers " << k << ".." << k + counts[c] - 1 << ", " << cost
-             << " FLOPs";
-      if (c == 0)
-        remark << " with the embedding";
-      if (c == chunks - 1)
-        remark << (c == 0 ? " and" : " with") << " the head";
-      if (c > 0)
-        remark << "; " << live[start[k]] << " B live at its cut";
-    }
-
-  // The chunk of every op, by layer; a chunk runs on stage chunk mod pp.
-  llvm::DenseMap<Operation *, int64_t> chunkOf;
-  SmallVector<SmallVector<Operation *>> chunkOps(chunks);
-  for (int64_t c = 0, k = 0; c < chunks; ++c)
-    for (int64_t end = k + counts[c]; k < end; ++k)
-      for (int64_t i = start[k]; i < start[k + 1]; ++i) {
-        chunkOf[ops[i]] = c;
-        chunkOps[c].push_back(ops[i]);
-      }
-  auto stageOfChunk = [&](int64_t c) -> int64_t { return c % pp; };
-  auto chunkOfUser = [&](Operation *user) -> int64_t {
+  Chunks(const ProgramOrder &order, const Layers &layers,
+         ArrayRef<int64_t> counts, int64_t pp);
+  int64_t stageOf(int64_t chunk) const { return chunk % pp; }
+  /// The chunk of the op that defines `v` (a computed value).
+  int64_t ofValue(Value v) const { return of.lookup(v.getDefiningOp()); }
+  /// The chunk a use belongs to; the return is the last chunk's.
+  int64_t ofUser(Operation *user) const {
     Operation *top = body.findAncestorOpInBlock(*user);
     if (!top || top == body.getTerminator())
-      return chunks - 1;
-    auto it = chunkOf.find(top);
-    return it == chunkOf.end() ? -1 : it->second;
-  };
-  // Values used on other stages: value → those stages, in order. (A value
-  // read by a later chunk of its own stage stays where it is.)
-  llvm::MapVector<Value, SmallVector<int64_t>> crossing;
-  for (Operation *op : ops)
+      return count - 1;
+    auto it = of.find(top);
+    return it == of.end() ? -1 : it->second;
+  }
+  /// The order a stage runs (micro-batch, chunk) pairs in: GPipe runs its
+  /// one chunk for micro-batch 0, 1, …; interleaved stages take micro-
+  /// batches in groups of pp and run each of their chunks over the group
+  /// before the next (Megatron's forward order). Every dependency points
+  /// to an earlier key, and sends leave in key order, so receives posted in
+  /// the same order match them.
+  std::tuple<int64_t, int64_t, int64_t> key(int64_t microBatch,
+                                            int64_t chunk) const {
+    return std::make_tuple(microBatch / pp, chunk / pp, microBatch);
+  }
+};
+
+Chunks::Chunks(const ProgramOrder &order, const Layers &layers,
+               ArrayRef<int64_t> counts, int64_t pp)
+    : body(order.body), pp(pp), count(counts.size()), ops(counts.size()) {
+  for (int64_t c = 0, k = 0; c < count; ++c)
+    for (int64_t end = k + counts[c]; k < end; ++k)
+      for (int64_t i = layers.start[k]; i < layers.start[k + 1]; ++i) {
+        of[order.ops[i]] = c;
+        ops[c].push_back(order.ops[i]);
+      }
+  for (Operation *op : order.ops)
     for (Value r : op->getResults()) {
       SmallVector<int64_t> to;
       for (Operation *user : r.getUsers()) {
-        int64_t c = chunkOfUser(user);
-        int64_t s = stageOfChunk(c);
-        if (c > chunkOf[op] && s != stageOfChunk(chunkOf[op]) &&
-            !llvm::is_contained(to, s))
+        int64_t c = ofUser(user);
+        int64_t s = stageOf(c);
+        if (c > of[op] && s != stageOf(of[op]) && !llvm::is_contained(to, s))
           to.push_back(s);
       }
       llvm::sort(to);
       if (!to.empty())
         crossing[r] = to;
     }
-  // The order a stage runs (micro-batch, chunk) pairs in: GPipe runs its
-  // one chunk for micro-batch 0, 1, …; interleaved stages take micro-
-  // batches in groups of pp and run each of their chunks over the group
-  // before the next (Megatron's forward order). Every dependency points
-  // to an earlier key, and sends leave in key order, so receives posted in
-  // the same order match them.
-  auto key = [&](int64_t microBatch, int64_t chunk) {
-    return std::make_tuple(microBatch / pp, chunk / pp, microBatch);
+}
+
+/// What every stage's writer shares: the new function, the weights cloned
+/// into it once, and how sends and receives are built.
+struct PipelineContext {
+  OpBuilder &b;
+  const Chunks &chunks;
+  func::FuncOp fn;
+  IRMapping shared;
+  FlatSymbolRefAttr meshRef;
+  ArrayAttr ppAxis;
+  int64_t microBatches;
+  bool async;
+
+  /// Micro-batch i's ops (not the receives posted up front) also carry i:
+  /// independent chains that dist-overlap may interleave.
+  Operation *tag(Operation *op, int64_t s, int64_t i = -1) {
+    op->setAttr(kStage, b.getI64IntegerAttr(s));
+    if (i >= 0 && microBatches > 1)
+      op->setAttr(dist::kMicroBatch, b.getI64IntegerAttr(i));
+    return op;
+  }
+};
+
+/// Writes stage s's program at the end of the new function: receives
+/// posted up front, then its (micro-batch, chunk) steps in key order, each
+/// the chunk's ops cloned on that micro-batch's values and followed by
+/// their sends, then the waits for the sends (and, on the last stage, the
+/// stacked outputs).
+class StageWriter {
+public:
+  StageWriter(PipelineContext &p, int64_t s)
+      : p(p), b(p.b), chunks(p.chunks), s(s), maps(p.microBatches, p.shared) {}
+
+  void write(func::ReturnOp ret, ArrayRef<Type> resultTypes);
+
+private:
+  /// A value computed on another stage, as the sender sends it.
+  struct Incoming {
+    std::tuple<int64_t, int64_t, int64_t> senderKey;
+    int64_t position; // in Chunks::crossing
+    int64_t microBatch;
+    Value value;
   };
+  void postReceives();
+  /// Micro-batch i's version of `v`: mapped already, its part of a graph
+  /// input, or received.
+  Value resolve(int64_t i, Value v);
+  Value sliceOfInput(int64_t i, BlockArgument arg);
+  /// Chunk c's ops for micro-batch i, each followed by the sends of its
+  /// results other stages read.
+  void writeStep(int64_t i, int64_t c);
+  /// Outputs: each micro-batch's, stacked.
+  void writeOutputs(func::ReturnOp ret, ArrayRef<Type> resultTypes);
+
+  PipelineContext &p;
+  OpBuilder &b;
+  const Chunks &chunks;
+  int64_t s;
+  std::vector<IRMapping> maps; // per micro-batch
+  SmallVector<Incoming> incoming;
+  llvm::DenseMap<std::pair<int64_t, Value>, Value> pending;
+  llvm::DenseMap<std::pair<int64_t, Value>, int64_t> source;
+  SmallVector<Value> sends;
+};
+
+void StageWriter::write(func::ReturnOp ret, ArrayRef<Type> resultTypes) {
+  postReceives();
+  SmallVector<std::pair<int64_t, int64_t>> order; // (micro-batch, chunk)
+  for (int64_t i = 0; i < p.microBatches; ++i)
+    for (int64_t c = s; c < chunks.count; c += chunks.pp)
+      order.push_back({i, c});
+  llvm::stable_sort(order, [&](auto x, auto y) {
+    return chunks.key(x.first, x.second) < chunks.key(y.first, y.second);
+  });
+  for (auto [i, c] : order)
+    writeStep(i, c);
+  for (Value token : sends)
+    p.tag(dist::WaitOp::create(b, token.getLoc(), token), s);
+  if (s == chunks.pp - 1)
+    writeOutputs(ret, resultTypes);
+}
+
+/// Receives: for every micro-batch, in the order the senders send; with
+/// async ones posted here and each waited for where first used.
+void StageWriter::postReceives() {
+  for (int64_t i = 0; i < p.microBatches; ++i)
+    for (auto [pos, entry] : llvm::enumerate(chunks.crossing))
+      if (llvm::is_contained(entry.second, s))
+        incoming.push_back({chunks.key(i, chunks.ofValue(entry.first)),
+                            (int64_t)pos, i, entry.first});
+  llvm::stable_sort(incoming, [](const Incoming &x, const Incoming &y) {
+    return std::tie(x.senderKey, x.position) <
+           std::tie(y.senderKey, y.position);
+  });
+  for (Incoming &in : incoming) {
+    Value v = in.value;
+    int64_t from = chunks.stageOf(chunks.ofValue(v));
+    source[{in.microBatch, v}] = from;
+    if (!p.async)
+      continue;
+    auto recv = dist::RecvStartOp::create(
+        b, v.getLoc(), dist::AsyncType::get(b.getContext(), v.getType()),
+        p.meshRef, p.ppAxis, b.getI64IntegerAttr(from), IntegerAttr());
+    pending[{in.microBatch, v}] = p.tag(recv, s)->getResult(0);
+  }
+}
+
+Value StageWriter::sliceOfInput(int64_t i, BlockArgument arg) {
+  Value full = p.fn.front().getArgument(arg.getArgNumber());
+  if (p.microBatches == 1)
+    return full;
+  auto t = cast<RankedTensorType>(arg.getType());
+  SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
+  int64_t d = nn::batchDim(p.fn, arg.getArgNumber());
+  starts[d] = i * t.getDimSize(d);
+  return p
+      .tag(nn::SliceOp::create(b, arg.getLoc(), t, full,
+                               b.getDenseI64ArrayAttr(starts),
+                               b.getDenseI64ArrayAttr(steps)),
+           s, i)
+      ->getResult(0);
+}
+
+Value StageWriter::resolve(int64_t i, Value v) {
+  if (Value mapped = maps[i].lookupOrNull(v))
+    return mapped;
+  Value got;
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    got = sliceOfInput(i, arg);
+  else if (p.async)
+    got = p.tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})),
+                s, i)
+              ->getResult(0);
+  else
+    got = p.tag(dist::RecvOp::create(
+                    b, v.getLoc(), v.getType(), p.meshRef, p.ppAxis,
+                    b.getI64IntegerAttr(source.lookup({i, v})), IntegerAttr()),
+                s, i)
+              ->getResult(0);
+  maps[i].map(v, got);
+  return got;
+}
+
+void StageWriter::writeStep(int64_t i, int64_t c) {
+  if (!p.async) // blocking receives: this step's, in the senders' order
+    for (Incoming &in : incoming)
+      if (in.microBatch == i && chunks.ofValue(in.value) < c &&
+          llvm::any_of(in.value.getUsers(), [&](Operation *user) {
+            return chunks.ofUser(user) == c;
+          }))
+        resolve(i, in.value);
+  for (Operation *op : chunks.ops[c]) {
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        // Values defined inside `op` (its regions' own) map on cloning.
+        if (op->isAncestor(operand.getParentBlock()->getParentOp()))
+          continue;
+        resolve(i, operand);
+      }
+    });
+    Operation *clone = p.tag(b.clone(*op, maps[i]), s, i);
+    for (Value r : op->getResults()) {
+      auto it = chunks.crossing.find(r);
+      if (it == chunks.crossing.end())
+        continue;
+      Value local = maps[i].lookup(r);
+      for (int64_t to : it->second) {
+        if (p.async)
+          sends.push_back(
+              p.tag(dist::SendStartOp::create(
+                        b, clone->getLoc(), dist::AsyncType::get(b.getContext()),
+                        p.meshRef, p.ppAxis, local, b.getI64IntegerAttr(to),
+                        IntegerAttr()),
+                    s, i)
+                  ->getResult(0));
+        else
+          p.tag(dist::SendOp::create(b, clone->getLoc(), p.meshRef, p.ppAxis,
+                                     local, b.getI64IntegerAttr(to),
+                                     IntegerAttr()),
+                s, i);
+      }
+    }
+  }
+}
+
+void StageWriter::writeOutputs(func::ReturnOp ret, ArrayRef<Type> resultTypes) {
+  SmallVector<Value> results;
+  for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+    SmallVector<Value> parts;
+    for (int64_t i = 0; i < p.microBatches; ++i)
+      parts.push_back(resolve(i, v));
+    if (p.microBatches == 1) {
+      results.push_back(parts.front());
+      continue;
+    }
+    results.push_back(
+        p.tag(nn::ConcatOp::create(
+                  b, parts.front().getLoc(), resultTypes[k], parts,
+                  b.getI64IntegerAttr(nn::batchDim(p.fn, k, /*result=*/true))),
+              s)
+            ->getResult(0));
+  }
+  func::ReturnOp::create(b, ret.getLoc(), results);
+}
+
+struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  /// The options' ranges, before anything is looked at.
+  LogicalResult checkOptions(func::FuncOp main);
+  /// Layers per chunk: the given layout, checked against the layers, or
+  /// the balance of their costs.
+  FailureOr<SmallVector<int64_t>> chunkSizes(func::FuncOp main,
+                                             const Layers &layers,
+                                             ArrayRef<int64_t> layerCost);
+  /// --explain: one remark per chunk.
+  void explainChunks(func::FuncOp main, const Layers &layers,
+                     ArrayRef<int64_t> counts, ArrayRef<int64_t> layerCost,
+                     const Liveness &live);
+  /// The mesh with a leading pp axis on the tensor-parallel one (or a new
+  /// one).
+  FailureOr<dist::MeshOp> addPipelineAxis(OpBuilder &b);
+  /// @main rewritten as the stages' programs one after another.
+  void writeStages(OpBuilder &b, func::FuncOp main, const Chunks &chunks,
+                   dist::MeshOp mesh, ArrayRef<Type> argTypes,
+                   ArrayRef<Type> resultTypes, ArrayRef<int64_t> counts);
+};
+
+LogicalResult DistPipelinePass::checkOptions(func::FuncOp main) {
+  // About the whole model: its location (the file), not a dump of @main.
+  if (pp < 1 || microBatches < 1)
+    return mlir::emitError(main.getLoc())
+           << "--pp and --micro-batches must be at least 1, got "
+           << int64_t(pp) << " and " << int64_t(microBatches);
+  if (virtualStages < 1)
+    return mlir::emitError(main.getLoc())
+           << "--pp-virtual must be at least 1, got " << int64_t(virtualStages);
+  return success();
+}
+
+FailureOr<SmallVector<int64_t>>
+DistPipelinePass::chunkSizes(func::FuncOp main, const Layers &layers,
+                             ArrayRef<int64_t> layerCost) {
+  auto error = [&]() { return mlir::emitError(main.getLoc()); };
+  const int64_t chunks = pp * virtualStages;
+  if (chunks > layers.size()) {
+    if (virtualStages == 1)
+      error() << "--pp " << int64_t(pp) << " needs at least one layer per "
+              << "stage, but the model has " << layers.size() << " layer(s) ("
+              << layers.unit << ")";
+    else
+      error() << "--pp " << int64_t(pp) << " with --pp-virtual "
+              << int64_t(virtualStages) << " needs at least one layer per "
+              << "virtual stage (" << chunks << "), but the model has "
+              << layers.size() << " layer(s) (" << layers.unit << ")";
+    return failure();
+  }
+  if (layout.empty())
+    return balance(layerCost, chunks);
+  SmallVector<int64_t> counts(layout.begin(), layout.end());
+  if ((int64_t)counts.size() != chunks) {
+    if (virtualStages == 1)
+      error() << "--pp-layout gives " << counts.size()
+              << " stage(s), but --pp is " << int64_t(pp);
+    else
+      error() << "--pp-layout gives " << counts.size()
+              << " stage(s), but --pp " << int64_t(pp) << " with --pp-virtual "
+              << int64_t(virtualStages) << " has " << chunks
+              << " virtual stages";
+    return failure();
+  }
+  if (llvm::any_of(counts, [](int64_t c) { return c < 1; })) {
+    error() << "--pp-layout needs at least one layer per stage";
+    return failure();
+  }
+  int64_t sum = 0;
+  for (int64_t c : counts)
+    sum += c;
+  if (sum != layers.size()) {
+    error() << "--pp-layout sums to " << sum << " layer(s), but the "
+            << "model has " << layers.size() << " (" << layers.unit << ")";
+    return failure();
+  }
+  return counts;
+}
+
+void DistPipelinePass::explainChunks(func::FuncOp main, const Layers &layers,
+                                     ArrayRef<int64_t> counts,
+                                     ArrayRef<int64_t> layerCost,
+                                     const Liveness &live) {
+  const int64_t chunks = counts.size();
+  for (int64_t c = 0, k = 0; c < chunks; k += counts[c++]) {
+    int64_t cost = 0;
+    for (int64_t l = k; l < k + counts[c]; ++l)
+      cost += layerCost[l];
+    InFlightDiagnostic remark = mlir::emitRemark(main.getLoc());
+    remark << "pipeline stage " << c % pp;
+    if (virtualStages > 1)
+      remark << " (virtual stage " << c << ")";
+    remark << ": layers " << k << ".." << k + counts[c] - 1 << ", " << cost
+           << " FLOPs";
+    if (c == 0)
+      remark << " with the embedding";
+    if (c == chunks - 1)
+      remark << (c == 0 ? " and" : " with") << " the head";
+    if (c > 0)
+      remark << "; " << live.bytes[layers.start[k]] << " B live at its cut";
+  }
+}
+
+FailureOr<dist::MeshOp> DistPipelinePass::addPipelineAxis(OpBuilder &b) {
+  ModuleOp module = getOperation();
+  dist::MeshOp mesh;
+  for (auto m : module.getOps<dist::MeshOp>()) {
+    if (mesh)
+      return m.emitError("dist-pipeline expects at most one mesh");
+    mesh = m;
+  }
+  if (!mesh) {
+    b.setInsertionPointToStart(module.getBody());
+    return dist::MeshOp::create(b, module.getLoc(), "mesh",
+                                b.getStrArrayAttr({"pp", "tp"}),
+                                b.getDenseI64ArrayAttr({pp, 1}));
+  }
+  if (mesh.getAxisIndex("pp"))
+    return mesh.emitError("the mesh already has a 'pp' axis");
+  SmallVector<Attribute> axes{b.getStringAttr("pp")};
+  llvm::append_range(axes, mesh.getAxes());
+  SmallVector<int64_t> shape{pp};
+  llvm::append_range(shape, mesh.getShape());
+  mesh.setAxesAttr(b.getArrayAttr(axes));
+  mesh.setShape(shape);
+  return mesh;
+}
+
+void DistPipelinePass::writeStages(OpBuilder &b, func::FuncOp main,
+                                   const Chunks &chunks, dist::MeshOp mesh,
+                                   ArrayRef<Type> argTypes,
+                                   ArrayRef<Type> resultTypes,
+                                   ArrayRef<int64_t> counts) {
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  ArrayAttr ppAxis = b.getStrArrayAttr({"pp"});
+  auto fn = dist::replacementOf(b, main, "pipelined", argTypes, resultTypes);
+  PipelineContext context{b,      chunks,       fn,   IRMapping(),
+                          meshRef, ppAxis, microBatches, async};
+  // Weights first, shared by every stage and micro-batch.
+  Block &body = main.getBody().front();
+  for (Operation &op : body.without_terminator())
+    if (isStageFree(&op))
+      b.clone(op, context.shared);
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (int64_t s = 0; s < pp; ++s)
+    StageWriter(context, s).write(ret, resultTypes);
+  fn->setAttr(kLayout, b.getDenseI64ArrayAttr(counts));
+  fn->setAttr(kMicroBatches, b.getI64IntegerAttr(microBatches));
+  fn->setAttr(kVirtual, b.getI64IntegerAttr(virtualStages));
+  main.erase();
+  fn.setName("main");
+}
+
+void DistPipelinePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal()) {
+    module.emitError("expected a func.func @main with a body");
+    return signalPassFailure();
+  }
+  if (failed(checkOptions(main)))
+    return signalPassFailure();
+
+  // Layers, found on the dataflow, and their costs.
+  ProgramOrder order(main.getBody().front());
+  llvm::DenseSet<Value> side;
+  if (order.attentions.empty())
+    side = sideInputs(order.ops, order.body, [&](Operation *op) {
+      return order.positionOf(op);
+    });
+  Liveness live = liveAcrossCuts(order, side);
+  Layers layers = findLayers(order, live);
+  if (layers.start.empty()) {
+    mlir::emitError(main.getLoc())
+        << "found no repeated block to cut into pipeline stages: the "
+           "model has no attention layer, and no subgraph repeats with "
+           "one computed tensor live between its repetitions";
+    return signalPassFailure();
+  }
+  SmallVector<int64_t> layerCost(layers.size(), 0);
+  for (int64_t k = 0; k < layers.size(); ++k)
+    for (int64_t i = layers.start[k]; i < layers.start[k + 1]; ++i)
+      layerCost[k] += nn::flopsOf(order.ops[i]);
+
+  // Layers into chunks, chunks onto stages.
+  FailureOr<SmallVector<int64_t>> counts = chunkSizes(main, layers, layerCost);
+  if (failed(counts))
+    return signalPassFailure();
+  LLVM_DEBUG({
+    llvm::dbgs() << "dist-pipeline: layer costs";
+    for (int64_t c : layerCost)
+      llvm::dbgs() << " " << c;
+    llvm::dbgs() << "\n";
+  });
+  if (explain)
+    explainChunks(main, layers, *counts, layerCost, live);
+  Chunks chunks(order, layers, *counts, pp);
 
   // The new @main: micro-batches stacked on the batch dims of inputs and
   // outputs (dim 0 unless the model names it elsewhere).
@@ -445,196 +785,11 @@ void DistPipelinePass::runOnOperation() {
                                            resultTypes))) {
     return signalPassFailure();
   }
-  // The mesh: a leading pp axis on the tensor-parallel one (or a new one).
-  OpBuilder b(ctx);
-  dist::MeshOp mesh;
-  for (auto m : module.getOps<dist::MeshOp>()) {
-    if (mesh) {
-      m.emitError("dist-pipeline expects at most one mesh");
-      return signalPassFailure();
-    }
-    mesh = m;
-  }
-  if (mesh) {
-    if (mesh.getAxisIndex("pp")) {
-      mesh.emitError("the mesh already has a 'pp' axis");
-      return signalPassFailure();
-    }
-    SmallVector<Attribute> axes{b.getStringAttr("pp")};
-    llvm::append_range(axes, mesh.getAxes());
-    SmallVector<int64_t> shape{pp};
-    llvm::append_range(shape, mesh.getShape());
-    mesh.setAxesAttr(b.getArrayAttr(axes));
-    mesh.setShape(shape);
-  } else {
-    b.setInsertionPointToStart(module.getBody());
-    mesh = dist::MeshOp::create(b, module.getLoc(), "mesh",
-                                b.getStrArrayAttr({"pp", "tp"}),
-                                b.getDenseI64ArrayAttr({pp, 1}));
-  }
-  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  ArrayAttr ppAxis = b.getStrArrayAttr({"pp"});
-
-  auto fn = dist::replacementOf(b, main, "pipelined", argTypes, resultTypes);
-  Block *entry = &fn.front();
-
-  // Weights first, shared by every stage and micro-batch.
-  IRMapping shared;
-  for (Operation &op : body.without_terminator())
-    if (isStageFree(&op))
-      b.clone(op, shared);
-
-  // Micro-batch i's ops (not the receives posted up front) also carry i:
-  // independent chains that dist-overlap may interleave.
-  auto tag = [&](Operation *op, int64_t s, int64_t i = -1) {
-    op->setAttr(kStage, b.getI64IntegerAttr(s));
-    if (i >= 0 && microBatches > 1)
-      op->setAttr(dist::kMicroBatch, b.getI64IntegerAttr(i));
-    return op;
-  };
-  auto asyncOf = [&](Type t) { return dist::AsyncType::get(ctx, t); };
-  const int64_t m = microBatches;
-  for (int64_t s = 0; s < pp; ++s) {
-    std::vector<IRMapping> maps(m, shared);
-    // Receives: posted for every micro-batch up front in the order the
-    // senders send, each waited for where first used.
-    SmallVector<std::tuple<std::tuple<int64_t, int64_t, int64_t>, int64_t,
-                           int64_t, Value>>
-        incoming; // (sender's key, position, micro-batch, value)
-    for (int64_t i = 0; i < m; ++i)
-      for (auto [pos, entry] : llvm::enumerate(crossing))
-        if (llvm::is_contained(entry.second, s))
-          incoming.push_back({key(i, chunkOf[entry.first.getDefiningOp()]),
-                              (int64_t)pos, i, entry.first});
-    llvm::stable_sort(incoming, [](auto &a, auto &b) {
-      return std::tie(std::get<0>(a), std::get<1>(a)) <
-             std::tie(std::get<0>(b), std::get<1>(b));
-    });
-    llvm::DenseMap<std::pair<int64_t, Value>, Value> pending;
-    llvm::DenseMap<std::pair<int64_t, Value>, int64_t> source;
-    for (auto &[k, pos, i, v] : incoming) {
-      int64_t from = stageOfChunk(chunkOf[v.getDefiningOp()]);
-      source[{i, v}] = from;
-      if (!async)
-        continue;
-      auto recv = dist::RecvStartOp::create(
-          b, v.getLoc(), asyncOf(v.getType()), meshRef, ppAxis,
-          b.getI64IntegerAttr(from), IntegerAttr());
-      pending[{i, v}] = tag(recv, s)->getResult(0);
-    }
-    // Micro-batch i's part of an input.
-    auto resolve = [&](int64_t i, Value v) -> Value {
-      if (Value mapped = maps[i].lookupOrNull(v))
-        return mapped;
-      Value got;
-      if (auto arg = dyn_cast<BlockArgument>(v)) {
-        Value full = entry->getArgument(arg.getArgNumber());
-        if (m == 1) {
-          got = full;
-        } else {
-          auto t = cast<RankedTensorType>(v.getType());
-          SmallVector<int64_t> starts(t.getRank(), 0), steps(t.getRank(), 1);
-          int64_t d = nn::batchDim(fn, arg.getArgNumber());
-          starts[d] = i * t.getDimSize(d);
-          got = tag(nn::SliceOp::create(b, v.getLoc(), t, full,
-                                        b.getDenseI64ArrayAttr(starts),
-                                        b.getDenseI64ArrayAttr(steps)),
-                    s, i)
-                    ->getResult(0);
-        }
-      } else if (async) {
-        got = tag(dist::WaitOp::create(b, v.getLoc(), pending.lookup({i, v})),
-                  s, i)
-                  ->getResult(0);
-      } else {
-        got =
-            tag(dist::RecvOp::create(
-                    b, v.getLoc(), v.getType(), meshRef, ppAxis,
-                    b.getI64IntegerAttr(source.lookup({i, v})), IntegerAttr()),
-                s, i)
-                ->getResult(0);
-      }
-      maps[i].map(v, got);
-      return got;
-    };
-    SmallVector<std::pair<int64_t, int64_t>> order; // (micro-batch, chunk)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t c = s; c < chunks; c += pp)
-        order.push_back({i, c});
-    llvm::stable_sort(order, [&](auto a, auto b) {
-      return key(a.first, a.second) < key(b.first, b.second);
-    });
-    SmallVector<Value> sends;
-    for (auto [i, c] : order) {
-      if (!async) // blocking receives: this step's, in the senders' order
-        for (auto &[k, pos, mb, v] : incoming)
-          if (mb == i && chunkOf[v.getDefiningOp()] < c &&
-              llvm::any_of(v.getUsers(), [&](Operation *user) {
-                return chunkOfUser(user) == c;
-              }))
-            resolve(i, v);
-      for (Operation *op : chunkOps[c]) {
-        op->walk([&](Operation *inner) {
-          for (Value operand : inner->getOperands()) {
-            // Values defined inside `op` (its regions' own) map on cloning.
-            if (op->isAncestor(operand.getParentBlock()->getParentOp()))
-              continue;
-            resolve(i, operand);
-          }
-        });
-        Operation *clone = tag(b.clone(*op, maps[i]), s, i);
-        for (Value r : op->getResults()) {
-          auto it = crossing.find(r);
-          if (it == crossing.end())
-            continue;
-          Value local = maps[i].lookup(r);
-          for (int64_t to : it->second) {
-            if (async)
-              sends.push_back(
-                  tag(dist::SendStartOp::create(
-                          b, clone->getLoc(), dist::AsyncType::get(ctx),
-                          meshRef, ppAxis, local, b.getI64IntegerAttr(to),
-                          IntegerAttr()),
-                      s, i)
-                      ->getResult(0));
-            else
-              tag(dist::SendOp::create(b, clone->getLoc(), meshRef, ppAxis,
-                                       local, b.getI64IntegerAttr(to),
-                                       IntegerAttr()),
-                  s, i);
-          }
-        }
-      }
-    }
-    for (Value token : sends)
-      tag(dist::WaitOp::create(b, token.getLoc(), token), s);
-    if (s != pp - 1)
-      continue;
-    // Outputs: each micro-batch's, stacked.
-    SmallVector<Value> results;
-    auto ret = cast<func::ReturnOp>(body.getTerminator());
-    for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
-      SmallVector<Value> parts;
-      for (int64_t i = 0; i < m; ++i)
-        parts.push_back(resolve(i, v));
-      if (m == 1) {
-        results.push_back(parts.front());
-        continue;
-      }
-      results.push_back(
-          tag(nn::ConcatOp::create(
-                  b, parts.front().getLoc(), resultTypes[k], parts,
-                  b.getI64IntegerAttr(nn::batchDim(fn, k, /*result=*/true))),
-              s)
-              ->getResult(0));
-    }
-    func::ReturnOp::create(b, ret.getLoc(), results);
-  }
-  fn->setAttr(kLayout, b.getDenseI64ArrayAttr(counts));
-  fn->setAttr(kMicroBatches, b.getI64IntegerAttr(m));
-  fn->setAttr(kVirtual, b.getI64IntegerAttr(virtualStages));
-  main.erase();
-  fn.setName("main");
+  OpBuilder b(&getContext());
+  FailureOr<dist::MeshOp> mesh = addPipelineAxis(b);
+  if (failed(mesh))
+    return signalPassFailure();
+  writeStages(b, main, chunks, *mesh, argTypes, resultTypes, *counts);
 }
 
 struct DistExtractStagePass
