@@ -24,6 +24,17 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+void parc::driver::StageInstrumentation::notify(Pass *pass, Operation *op,
+                                                bool begin) {
+  // Stages are top-level passes (a nested pass's adaptor): on the module.
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module || module->getParentOp())
+    return;
+  for (const parc::PipelineStage &stage : stages)
+    if ((begin ? stage.first : stage.last) == pass)
+      hook(stage, module, begin);
+}
+
 cl::OptionCategory &parc::driver::irDebugCategory() {
   static cl::OptionCategory category(
       "IR debugging", "MLIR's printing and timing of the compile's passes");

@@ -9,11 +9,16 @@
 #ifndef PARC_TOOLS_PARC_DEBUGGING_H
 #define PARC_TOOLS_PARC_DEBUGGING_H
 
+#include "parc/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/JSON.h"
 
+#include <functional>
 #include <string>
 
 namespace parc::driver {
@@ -35,6 +40,28 @@ void elideWeightsByDefault(llvm::cl::SubCommand &compile);
 /// `dir`, so a reused folder shows this compile only; nothing else in it is
 /// touched.
 mlir::LogicalResult clearStageDumps(llvm::StringRef dir, std::string &error);
+
+/// Calls `hook` on the module before the first and after the last pass of
+/// each of `stages` (parc::PipelineStage): where --dump-ir writes a file and
+/// the driver reports and checks. Not after a pass that failed.
+class StageInstrumentation : public mlir::PassInstrumentation {
+public:
+  using Hook = std::function<void(const parc::PipelineStage &, mlir::ModuleOp,
+                                  bool begin)>;
+  StageInstrumentation(llvm::SmallVector<parc::PipelineStage> stages, Hook hook)
+      : stages(std::move(stages)), hook(std::move(hook)) {}
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
+    notify(pass, op, /*begin=*/true);
+  }
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    notify(pass, op, /*begin=*/false);
+  }
+
+private:
+  void notify(mlir::Pass *pass, mlir::Operation *op, bool begin);
+  llvm::SmallVector<parc::PipelineStage> stages;
+  Hook hook;
+};
 
 /// Collects the remarks --explain prints, for --explain-json: each with the
 /// stage that made it, its ONNX node and its text. Printing them as text too

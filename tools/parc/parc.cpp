@@ -233,41 +233,26 @@ LogicalResult fail(const Twine &message) {
   return failure();
 }
 
-/// The largest world a compile may describe, and so any one degree: far
-/// beyond any cluster, small enough that per-rank loops and files stay
-/// bounded.
-constexpr int64_t kMaxRanks = 65536;
+/// An option of parc::CompileOptions as `parc compile` spells it.
+std::string flagSpelling(StringRef option) { return ("--" + option).str(); }
 
-/// Every numeric flag of `parc compile` and the values it accepts, checked
-/// before any work starts (--tp 2147483648 once ran out of memory).
-LogicalResult checkFlagRanges() {
-  using parc::cli::intRange;
-  std::vector<parc::cli::Range> ranges = {
-      intRange("tp", tp, 1, kMaxRanks),
-      intRange("pp", pp, 1, kMaxRanks),
-      intRange("dp", dp, 1, kMaxRanks),
-      intRange("ep", ep, 1, kMaxRanks),
-      intRange("pp-virtual", ppVirtual, 1, 1024),
-      intRange("micro-batches", microBatches, 1, 1 << 20),
-      intRange("overlap-chunks", overlapChunks, 0, 1024),
-      intRange("max-constant-bytes", maxConstantBytes, 0, INT64_MAX),
-      intRange("devices", autoDevices, 0, kMaxRanks),
-      intRange("jobs", jobs, 1, 1024),
-      parc::cli::realRange("capacity-factor", capacityFactor, 0, 1024)};
-  for (int64_t layers : ppLayout)
-    ranges.push_back(intRange("pp-layout", layers, 1, 1 << 20));
-  if (auto err = parc::cli::checkRanges(ranges))
-    return fail(llvm::toString(std::move(err)));
-  // Each degree may fit while the world they make together does not (each
-  // is at most 2^16: the product fits in 64 bits).
-  int64_t perStage = etp && ep > 1 ? tp * ep : std::max<int64_t>(tp, ep);
-  int64_t world = perStage * pp * dp;
-  if (world > kMaxRanks)
-    return fail(llvm::formatv("--tp {0}, --pp {1}, --ep {2} and --dp {3} make "
-                              "{4} ranks: at most {5} are accepted",
-                              tp.getValue(), pp.getValue(), ep.getValue(),
-                              dp.getValue(), world, kMaxRanks));
-  return success();
+/// The pipeline's options from the flags (dtype already canonical).
+parc::CompileOptions optionsFromFlags() {
+  parc::CompileOptions o;
+  o.target = target, o.dtype = dtype;
+  o.tp = tp, o.pp = pp, o.dp = dp, o.ep = ep, o.sp = sp, o.etp = etp;
+  o.capacityFactor = capacityFactor;
+  o.ppLayout.assign(ppLayout.begin(), ppLayout.end());
+  o.ppVirtual = ppVirtual, o.microBatches = microBatches;
+  if (maxSeq.getNumOccurrences())
+    o.maxSeq = maxSeq.getValue();
+  o.kvCache.assign(kvCache.begin(), kvCache.end());
+  o.fusedAttention = !noFusedAttention;
+  o.overlap = !noOverlap, o.overlapChunks = overlapChunks;
+  // --explain-json runs --explain's analysis; its text only with --explain.
+  o.explain = explain || !explainJson.empty();
+  o.autoPlan = autoPlan;
+  return o;
 }
 
 std::string dtypeName(Type t) {
@@ -285,8 +270,9 @@ llvm::json::Object tensorJson(StringRef name, MemRefType type) {
 class Compilation {
 public:
   Compilation(MLIRContext &ctx, StringRef staging, TimingScope &timing,
-              parc::driver::ExplainLog *explainLog)
-      : ctx(ctx), staging(staging), timing(timing), explainLog(explainLog) {}
+              parc::driver::ExplainLog *explainLog, parc::CompileOptions opts)
+      : ctx(ctx), staging(staging), timing(timing), explainLog(explainLog),
+        opts(std::move(opts)) {}
 
   LogicalResult run();
 
@@ -299,33 +285,55 @@ private:
     /// Per collective kind: how many, and the bytes each rank sends.
     llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
   };
-  /// Ranks that run one stage: the tensor- or expert-parallel group.
-  /// --ep E --etp with --tp N: E groups of N tensor-parallel ranks (a 2-D
-  /// ["ep", "tp"] mesh); otherwise EP shares the TP ranks.
-  bool expertMesh() const { return etp && ep > 1; }
-  int64_t ranksPerStage() const {
-    return expertMesh() ? tp * ep : std::max<int64_t>(tp, ep);
-  }
-  /// Lowers, writes the weights of the ranks that run it (stage `stage`),
-  /// emits one program and queues its build.
-  FailureOr<ProgramInfo> emitProgram(ModuleOp module, StringRef name,
-                                     int64_t stage, int64_t &totalWeightBytes,
-                                     llvm::json::Array &ranks);
-  LogicalResult checkStackedOutputs(func::FuncOp main);
+  /// What every program adds to the manifest.
+  struct Totals {
+    llvm::json::Array programs, ranks, inputs, outputs, moeLayers;
+    int64_t commBytes = 0, sendBytes = 0, weightBytes = 0, kvBytes = 0;
+    llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
+  };
+
+  // The steps of run(), in order.
+  /// Binds the shapes the flags ask for and imports the model.
+  OwningOpRef<ModuleOp> importModel();
+  /// The whole-model pipeline (--auto plans halfway); true when the plan
+  /// changes the shapes the model is imported at, to start again.
+  FailureOr<bool> optimizeAndPartition(ModuleOp module);
+  /// Every stage's program: cut, lowered, weights written, emitted.
+  LogicalResult emitPrograms(OwningOpRef<ModuleOp> module);
   /// Builds the queued programs, --jobs at a time; every failure is
   /// reported with its program's name.
   LogicalResult buildPrograms();
-  std::vector<parc::BuildJob> builds;
-  /// dist-pipeline's options from the flags, for `m` micro-batches.
-  parc::dist::DistPipelineOptions pipelineOptions(int64_t m) const {
-    parc::dist::DistPipelineOptions options;
-    options.pp = pp;
-    options.layout = llvm::to_vector(ppLayout);
-    options.microBatches = m;
-    options.virtualStages = ppVirtual;
-    options.explain = explain;
-    return options;
-  }
+  LogicalResult writeManifest();
+
+  /// Runs the pipeline `build` adds on `module` with one pass manager:
+  /// MLIR's pass-manager options, timing under `timingName`, and the
+  /// driver's work at the boundaries of its stages (beginStage, endStage).
+  LogicalResult
+  runPipeline(ModuleOp module, StringRef timingName,
+              llvm::function_ref<void(OpPassManager &, parc::PipelineStages &)>
+                  build);
+  void beginStage(StringRef stage, ModuleOp module);
+  LogicalResult endStage(StringRef stage, ModuleOp module);
+  LogicalResult dump(ModuleOp module, StringRef stage);
+
+  /// Lowers stage `stage`'s program, writes the weights of the ranks that
+  /// run it, emits it and queues its build.
+  FailureOr<ProgramInfo> emitProgram(ModuleOp module, int64_t stage);
+  /// Writes the weight files of stage `stage`'s ranks; `rankWeightBytes`
+  /// the bytes each holds.
+  LogicalResult writeStageWeights(func::FuncOp program, StringRef name,
+                                  int64_t stage, int64_t rankWeightBytes);
+  /// The bytes `program` sends per forward, per collective kind.
+  void countCommBytes(func::FuncOp program, ProgramInfo &info) const;
+  void addProgram(ProgramInfo info, int64_t stage, int64_t stageKvBytes);
+  /// What no batch split can mend comes first: more stages than layers.
+  /// dist-pipeline finds the layers, on a copy of the whole batch's program.
+  LogicalResult checkStagesFitWholeBatch(ModuleOp module);
+  LogicalResult checkStackedOutputs(func::FuncOp main);
+  void reportOverlap(ModuleOp program);
+  /// With --auto: the plan, chosen on the optimized `module`.
+  LogicalResult choosePlan(ModuleOp module);
+  llvm::json::Object meshJson() const;
   /// --dp: a leading "dp" mesh axis, every replica's ranks (each reading
   /// the weight file of its rank in replica 0) and the whole batch's
   /// input and output shapes.
@@ -334,18 +342,6 @@ private:
   /// Binds every input's dim 0 to one micro-batch of one data-parallel
   /// replica (--micro-batches, --dp).
   LogicalResult bindMicroBatch(parc::OnnxImportOptions &options);
-  /// The flag combinations compile refuses (parc::plan::checkFlags, the
-  /// rules the planner ranks by too).
-  LogicalResult checkFlags();
-  SmallVector<int64_t> layersPerStage;
-  /// The output shapes of the whole batch (with --micro-batches).
-  SmallVector<SmallVector<int64_t>> wholeResults;
-  /// The model fixes its batch: imported whole, split by dist-split-batch.
-  bool fixedBatch = false;
-
-  LogicalResult dump(ModuleOp module, StringRef stage);
-  LogicalResult runPasses(ModuleOp module, StringRef stage,
-                          llvm::function_ref<void(OpPassManager &)> build);
   std::string path(const Twine &rel) {
     SmallString<256> p(staging);
     llvm::sys::path::append(p, rel);
@@ -354,13 +350,21 @@ private:
 
   MLIRContext &ctx;
   std::string staging;
-  /// --mlir-timing: one timer per stage (and per import and build).
+  /// --mlir-timing: one timer per pipeline (and per import and build).
   TimingScope &timing;
   /// --explain-json: records each stage's remarks.
   parc::driver::ExplainLog *explainLog;
+  /// The flags as pipeline options, validated; --auto fills in its plan.
+  parc::CompileOptions opts;
+  std::vector<parc::BuildJob> builds;
+  SmallVector<int64_t> layersPerStage;
+  /// The output shapes of the whole batch (with --micro-batches).
+  SmallVector<SmallVector<int64_t>> wholeResults;
   int stageNo = 0;
-  /// The file --cluster names, found once for every pass that prices.
-  std::string clusterFile;
+  /// The stage program being cut and lowered, and its KV cache bytes.
+  std::string programName;
+  int64_t stageKvBytes = 0;
+  Totals totals;
   /// compile-stats.json: weight-writing time and bytes, the model's bytes.
   parc::driver::CompileStats stats;
 };
@@ -384,30 +388,123 @@ LogicalResult Compilation::dump(ModuleOp module, StringRef stage) {
   return success();
 }
 
-LogicalResult Compilation::runPasses(ModuleOp module, StringRef stage,
-                                     llvm::function_ref<void(OpPassManager &)> build) {
+LogicalResult Compilation::runPipeline(
+    ModuleOp module, StringRef timingName,
+    llvm::function_ref<void(OpPassManager &, parc::PipelineStages &)> build) {
   PassManager pm(&ctx);
-  build(pm);
-  // --mlir-print-ir-*, --mlir-pass-statistics ... on every stage's passes.
+  SmallVector<parc::PipelineStage> stages;
+  build(pm, stages);
+  // --mlir-print-ir-*, --mlir-pass-statistics, crash reproducers ...
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  TimingScope stageTiming = timing.nest(stage);
-  pm.enableTiming(stageTiming);
-  if (explainLog)
-    explainLog->setStage(stage);
-  if (failed(pm.run(module)))
-    return failure();
-  return dump(module, stage);
+  TimingScope pipelineTiming = timing.nest(timingName);
+  pm.enableTiming(pipelineTiming);
+  // A check that fails at a stage's end is reported there; the remaining
+  // passes still run (instrumentation cannot stop them), and the pipeline
+  // fails.
+  bool checksFailed = false;
+  pm.addInstrumentation(std::make_unique<parc::driver::StageInstrumentation>(
+      std::move(stages),
+      [&](const parc::PipelineStage &stage, ModuleOp m, bool begin) {
+        if (begin)
+          beginStage(stage.name, m);
+        else if (failed(endStage(stage.name, m)))
+          checksFailed = true;
+      }));
+  return success(succeeded(pm.run(module)) && !checksFailed);
 }
 
-LogicalResult Compilation::checkFlags() {
-  parc::plan::Config config;
-  config.tp = tp, config.pp = pp, config.ep = ep, config.dp = dp;
-  config.microBatches = microBatches, config.virtualStages = ppVirtual;
-  config.sp = sp, config.etp = etp;
-  if (llvm::Error e = parc::plan::checkFlags(config))
-    return fail(llvm::toString(std::move(e)));
+void Compilation::beginStage(StringRef stage, ModuleOp module) {
+  if (explainLog)
+    explainLog->setStage(stage);
+  if (stage == "nn-optimized")
+    progress("optimizing (fold, fuse)");
+  else if (stage == "nn-kv-cache")
+    progress(llvm::formatv("keeping the KV cache on the rank ({0} tokens)",
+                           *opts.maxSeq)
+                 .str());
+  else if (stage == "nn-" + opts.dtype)
+    progress("converting compute to " + opts.dtype);
+  else if (stage == "dist-annotate")
+    progress(llvm::formatv("partitioning for tensor{0} parallelism over {1} ranks",
+                           opts.sp ? " and sequence" : "", opts.tp)
+                 .str());
+  else if (stage == "dist-ep")
+    progress(opts.etp
+                 ? llvm::formatv("splitting every expert over {0} ranks", opts.tp).str()
+                 : llvm::formatv("splitting experts over {0} rank(s)", opts.ep).str());
+  else if (stage == "dist-pp")
+    progress(llvm::formatv("cutting into {0} pipeline stages ({1} virtual each), "
+                           "{2} micro-batch(es)",
+                           opts.pp, opts.ppVirtual, opts.microBatches)
+                 .str());
+  else if (stage == "dist-micro-batch")
+    progress(llvm::formatv("splitting the batch into {0} micro-batches",
+                           opts.microBatches)
+                 .str());
+  else if (stage.starts_with("rt")) {
+    // The caches this stage's ranks hold: their layers, their heads.
+    stageKvBytes =
+        parc::driver::kvCacheBytes(module.lookupSymbol<func::FuncOp>("main"));
+    progress("lowering " + programName +
+             " to the rank program and planning memory");
+  }
+}
+
+LogicalResult Compilation::endStage(StringRef stage, ModuleOp module) {
+  if (failed(dump(module, stage)))
+    return failure();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (stage == "dist-split-batch" && opts.dp > 1 && opts.microBatches == 1)
+    return checkStackedOutputs(main);
+  if (stage == "dist-comm") {
+    auto regions = main->getAttrOfType<IntegerAttr>("dist.tp_regions");
+    if (!regions || regions.getInt() == 0)
+      llvm::WithColor::warning(llvm::errs(), "parc")
+          << "no tensor-parallel region found: every rank computes the whole "
+             "model (--explain says why)\n";
+    else
+      progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
+  } else if (stage == "dist-ep") {
+    auto layers = module->getAttrOfType<IntegerAttr>("dist.moe_layers");
+    if (!layers || layers.getInt() == 0)
+      llvm::WithColor::warning(llvm::errs(), "parc")
+          << "no mixture-of-experts layer found: --ep and --capacity-factor "
+             "change nothing\n";
+  } else if (stage == "dist-pp") {
+    layersPerStage = llvm::to_vector(
+        main->getAttrOfType<DenseI64ArrayAttr>("dist.pp_layout").asArrayRef());
+    if (opts.microBatches > 1 && failed(checkStackedOutputs(main)))
+      return failure();
+    progress("layers per stage: " +
+             llvm::join(llvm::map_range(layersPerStage,
+                                        [](int64_t n) { return std::to_string(n); }),
+                        ","));
+  } else if (stage == "dist-micro-batch") {
+    return checkStackedOutputs(main);
+  } else if (stage == "dist-overlap") {
+    reportOverlap(module);
+  }
   return success();
+}
+
+void Compilation::reportOverlap(ModuleOp program) {
+  auto stats = program->getAttrOfType<DictionaryAttr>("dist.overlap");
+  std::string pieces;
+  for (NamedAttribute p : stats.getAs<DictionaryAttr>("pieces"))
+    pieces += llvm::formatv("{0}{1} into {2}", pieces.empty() ? " (" : ", ",
+                            cast<IntegerAttr>(p.getValue()).getInt(),
+                            p.getName().str())
+                  .str();
+  progress(llvm::formatv("{0}overlap: {1} collective matmul(s) cut{2}, "
+                         "{3} collective(s) started early, {4} switch(es) "
+                         "between micro-batches",
+                         opts.pp > 1 ? programName + ": " : std::string(),
+                         stats.getAs<IntegerAttr>("decomposed").getInt(),
+                         pieces.empty() ? pieces : pieces + ")",
+                         stats.getAs<IntegerAttr>("early_starts").getInt(),
+                         stats.getAs<IntegerAttr>("interleaved").getInt())
+               .str());
 }
 
 LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
@@ -415,12 +512,14 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
   // divided by the micro-batch count. The first import gets a context of
   // its own: a second one into `ctx` would suffix the weights' resource
   // keys, and so their names.
+  const int64_t dp = opts.dp, microBatches = opts.microBatches;
   MLIRContext scratch;
   scratch.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
   OwningOpRef<ModuleOp> whole = parc::importOnnxFile(modelPath, &scratch, options);
   if (!whole)
     return success(); // the import proper reports why
   auto main = whole->lookupSymbol<func::FuncOp>("main");
+  wholeResults.clear();
   for (Type t : main.getResultTypes())
     wholeResults.push_back(llvm::to_vector(cast<RankedTensorType>(t).getShape()));
   for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
@@ -443,13 +542,12 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
     if (t.getDimSize(d) % dp)
       return fail(llvm::formatv("{0}: --dp {1} does not divide the batch of "
                                 "input '{2}' (dim 0 of {3} is {4})",
-                                modelPath, dp.getValue(), name, type,
-                                t.getDimSize(d))
+                                modelPath, dp, name, type, t.getDimSize(d))
                       .str());
     if (t.getDimSize(d) / dp % microBatches)
       return fail(llvm::formatv("{0}: --micro-batches {1} does not divide the batch "
                                 "of input '{2}' (dim {6} of {3} is {4}{5})",
-                                modelPath, microBatches.getValue(), name, type,
+                                modelPath, microBatches, name, type,
                                 t.getDimSize(d),
                                 dp > 1 ? llvm::formatv(", {0} per --dp replica",
                                                        t.getDimSize(d) / dp)
@@ -467,7 +565,7 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
   parc::OnnxImportOptions part = options;
   if (parc::importOnnxFile(modelPath, &scratch, part))
     return success();
-  fixedBatch = true;
+  opts.splitBatch = dp * microBatches;
   for (auto [i, type] : llvm::enumerate(main.getArgumentTypes())) {
     auto nameAttr = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
     options.inputShapes[nameAttr ? nameAttr.str() : "input_" + std::to_string(i)] =
@@ -476,307 +574,164 @@ LogicalResult Compilation::bindMicroBatch(parc::OnnxImportOptions &options) {
   return success();
 }
 
-LogicalResult Compilation::run() {
+OwningOpRef<ModuleOp> Compilation::importModel() {
   parc::OnnxImportOptions options;
   if (auto err = parc::parseInputShapes(inputShapes, options))
-    return fail(llvm::toString(std::move(err)));
+    return (void)fail(llvm::toString(std::move(err))), nullptr;
   options.maxConstantBytes = maxConstantBytes;
-  llvm::Expected<std::string> cluster = parc::plan::findCluster(
-      autoCluster.empty() ? "cpu" : autoCluster.getValue(),
-      {parc::plan::presetDir()});
-  if (!cluster)
-    return fail("--cluster: " + llvm::toString(cluster.takeError()));
-  clusterFile = *cluster;
-
-  if (!ppLayout.empty() && pp == 1)
-    return fail("--pp-layout needs --pp 2 or more");
-  if (failed(checkFlags()))
-    return failure();
-  if ((microBatches > 1 || dp > 1) && failed(bindMicroBatch(options)))
-    return failure();
-  if (!kvCache.empty() && !maxSeq.getNumOccurrences())
-    return fail(
-        "--kv-cache needs --max-seq S (the cache's capacity in tokens)");
-  if (maxSeq.getNumOccurrences()) {
-    // The cache is sharded like the attention under --tp and per stage
-    // under --pp; batch splits and expert meshes are not there yet.
-    if (dp > 1 || ep > 1 || microBatches > 1 || autoPlan)
-      return fail("--max-seq: generation runs under --tp and --pp so far: "
-                  "--dp, --ep, --micro-batches and --auto do not combine with "
-                  "it yet");
-    if (sp)
-      return fail("--max-seq: --sp splits the sequence over --tp, but a "
-                  "decode step has one token per sequence: drop --sp (--tp "
-                  "alone splits the heads and the cache)");
-    // The caches are the program's inputs in the model's own type: a cast
-    // at entry would copy them, and the writes would miss the persistent
-    // buffer. A model stored in f16 computes in f16 without the flag.
-    if (dtype != "f32")
-      return fail("--max-seq: --dtype " + dtype +
-                  " does not combine with generation yet (a cast of the "
-                  "caches at entry would copy them every step); a model "
-                  "stored in f16 or bf16 generates in its own type without "
-                  "--dtype");
-    if (auto err =
-            parc::driver::bindDecodeStep(modelPath, maxSeq, kvCache, options))
-      return fail(llvm::toString(std::move(err)));
-  }
+  if ((opts.microBatches > 1 || opts.dp > 1) && failed(bindMicroBatch(options)))
+    return nullptr;
+  if (opts.maxSeq)
+    if (auto err = parc::driver::bindDecodeStep(modelPath, *opts.maxSeq,
+                                                opts.kvCache, options))
+      return (void)fail(llvm::toString(std::move(err))), nullptr;
 
   progress("importing " + modelPath);
   TimingScope importTiming = timing.nest("import");
   OwningOpRef<ModuleOp> module = parc::importOnnxFile(modelPath, &ctx, options);
   importTiming.stop();
   if (!module || failed(dump(*module, "import")))
-    return failure();
+    return nullptr;
   stats.modelWeightBytes = parc::driver::modelWeightBytes(*module);
   // A replica's outputs are stacked into the whole batch's on dim 0 (a
   // fixed batch is split, and checked, after optimizing).
-  if (dp > 1 && microBatches == 1 && !fixedBatch &&
+  if (opts.dp > 1 && opts.microBatches == 1 && opts.splitBatch == 1 &&
       failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
-    return failure();
+    return nullptr;
+  if (opts.splitBatch > 1 && opts.pp > 1 && failed(checkStagesFitWholeBatch(*module)))
+    return nullptr;
+  return module;
+}
 
-  progress("optimizing (fold, fuse)");
-  if (failed(runPasses(*module, "nn-optimized", parc::buildNNOptimizePipeline)))
-    return failure();
-  // What no batch split can mend comes first: more stages than layers.
-  // dist-pipeline finds the layers, on a copy of the whole batch's program.
-  if (fixedBatch && pp > 1) {
-    OwningOpRef<ModuleOp> whole = module->clone();
-    parc::dist::DistPipelineOptions check = pipelineOptions(1);
-    check.explain = false;
-    PassManager pm(&ctx);
-    pm.addPass(parc::dist::createDistPipeline(check));
-    if (failed(pm.run(*whole)))
-      return failure();
-  }
-  if (fixedBatch &&
-      failed(runPasses(*module, "dist-split-batch", [&](OpPassManager &pm) {
-        parc::dist::DistSplitBatchOptions split;
-        split.parts = dp * microBatches;
-        pm.addPass(parc::dist::createDistSplitBatch(split));
-      })))
-    return failure();
-  if (fixedBatch && dp > 1 && microBatches == 1 &&
-      failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
-    return failure();
-  if (maxSeq.getNumOccurrences()) {
-    progress(llvm::formatv("keeping the KV cache on the rank ({0} tokens)",
-                           maxSeq.getValue())
-                 .str());
-    if (failed(runPasses(*module, "nn-kv-cache", [](OpPassManager &pm) {
-          parc::nn::NNKVCacheOptions options;
-          options.pairs.assign(kvCache.begin(), kvCache.end());
-          pm.addNestedPass<func::FuncOp>(parc::nn::createNNKVCache(options));
-        })))
-      return failure();
-  }
-  if (autoPlan) {
-    if (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
-        microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
-        ppLayout.getNumOccurrences() || dp.getNumOccurrences() || sp.getNumOccurrences() ||
-        etp.getNumOccurrences() || autoDevices < 1)
-      return fail("--auto needs --devices N, and replaces --tp, --sp, --pp, "
-                  "--pp-layout, --pp-virtual, --micro-batches, --ep, --etp and --dp");
-    FailureOr<parc::plan::Config> chosen =
-        parc::driver::autoPlan(*module, autoDevices, clusterFile, dtype, quiet);
-    if (failed(chosen))
-      return failure();
-    // The stage layout is left to dist-pipeline's own balance.
-    tp = chosen->tp;
-    sp = chosen->sp;
-    pp = chosen->pp;
-    ep = chosen->ep;
-    etp = chosen->etp;
-    ppVirtual = chosen->virtualStages;
-    autoPlan = false;
-    if (chosen->microBatches > 1 || chosen->dp > 1) {
-      // Micro-batches and replicas change the shape the model is imported
-      // at: again.
-      microBatches = chosen->microBatches;
-      dp = chosen->dp;
-      return run();
-    }
-  }
-  if (dtype != "f32") {
-    progress("converting compute to " + dtype);
-    if (failed(runPasses(*module, "nn-" + dtype, [](OpPassManager &pm) {
-          parc::nn::NNConvertDTypeOptions options;
-          options.dtype = dtype;
-          pm.addNestedPass<func::FuncOp>(parc::nn::createNNConvertDType(options));
-        })))
-      return failure();
-  }
-  if (tp > 1) {
-    progress(llvm::formatv("partitioning for tensor{0} parallelism over {1} ranks",
-                           sp ? " and sequence" : "", tp)
-                 .str());
-    // The four steps of parc::buildTensorParallelPipeline, dumped apart.
-    parc::dist::DistAnnotateOptions annotate;
-    annotate.tp = tp;
-    annotate.sp = sp;
-    annotate.explain = explain;
-    parc::dist::DistPropagateOptions propagate;
-    propagate.explain = explain;
-    if (failed(runPasses(*module, "dist-annotate", [&](OpPassManager &pm) {
-          pm.addPass(parc::dist::createDistAnnotate(annotate));
-        })) ||
-        failed(runPasses(*module, "dist-propagate", [&](OpPassManager &pm) {
-          pm.addPass(parc::dist::createDistPropagate(propagate));
-        })) ||
-        failed(runPasses(*module, "dist-partition", [](OpPassManager &pm) {
-          pm.addPass(parc::dist::createDistPartition());
-          pm.addPass(createCSEPass());
-        })) ||
-        failed(runPasses(*module, "dist-comm", [](OpPassManager &pm) {
-          pm.addPass(parc::dist::createDistComm());
-        })))
-      return failure();
-    auto main = module->lookupSymbol<func::FuncOp>("main");
-    auto regions = main->getAttrOfType<IntegerAttr>("dist.tp_regions");
-    if (!regions || regions.getInt() == 0)
-      llvm::WithColor::warning(llvm::errs(), "parc")
-          << "no tensor-parallel region found: every rank computes the whole "
-             "model (--explain says why)\n";
-    else
-      progress(llvm::formatv("{0} Megatron region(s) split over tp", regions.getInt()).str());
-  }
-  if (ep > 1 || capacityFactor != 0 || etp) {
-    progress(etp ? llvm::formatv("splitting every expert over {0} ranks", tp.getValue()).str()
-                 : llvm::formatv("splitting experts over {0} rank(s)", ep.getValue()).str());
-    if (failed(runPasses(*module, "dist-ep", [](OpPassManager &pm) {
-          parc::dist::DistExpertParallelOptions options;
-          options.ep = ep;
-          options.capacityFactor = capacityFactor;
-          options.etp = etp;
-          pm.addPass(parc::dist::createDistExpertParallel(options));
-        })))
-      return failure();
-    auto layers = (*module)->getAttrOfType<IntegerAttr>("dist.moe_layers");
-    if (!layers || layers.getInt() == 0)
-      llvm::WithColor::warning(llvm::errs(), "parc")
-          << "no mixture-of-experts layer found: --ep and --capacity-factor "
-             "change nothing\n";
-  }
-  if (pp > 1) {
-    progress(llvm::formatv("cutting into {0} pipeline stages ({1} virtual each), "
-                           "{2} micro-batch(es)",
-                           pp.getValue(), ppVirtual.getValue(), microBatches.getValue())
-                 .str());
-    if (failed(runPasses(*module, "dist-pp", [&](OpPassManager &pm) {
-          pm.addPass(parc::dist::createDistPipeline(pipelineOptions(microBatches)));
-        })))
-      return failure();
-    auto main = module->lookupSymbol<func::FuncOp>("main");
-    if (microBatches > 1 && failed(checkStackedOutputs(main)))
-      return failure();
-    layersPerStage = llvm::to_vector(
-        main->getAttrOfType<DenseI64ArrayAttr>("dist.pp_layout").asArrayRef());
-    progress("layers per stage: " +
-             llvm::join(llvm::map_range(layersPerStage,
-                                        [](int64_t n) { return std::to_string(n); }),
-                        ","));
-  }
+LogicalResult Compilation::checkStagesFitWholeBatch(ModuleOp module) {
+  OwningOpRef<ModuleOp> whole = module.clone();
+  parc::dist::DistPipelineOptions check;
+  check.pp = opts.pp;
+  check.layout.assign(opts.ppLayout.begin(), opts.ppLayout.end());
+  check.virtualStages = opts.ppVirtual;
+  PassManager pm(&ctx);
+  parc::buildNNOptimizePipeline(pm);
+  pm.addPass(parc::dist::createDistPipeline(check));
+  return pm.run(*whole);
+}
 
-  if (pp == 1 && microBatches > 1) {
-    progress(llvm::formatv("splitting the batch into {0} micro-batches",
-                           microBatches.getValue())
-                 .str());
-    if (failed(runPasses(*module, "dist-micro-batch", [](OpPassManager &pm) {
-          parc::dist::DistMicroBatchOptions options;
-          options.microBatches = microBatches;
-          pm.addPass(parc::dist::createDistMicroBatch(options));
-        })) ||
-        failed(checkStackedOutputs(module->lookupSymbol<func::FuncOp>("main"))))
+LogicalResult Compilation::choosePlan(ModuleOp module) {
+  FailureOr<parc::plan::Config> chosen =
+      parc::driver::autoPlan(module, autoDevices, opts.cluster, opts.dtype, quiet);
+  if (failed(chosen))
+    return failure();
+  // The stage layout is left to dist-pipeline's own balance.
+  opts.tp = chosen->tp, opts.sp = chosen->sp, opts.pp = chosen->pp;
+  opts.ep = chosen->ep, opts.etp = chosen->etp;
+  opts.ppVirtual = chosen->virtualStages;
+  opts.microBatches = chosen->microBatches, opts.dp = chosen->dp;
+  opts.autoPlan = false;
+  if (llvm::Error e = opts.validate(flagSpelling))
+    return fail("--auto: " + llvm::toString(std::move(e)));
+  return success();
+}
+
+FailureOr<bool> Compilation::optimizeAndPartition(ModuleOp module) {
+  if (!opts.autoPlan) {
+    if (failed(runPipeline(module, "pipeline",
+                           [&](OpPassManager &pm, parc::PipelineStages &stages) {
+                             parc::buildParcPipeline(pm, opts, &stages);
+                           })))
       return failure();
+    return false;
   }
+  // --auto plans on the optimized model, then partitions by its plan.
+  if (failed(runPipeline(module, "optimize",
+                         [&](OpPassManager &pm, parc::PipelineStages &stages) {
+                           parc::buildParcOptimizePipeline(pm, opts, &stages);
+                         })) ||
+      failed(choosePlan(module)))
+    return failure();
+  // Micro-batches and replicas change the shape the model is imported at:
+  // again.
+  if (opts.microBatches > 1 || opts.dp > 1)
+    return true;
+  if (failed(runPipeline(module, "partition",
+                         [&](OpPassManager &pm, parc::PipelineStages &stages) {
+                           parc::buildParcPartitionPipeline(pm, opts, &stages);
+                         })))
+    return failure();
+  return false;
+}
+
+LogicalResult Compilation::run() {
+  OwningOpRef<ModuleOp> module = importModel();
+  if (!module)
+    return failure();
+  FailureOr<bool> again = optimizeAndPartition(*module);
+  if (failed(again))
+    return failure();
+  if (*again)
+    return run();
+  if (failed(emitPrograms(std::move(module))) || failed(buildPrograms()))
+    return failure();
+  return writeManifest();
+}
+
+LogicalResult Compilation::emitPrograms(OwningOpRef<ModuleOp> module) {
   for (StringRef dir : {"bin", "src", "weights"})
     if (std::error_code ec = llvm::sys::fs::create_directories(path(dir)))
       return fail("cannot create '" + path(dir) + "': " + ec.message());
-  llvm::json::Array programs, ranks, inputs, outputs, moeLayers;
-  int64_t commBytes = 0, sendBytes = 0, totalWeightBytes = 0, kvBytes = 0;
-  llvm::StringMap<std::pair<int64_t, int64_t>> perCollective;
-  for (int64_t stage = 0; stage < pp; ++stage) {
-    std::string name = pp > 1 ? "stage" + std::to_string(stage) : "main";
-    OwningOpRef<ModuleOp> program = pp > 1 ? module->clone() : module.release();
-    if (pp > 1 && failed(runPasses(*program, name, [&](OpPassManager &pm) {
-          parc::dist::DistExtractStageOptions options;
-          options.stage = stage;
-          pm.addPass(parc::dist::createDistExtractStage(options));
-        })))
-      return failure();
-    // After the cut: each stage program overlaps its own collectives.
-    // Whenever the stage has a group (tensor or expert parallel).
-    if (ranksPerStage() > 1 && !noOverlap) {
-      if (failed(runPasses(*program, "dist-overlap", [&](OpPassManager &pm) {
-            parc::dist::DistOverlapOptions options;
-            options.chunks = overlapChunks;
-            options.cluster = clusterFile;
-            options.explain = explain;
-            pm.addPass(parc::dist::createDistOverlap(options));
-          })))
-        return failure();
-      auto stats = (*program)->getAttrOfType<DictionaryAttr>("dist.overlap");
-      std::string pieces;
-      for (NamedAttribute p : stats.getAs<DictionaryAttr>("pieces"))
-        pieces += llvm::formatv("{0}{1} into {2}", pieces.empty() ? " (" : ", ",
-                                cast<IntegerAttr>(p.getValue()).getInt(),
-                                p.getName().str())
-                      .str();
-      progress(llvm::formatv("{0}overlap: {1} collective matmul(s) cut{2}, "
-                             "{3} collective(s) started early, {4} switch(es) "
-                             "between micro-batches",
-                             pp > 1 ? name + ": " : std::string(),
-                             stats.getAs<IntegerAttr>("decomposed").getInt(),
-                             pieces.empty() ? pieces : pieces + ")",
-                             stats.getAs<IntegerAttr>("early_starts").getInt(),
-                             stats.getAs<IntegerAttr>("interleaved").getInt())
-                   .str());
-    }
-    // The caches this stage's ranks hold: their layers, their heads.
-    const int64_t stageKvBytes = parc::driver::kvCacheBytes(
-        (*program).lookupSymbol<func::FuncOp>("main"));
-    kvBytes = std::max(kvBytes, stageKvBytes);
-    auto info = emitProgram(*program, name, stage, totalWeightBytes, ranks);
+  for (int64_t stage = 0; stage < opts.pp; ++stage) {
+    OwningOpRef<ModuleOp> program = opts.pp > 1 ? module->clone() : module.release();
+    FailureOr<ProgramInfo> info = emitProgram(*program, stage);
     if (failed(info))
       return failure();
-    if (maxSeq.getNumOccurrences())
-      info->json["kv_cache_bytes"] = stageKvBytes;
-    commBytes += info->commBytes;
-    sendBytes += info->sendBytes;
-    for (auto &entry : info->perCollective) {
-      perCollective[entry.getKey()].first += entry.getValue().first;
-      perCollective[entry.getKey()].second += entry.getValue().second;
-    }
-    if (stage == 0)
-      inputs = std::move(info->inputs);
-    if (stage == pp - 1)
-      outputs = std::move(info->outputs);
-    for (llvm::json::Value &layer : info->moeLayers)
-      moeLayers.push_back(std::move(layer));
-    programs.push_back(std::move(info->json));
+    addProgram(std::move(*info), stage, stageKvBytes);
   }
+  return success();
+}
 
-  if (failed(buildPrograms()))
-    return failure();
-  const int64_t width = ranksPerStage(), replicaRanks = pp * width,
-                world = dp * replicaRanks;
+void Compilation::addProgram(ProgramInfo info, int64_t stage,
+                             int64_t kvBytes) {
+  if (opts.maxSeq)
+    info.json["kv_cache_bytes"] = kvBytes;
+  totals.kvBytes = std::max(totals.kvBytes, kvBytes);
+  totals.commBytes += info.commBytes;
+  totals.sendBytes += info.sendBytes;
+  for (auto &entry : info.perCollective) {
+    totals.perCollective[entry.getKey()].first += entry.getValue().first;
+    totals.perCollective[entry.getKey()].second += entry.getValue().second;
+  }
+  if (stage == 0)
+    totals.inputs = std::move(info.inputs);
+  if (stage == opts.pp - 1)
+    totals.outputs = std::move(info.outputs);
+  for (llvm::json::Value &layer : info.moeLayers)
+    totals.moeLayers.push_back(std::move(layer));
+  totals.programs.push_back(std::move(info.json));
+}
+
+llvm::json::Object Compilation::meshJson() const {
+  using llvm::json::Array;
+  const int64_t width = opts.ranksPerStage();
   // The group inside a stage is "tp" (experts, if split, share it) or "ep".
-  const char *inner = tp > 1 ? "tp" : "ep";
-  llvm::json::Object mesh{{"axes", llvm::json::Array{}}, {"shape", llvm::json::Array{}}};
-  if (pp > 1 && expertMesh()) // dist-pipeline's leading axis on ["ep", "tp"]
-    mesh = llvm::json::Object{
-        {"axes", llvm::json::Array{"pp", "ep", "tp"}},
-        {"shape", llvm::json::Array{pp.getValue(), ep.getValue(), tp.getValue()}}};
-  else if (pp > 1)
-    mesh = llvm::json::Object{{"axes", llvm::json::Array{"pp", inner}},
-                              {"shape", llvm::json::Array{pp.getValue(), width}}};
-  else if (expertMesh())
-    mesh = llvm::json::Object{{"axes", llvm::json::Array{"ep", "tp"}},
-                              {"shape", llvm::json::Array{ep.getValue(), tp.getValue()}}};
-  else if (width > 1)
-    mesh = llvm::json::Object{{"axes", llvm::json::Array{inner}},
-                              {"shape", llvm::json::Array{width}}};
-  if (dp > 1 && failed(replicate(mesh, ranks, inputs, outputs)))
+  const char *inner = opts.tp > 1 ? "tp" : "ep";
+  auto mesh = [](Array axes, Array shape) {
+    return llvm::json::Object{{"axes", std::move(axes)}, {"shape", std::move(shape)}};
+  };
+  if (opts.pp > 1 && opts.expertMesh()) // dist-pipeline's leading axis on ["ep", "tp"]
+    return mesh(Array{"pp", "ep", "tp"}, Array{opts.pp, opts.ep, opts.tp});
+  if (opts.pp > 1)
+    return mesh(Array{"pp", inner}, Array{opts.pp, width});
+  if (opts.expertMesh())
+    return mesh(Array{"ep", "tp"}, Array{opts.ep, opts.tp});
+  if (width > 1)
+    return mesh(Array{inner}, Array{width});
+  return mesh(Array{}, Array{});
+}
+
+LogicalResult Compilation::writeManifest() {
+  const int64_t dp = opts.dp, pp = opts.pp, width = opts.ranksPerStage(),
+                replicaRanks = pp * width, world = dp * replicaRanks;
+  llvm::json::Object mesh = meshJson();
+  if (dp > 1 &&
+      failed(replicate(mesh, totals.ranks, totals.inputs, totals.outputs)))
     return failure();
   llvm::json::Object manifest{
       {"format", 1},
@@ -784,41 +739,40 @@ LogicalResult Compilation::run() {
       {"parc_version", parc::version()},
       {"parc_commit", parc::commit()},
       {"model", modelPath},
-      {"target", target},
-      {"dtype", dtype},
+      {"target", opts.target},
+      {"dtype", opts.dtype},
       {"world_size", world},
       {"mesh", std::move(mesh)},
-      {"programs", std::move(programs)},
-      {"ranks", std::move(ranks)},
-      {"inputs", std::move(inputs)},
-      {"outputs", std::move(outputs)},
+      {"programs", std::move(totals.programs)},
+      {"ranks", std::move(totals.ranks)},
+      {"inputs", std::move(totals.inputs)},
+      {"outputs", std::move(totals.outputs)},
       {"output_rank", (pp - 1) * width},
-      {"sequence_parallel", bool(sp)},
-      {"comm_bytes_per_forward", commBytes},
-      {"data_parallel", dp.getValue()},
+      {"sequence_parallel", opts.sp},
+      {"comm_bytes_per_forward", totals.commBytes},
+      {"data_parallel", dp},
       {"ranks_per_replica", replicaRanks},
-      {"comm_bytes_per_forward_all_replicas", dp * commBytes},
-      {"moe_layers", std::move(moeLayers)}};
+      {"comm_bytes_per_forward_all_replicas", dp * totals.commBytes},
+      {"moe_layers", std::move(totals.moeLayers)}};
   llvm::json::Object commJson;
-  for (auto &entry : perCollective)
+  for (auto &entry : totals.perCollective)
     commJson[entry.getKey()] = llvm::json::Object{
         {"count", entry.getValue().first}, {"bytes", entry.getValue().second}};
   manifest["comm_per_collective"] = std::move(commJson);
-  if (pp == 1 && microBatches > 1)
-    manifest["micro_batches"] = microBatches.getValue();
-  if (maxSeq.getNumOccurrences())
+  if (pp == 1 && opts.microBatches > 1)
+    manifest["micro_batches"] = opts.microBatches;
+  if (opts.maxSeq)
     manifest["generation"] = llvm::json::Object{
-        {"max_seq", maxSeq.getValue()}, {"kv_cache_bytes_per_rank", kvBytes}};
+        {"max_seq", *opts.maxSeq}, {"kv_cache_bytes_per_rank", totals.kvBytes}};
   if (pp > 1)
     manifest["pipeline"] = llvm::json::Object{
-        {"stages", pp.getValue()},
-        {"micro_batches", microBatches.getValue()},
-        {"schedule", ppVirtual > 1 ? "interleaved" : "gpipe"},
-        {"virtual_stages", ppVirtual.getValue()},
+        {"stages", pp},
+        {"micro_batches", opts.microBatches},
+        {"schedule", opts.ppVirtual > 1 ? "interleaved" : "gpipe"},
+        {"virtual_stages", opts.ppVirtual},
         {"layers_per_stage", llvm::json::Array(layersPerStage)},
-        {"send_bytes_per_forward", sendBytes},
-        {"analytic_bubble",
-         double(pp - 1) / double(ppVirtual * microBatches + pp - 1)}};
+        {"send_bytes_per_forward", totals.sendBytes},
+        {"analytic_bubble", double(pp - 1) / double(opts.ppVirtual * opts.microBatches + pp - 1)}};
   std::error_code ec;
   llvm::raw_fd_ostream os(path("manifest.json"), ec);
   if (ec)
@@ -826,9 +780,8 @@ LogicalResult Compilation::run() {
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   progress(llvm::formatv("{0} rank program(s) for {1} rank(s){4}, weights {2} B in all, "
                          "{3} B sent per tensor-parallel rank in collectives per forward",
-                         pp.getValue(), world, totalWeightBytes, commBytes,
-                         dp > 1 ? llvm::formatv(" ({0} replicas of {1})", dp.getValue(),
-                                                replicaRanks)
+                         pp, world, totals.weightBytes, totals.commBytes,
+                         dp > 1 ? llvm::formatv(" ({0} replicas of {1})", dp, replicaRanks)
                                       .str()
                                 : std::string())
                .str());
@@ -842,12 +795,12 @@ LogicalResult Compilation::run() {
 LogicalResult Compilation::buildPrograms() {
   stats.buildJobs = std::min<int64_t>(jobs, builds.size());
   progress(llvm::formatv("building {0} rank program(s) ({1}), {2} at a time",
-                         builds.size(), target.getValue(), stats.buildJobs)
+                         builds.size(), opts.target, stats.buildJobs)
                .str());
   TimingScope buildTiming = timing.nest("build rank programs");
   auto start = std::chrono::steady_clock::now();
   SmallVector<parc::BuildFailure> failures =
-      parc::buildExecutables(builds, target, stats.buildJobs);
+      parc::buildExecutables(builds, opts.target, stats.buildJobs);
   stats.buildSeconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
@@ -860,9 +813,10 @@ LogicalResult Compilation::replicate(llvm::json::Object &mesh,
                                      llvm::json::Array &ranks,
                                      llvm::json::Array &inputs,
                                      llvm::json::Array &outputs) {
+  const int64_t dp = opts.dp;
   // Replicas are the outermost axis: replica k holds the consecutive ranks
   // k*R .. k*R+R-1, R the ranks of one replica.
-  llvm::json::Array axes{"dp"}, shape{dp.getValue()};
+  llvm::json::Array axes{"dp"}, shape{dp};
   for (auto &a : *mesh.getArray("axes"))
     axes.push_back(a);
   for (auto &d : *mesh.getArray("shape"))
@@ -895,6 +849,7 @@ LogicalResult Compilation::replicate(llvm::json::Object &mesh,
 }
 
 LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
+  const int64_t dp = opts.dp, microBatches = opts.microBatches;
   // Micro-batches are stacked on dim 0: an output that is not batched there
   // (a KV cache stacked key/value first) would come back wrong.
   auto shape = [](ArrayRef<int64_t> dims) {
@@ -912,44 +867,127 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
     bool splits = dp == 1 || (!share.empty() && share[0] % dp == 0);
     if (!share.empty())
       share[0] /= dp;
-    if (!splits || stacked != ArrayRef<int64_t>(share)) {
-      auto name = main.getResultAttrOfType<StringAttr>(i, "onnx.name");
-      if (microBatches == 1)
-        return fail(llvm::formatv("{0}: --dp {1}: output '{2}' is {3} for the "
-                                  "whole batch but {4} for one replica: data "
-                                  "parallelism needs the batch on dim 0 of every "
-                                  "input and output",
-                                  modelPath, dp.getValue(), name ? name.str() : "?",
-                                  shape(wholeResults[i]), shape(stacked))
-                        .str());
-      return fail(llvm::formatv("{0}: --micro-batches {1}: output '{2}' is {3} for "
-                                "the whole batch{5} but {4} stacked from "
-                                "micro-batches: micro-batching needs the batch on "
-                                "dim 0 of every input and output, or on the "
-                                "dim its shape names as the batch",
-                                modelPath, microBatches.getValue(),
-                                name ? name.str() : "?",
-                                shape(wholeResults[i]), shape(stacked),
-                                dp > 1 ? llvm::formatv(" ({0} per --dp replica)",
-                                                       shape(share))
-                                             .str()
-                                       : std::string())
+    if (splits && stacked == ArrayRef<int64_t>(share))
+      continue;
+    auto name = main.getResultAttrOfType<StringAttr>(i, "onnx.name");
+    if (microBatches == 1)
+      return fail(llvm::formatv("{0}: --dp {1}: output '{2}' is {3} for the "
+                                "whole batch but {4} for one replica: data "
+                                "parallelism needs the batch on dim 0 of every "
+                                "input and output",
+                                modelPath, dp, name ? name.str() : "?",
+                                shape(wholeResults[i]), shape(stacked))
                       .str());
-    }
+    return fail(llvm::formatv("{0}: --micro-batches {1}: output '{2}' is {3} for "
+                              "the whole batch{5} but {4} stacked from "
+                              "micro-batches: micro-batching needs the batch on "
+                              "dim 0 of every input and output, or on the "
+                              "dim its shape names as the batch",
+                              modelPath, microBatches, name ? name.str() : "?",
+                              shape(wholeResults[i]), shape(stacked),
+                              dp > 1 ? llvm::formatv(" ({0} per --dp replica)",
+                                                     shape(share))
+                                           .str()
+                                     : std::string())
+                    .str());
   }
   return success();
 }
 
+LogicalResult Compilation::writeStageWeights(func::FuncOp program,
+                                             StringRef name, int64_t stage,
+                                             int64_t rankWeightBytes) {
+  progress("writing weights of " + name);
+  // Rank = stage·width + index in the stage (mesh ["pp", "tp"|"ep"]).
+  const int64_t width = opts.ranksPerStage(), tp = opts.tp;
+  const bool expertMesh = opts.expertMesh();
+  parc::driver::WeightWriteMeter meter(stats, name, width * rankWeightBytes,
+                                       /*show=*/!quiet);
+  auto weightsFile = [&](int64_t rank) {
+    return "weights/rank" + std::to_string(rank) + ".safetensors";
+  };
+  SmallVector<parc::ShardRequest> requests;
+  for (int64_t t = 0; t < width; ++t) {
+    int64_t rank = stage * width + t;
+    requests.push_back(parc::ShardRequest{
+        path(weightsFile(rank)),
+        [stage, t, tp, expertMesh](StringRef axis) -> int64_t {
+          if (axis == "pp")
+            return stage;
+          if (expertMesh) // ["ep", "tp"]: ep major
+            return axis == "ep" ? t / tp : t % tp;
+          return t;
+        },
+        parc::ShardIdentity{rank, name.str()}});
+  }
+  auto shards = parc::writeWeights(
+      program, llvm::sys::path::parent_path(modelPath), requests,
+      [&](int64_t bytes) { meter.advance(bytes); });
+  if (failed(shards))
+    return failure();
+  for (auto [t, shard] : llvm::enumerate(*shards)) {
+    int64_t rank = stage * width + t;
+    totals.weightBytes += shard.bytes;
+    totals.ranks.push_back(llvm::json::Object{{"rank", rank},
+                                              {"program", name.str()},
+                                              {"weights", weightsFile(rank)},
+                                              {"weights_checksum", shard.checksum},
+                                              {"weight_bytes", rankWeightBytes},
+                                              {"weight_file_bytes", shard.bytes}});
+  }
+  meter.finish();
+  return success();
+}
+
+void Compilation::countCommBytes(func::FuncOp program, ProgramInfo &info) const {
+  // Bytes each rank sends in one forward pass: to other stages, and in
+  // collectives under ring algorithms, S the whole tensor's bytes and n the
+  // group: all-reduce 2(n-1)/n·S, all-gather and reduce-scatter (n-1)/n·S
+  // each, so sequence parallelism's all-gather + reduce-scatter pair costs
+  // what the all-reduce does; an all-to-all sends (n-1)/n of its input.
+  // Blocking (rt.kernel) or started (rt.start) alike; the first operand is
+  // this rank's input.
+  const int64_t n = opts.ranksPerStage();
+  program.walk([&](Operation *op) {
+    auto callee = op->getAttrOfType<StringAttr>("callee");
+    if (!isa<parc::rt::KernelOp, parc::rt::StartOp>(op) || !callee)
+      return;
+    auto t = cast<MemRefType>(op->getOperand(0).getType());
+    int64_t in = t.getNumElements() * t.getElementTypeBitWidth() / 8;
+    int64_t sent;
+    if (callee == "send") {
+      info.sendBytes += in;
+      return;
+    }
+    // On the ["ep", "tp"] mesh of --ep with --etp a group is one axis.
+    int64_t g = n;
+    if (auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+        opts.expertMesh() && axes && axes.size() == 1)
+      g = cast<StringAttr>(axes[0]).getValue() == "ep" ? opts.ep : opts.tp;
+    if (callee == "all_reduce")
+      sent = 2 * (g - 1) * in / g;
+    else if (callee == "all_gather")
+      sent = (g - 1) * in;
+    else if (callee == "reduce_scatter" || callee == "all_to_all")
+      sent = (g - 1) * in / g; // every block but its own
+    else
+      return;
+    info.commBytes += sent;
+    auto &entry = info.perCollective[callee.getValue()];
+    entry.first += 1;
+    entry.second += sent;
+  });
+}
+
 FailureOr<Compilation::ProgramInfo>
-Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
-                         int64_t &totalWeightBytes, llvm::json::Array &ranks) {
-  progress("lowering " + name + " to the rank program and planning memory");
-  // The fused attention kernel is the CPU runtime's.
-  const bool fused = !noFusedAttention && target == "cpu";
-  if (failed(runPasses(module, name == "main" ? "rt" : ("rt-" + name).str(),
-                       [&](OpPassManager &pm) {
-                         parc::buildLowerToRTPipeline(pm, fused);
-                       })))
+Compilation::emitProgram(ModuleOp module, int64_t stage) {
+  const std::string name = parc::stageProgramName(opts, stage);
+  programName = name;
+  stageKvBytes = 0;
+  if (failed(runPipeline(module, "pipeline " + name,
+                         [&](OpPassManager &pm, parc::PipelineStages &stages) {
+                           parc::buildParcStagePipeline(pm, opts, stage, &stages);
+                         })))
     return failure();
 
   ProgramInfo info;
@@ -969,7 +1007,6 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     arena = a.getInt();
   if (auto u = program->getAttrOfType<IntegerAttr>("rt.unplanned_size"))
     unplanned = u.getInt();
-
   // Weight bytes each rank of this program holds (its parts of sharded
   // weights included).
   int64_t rankWeightBytes = 0;
@@ -977,95 +1014,27 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
     auto t = cast<MemRefType>(w.getType());
     rankWeightBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
   });
-  progress("writing weights of " + name);
-  // Rank = stage·width + index in the stage (mesh ["pp", "tp"|"ep"]).
-  const int64_t width = ranksPerStage();
-  parc::driver::WeightWriteMeter meter(stats, name, width * rankWeightBytes,
-                                       /*show=*/!quiet);
-  auto weightsFile = [&](int64_t rank) {
-    return "weights/rank" + std::to_string(rank) + ".safetensors";
-  };
-  SmallVector<parc::ShardRequest> requests;
-  for (int64_t t = 0; t < width; ++t) {
-    int64_t rank = stage * width + t;
-    requests.push_back(parc::ShardRequest{
-        path(weightsFile(rank)),
-        [this, stage, t](StringRef axis) -> int64_t {
-          if (axis == "pp")
-            return stage;
-          if (expertMesh()) // ["ep", "tp"]: ep major
-            return axis == "ep" ? t / tp : t % tp;
-          return t;
-        },
-        parc::ShardIdentity{rank, name.str()}});
-  }
-  auto shards = parc::writeWeights(
-      program, llvm::sys::path::parent_path(modelPath), requests,
-      [&](int64_t bytes) { meter.advance(bytes); });
-  if (failed(shards))
+  if (failed(writeStageWeights(program, name, stage, rankWeightBytes)))
     return failure();
-  for (auto [t, shard] : llvm::enumerate(*shards)) {
-    int64_t rank = stage * width + t;
-    totalWeightBytes += shard.bytes;
-    ranks.push_back(llvm::json::Object{{"rank", rank},
-                                       {"program", name.str()},
-                                       {"weights", weightsFile(rank)},
-                                       {"weights_checksum", shard.checksum},
-                                       {"weight_bytes", rankWeightBytes},
-                                       {"weight_file_bytes", shard.bytes}});
-  }
-  meter.finish();
-  // Bytes each rank sends in one forward pass: to other stages, and in
-  // collectives under ring algorithms, S the whole tensor's bytes and n the
-  // group: all-reduce 2(n-1)/n·S, all-gather and reduce-scatter (n-1)/n·S
-  // each, so sequence parallelism's all-gather + reduce-scatter pair costs
-  // what the all-reduce does; an all-to-all sends (n-1)/n of its input.
-  // Blocking (rt.kernel) or started (rt.start)
-  // alike; the first operand is this rank's input.
-  int64_t n = ranksPerStage();
-  program.walk([&](Operation *op) {
-    auto callee = op->getAttrOfType<StringAttr>("callee");
-    if (!isa<parc::rt::KernelOp, parc::rt::StartOp>(op) || !callee)
-      return;
-    auto t = cast<MemRefType>(op->getOperand(0).getType());
-    int64_t in = t.getNumElements() * t.getElementTypeBitWidth() / 8;
-    int64_t sent;
-    if (callee == "send") {
-      info.sendBytes += in;
-      return;
-    }
-    // On the ["ep", "tp"] mesh of --ep with --etp a group is one axis.
-    int64_t g = n;
-    if (auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
-        expertMesh() && axes && axes.size() == 1)
-      g = cast<StringAttr>(axes[0]).getValue() == "ep" ? ep : tp;
-    if (callee == "all_reduce")
-      sent = 2 * (g - 1) * in / g;
-    else if (callee == "all_gather")
-      sent = (g - 1) * in;
-    else if (callee == "reduce_scatter" || callee == "all_to_all")
-      sent = (g - 1) * in / g; // every block but its own
-    else
-      return;
-    info.commBytes += sent;
-    auto &entry = info.perCollective[callee.getValue()];
-    entry.first += 1;
-    entry.second += sent;
-  });
-
+  countCommBytes(program, info);
   info.moeLayers = parc::describeMoeLayers(program);
 
   module->setAttr("rt.program", StringAttr::get(&ctx, name));
-  if (failed(runPasses(module, name == "main" ? "emitc" : ("emitc-" + name).str(),
-                       parc::buildRTToEmitCPipeline)))
+  const std::string emitcStage = name == "main" ? "emitc" : "emitc-" + name;
+  if (failed(runPipeline(module, emitcStage,
+                         [&](OpPassManager &pm, parc::PipelineStages &stages) {
+                           parc::buildRTToEmitCPipeline(pm);
+                           stages.push_back({emitcStage, &*pm.begin(),
+                                             &*std::prev(pm.end())});
+                         })))
     return failure();
-  std::string source = ("src/" + name + ".cpp").str();
-  std::string binary = ("bin/" + name).str();
+  std::string source = "src/" + name + ".cpp";
+  std::string binary = "bin/" + name;
   if (failed(parc::writeCpp(module, path(source))))
     return failure();
   // Built with the other programs, in parallel (buildPrograms).
   builds.push_back(parc::BuildJob{binary, path(source), path(binary)});
-  info.json = llvm::json::Object{{"name", name.str()},
+  info.json = llvm::json::Object{{"name", name},
                                  {"binary", binary},
                                  {"source", source},
                                  {"arena_bytes", arena},
@@ -1075,20 +1044,45 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
   return info;
 }
 
-/// The checks that need no model: before any work starts.
-LogicalResult checkModelFreeFlags() {
-  if (target != "cpu" && target != "cuda")
-    return fail("--target must be cpu or cuda, not '" + target + "'");
+/// The checks that need no model: before any work starts. The pipeline's
+/// own options are checked whole by CompileOptions::validate.
+FailureOr<parc::CompileOptions> checkFlags() {
   std::optional<StringRef> canonical = parc::cli::canonicalDType(dtype);
-  if (!canonical)
-    return fail("--dtype must be " + parc::cli::dtypeSpellings() + ", not '" +
-                dtype + "'");
-  dtype = canonical->str();
-  return checkFlagRanges();
+  if (target == "cpu" || target == "cuda") {
+    if (!canonical)
+      return fail("--dtype must be " + parc::cli::dtypeSpellings() + ", not '" +
+                  dtype + "'");
+    dtype = canonical->str();
+  }
+  using parc::cli::intRange;
+  if (auto err = parc::cli::checkRanges(
+          {intRange("max-constant-bytes", maxConstantBytes, 0, INT64_MAX),
+           intRange("devices", autoDevices, 0, parc::CompileOptions::kMaxRanks),
+           intRange("jobs", jobs, 1, 1024)}))
+    return fail(llvm::toString(std::move(err)));
+  parc::CompileOptions options = optionsFromFlags();
+  if (llvm::Error err = options.validate(flagSpelling))
+    return fail(llvm::toString(std::move(err)));
+  if (autoPlan &&
+      (tp.getNumOccurrences() || pp.getNumOccurrences() || ep.getNumOccurrences() ||
+       microBatches.getNumOccurrences() || ppVirtual.getNumOccurrences() ||
+       ppLayout.getNumOccurrences() || dp.getNumOccurrences() ||
+       sp.getNumOccurrences() || etp.getNumOccurrences() || autoDevices < 1))
+    return fail("--auto needs --devices N, and replaces --tp, --sp, --pp, "
+                "--pp-layout, --pp-virtual, --micro-batches, --ep, --etp and --dp");
+  // The cluster dist-overlap and the planner price with, found once.
+  llvm::Expected<std::string> cluster = parc::plan::findCluster(
+      autoCluster.empty() ? "cpu" : autoCluster.getValue(),
+      {parc::plan::presetDir()});
+  if (!cluster)
+    return fail("--cluster: " + llvm::toString(cluster.takeError()));
+  options.cluster = *cluster;
+  return options;
 }
 
 int compile() {
-  if (failed(checkModelFreeFlags()))
+  FailureOr<parc::CompileOptions> options = checkFlags();
+  if (failed(options))
     return 1;
   DialectRegistry registry;
   registry.insert<parc::nn::NNDialect, parc::rt::RTDialect, arith::ArithDialect,
@@ -1114,7 +1108,6 @@ int compile() {
              1;
     explainLog.emplace(ctx, /*print=*/explain.getValue());
   }
-  explain = explain || !explainJson.empty();
   FailureOr<parc::driver::OutputDir> out =
       parc::driver::OutputDir::prepare(outputDir, modelPath);
   if (failed(out))
@@ -1123,7 +1116,8 @@ int compile() {
   applyDefaultTimingManagerCLOptions(timingManager);
   TimingScope timing = timingManager.getRootScope();
   bool ok = succeeded(Compilation(ctx, out->staging(), timing,
-                                  explainLog ? &*explainLog : nullptr)
+                                  explainLog ? &*explainLog : nullptr,
+                                  std::move(*options))
                           .run());
   // Written even after a failure (it may say why); the output only after it.
   if (explainLog && failed(explainLog->write(explainJson, modelPath, error))) {

@@ -3,6 +3,8 @@
 #ifndef PARC_PIPELINES_PIPELINES_H
 #define PARC_PIPELINES_PIPELINES_H
 
+#include "parc/Pipelines/CompileOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -38,6 +40,40 @@ struct TensorParallelOptions
 /// dist-propagate, dist-partition, dist-comm.
 void buildTensorParallelPipeline(mlir::OpPassManager &pm,
                                  const TensorParallelOptions &options);
+
+/// A named stretch of a pipeline (what `parc compile --dump-ir` writes a
+/// file after): its first and last top-level passes, an OpToOpPassAdaptor
+/// for a nested pass. Instrumentation matches them by identity.
+struct PipelineStage {
+  std::string name;
+  const mlir::Pass *first, *last;
+};
+using PipelineStages = llvm::SmallVectorImpl<PipelineStage>;
+
+/// The whole-model part of `parc compile`, imported nn IR → one
+/// partitioned program (pipeline stages marked, not cut): nn-optimize,
+/// dist-split-batch (options.splitBatch), nn-kv-cache (maxSeq), then
+/// buildParcPartitionPipeline. Adds every stage it builds to `stages`.
+void buildParcPipeline(mlir::OpPassManager &pm, const CompileOptions &options,
+                       PipelineStages *stages = nullptr);
+/// Its first half: buildNNOptimizePipeline, dist-split-batch, nn-kv-cache
+/// (what `--auto` plans on).
+void buildParcOptimizePipeline(mlir::OpPassManager &pm,
+                               const CompileOptions &options,
+                               PipelineStages *stages = nullptr);
+/// Its second half: nn-convert-dtype, the tensor-parallel passes,
+/// dist-expert-parallel, dist-pipeline or dist-micro-batch.
+void buildParcPartitionPipeline(mlir::OpPassManager &pm,
+                                const CompileOptions &options,
+                                PipelineStages *stages = nullptr);
+/// One rank program from buildParcPipeline's output, to a planned rt
+/// program: dist-extract-stage of `stage` (with pp > 1), dist-overlap,
+/// buildLowerToRTPipeline. buildRTToEmitCPipeline follows.
+void buildParcStagePipeline(mlir::OpPassManager &pm,
+                            const CompileOptions &options, int64_t stage,
+                            PipelineStages *stages = nullptr);
+/// The name of stage `stage`'s program: "main" without pipeline stages.
+std::string stageProgramName(const CompileOptions &options, int64_t stage);
 
 /// Registers every pipeline under its `parc-…` name for parc-opt.
 void registerPipelines();

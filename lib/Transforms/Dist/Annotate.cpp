@@ -106,7 +106,7 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
     ModuleOp module = getOperation();
     MLIRContext *ctx = &getContext();
     if (tp < 1) {
-      module.emitError() << "--tp must be at least 1, not " << int64_t(tp);
+      module.emitError() << "tp must be at least 1, not " << int64_t(tp);
       return signalPassFailure();
     }
     if (tp == 1)

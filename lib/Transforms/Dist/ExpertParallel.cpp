@@ -64,7 +64,8 @@ struct DistExpertParallelPass
     auto meshes = module.getOps<dist::MeshOp>();
     if (meshes.empty()) {
       module.emitError("expert tensor parallelism (etp) splits experts over "
-                       "the tensor-parallel ranks: it needs --tp > 1");
+                       "the tensor-parallel ranks: it needs the mesh of "
+                       "dist-annotate with tp > 1");
       return signalPassFailure();
     }
     dist::MeshOp mesh = *meshes.begin();
@@ -190,7 +191,7 @@ struct DistExpertParallelPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (ep < 1 || capacityFactor < 0 || !std::isfinite(capacityFactor)) {
-      module.emitError() << "--ep must be at least 1 and --capacity-factor "
+      module.emitError() << "ep must be at least 1 and capacity-factor "
                             "non-negative, got "
                          << int64_t(ep) << " and "
                          << llvm::formatv("{0}", double(capacityFactor)).str();
@@ -227,8 +228,8 @@ struct DistExpertParallelPass
       auto meshes = module.getOps<dist::MeshOp>();
       if (etp) {
         if (meshes.empty() || (*meshes.begin()).getAxisNames().size() != 1) {
-          module.emitError("--ep with --etp needs the 1-D tensor-parallel "
-                           "mesh of --tp");
+          module.emitError("ep with etp needs the 1-D tensor-parallel "
+                           "mesh of dist-annotate's tp");
           return signalPassFailure();
         }
         dist::MeshOp mesh = *meshes.begin();

@@ -47,7 +47,7 @@ void DistMicroBatchPass::runOnOperation() {
   auto error = [&]() { return mlir::emitError(main.getLoc()); };
   const int64_t m = microBatches;
   if (m < 1) {
-    error() << "--micro-batches must be at least 1, got " << m;
+    error() << "micro-batches must be at least 1, got " << m;
     return signalPassFailure();
   }
   if (m == 1)

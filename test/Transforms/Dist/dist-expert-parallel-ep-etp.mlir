@@ -34,7 +34,7 @@ func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>) -> tensor<16x32xf32
 // -----
 
 // Without the tensor-parallel mesh there is nothing to split experts over.
-// expected-error @+1 {{--ep with --etp needs the 1-D tensor-parallel mesh of --tp}}
+// expected-error @+1 {{ep with etp needs the 1-D tensor-parallel mesh of dist-annotate's tp}}
 module {
   func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>) -> tensor<16x32xf32> {
     %w1 = arith.constant dense<0.5> : tensor<4x32x64xf32>

@@ -24,7 +24,7 @@ func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>) -> tensor<16x32xf32
 // -----
 
 // No tensor-parallel mesh to split over.
-// expected-error @+1 {{expert tensor parallelism (etp) splits experts over the tensor-parallel ranks: it needs --tp > 1}}
+// expected-error @+1 {{expert tensor parallelism (etp) splits experts over the tensor-parallel ranks: it needs the mesh of dist-annotate with tp > 1}}
 module {
   func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>) -> tensor<16x32xf32> {
     %w1 = arith.constant dense<0.5> : tensor<4x32x64xf32>
