@@ -316,6 +316,9 @@ private:
   /// reported with its program's name.
   LogicalResult buildPrograms();
   std::vector<parc::BuildJob> builds;
+  /// --auto: the planner's weight bytes per rank of each stage, recorded
+  /// beside the bytes written.
+  std::vector<int64_t> predictedStageBytes;
   /// dist-pipeline's options from the flags, for `m` micro-batches.
   parc::dist::DistPipelineOptions pipelineOptions(int64_t m) const {
     parc::dist::DistPipelineOptions options;
@@ -578,7 +581,8 @@ LogicalResult Compilation::run() {
       return fail("--auto needs --devices N, and replaces --tp, --sp, --pp, "
                   "--pp-layout, --pp-virtual, --micro-batches, --ep, --etp and --dp");
     FailureOr<parc::plan::Config> chosen =
-        parc::driver::autoPlan(*module, autoDevices, clusterFile, dtype, quiet);
+        parc::driver::autoPlan(*module, autoDevices, clusterFile, dtype, quiet,
+                               &predictedStageBytes);
     if (failed(chosen))
       return failure();
     // The stage layout is left to dist-pipeline's own balance.
@@ -1013,6 +1017,9 @@ Compilation::emitProgram(ModuleOp module, StringRef name, int64_t stage,
                                        {"weights_checksum", shard.checksum},
                                        {"weight_bytes", rankWeightBytes},
                                        {"weight_file_bytes", shard.bytes}});
+    if (stage < (int64_t)predictedStageBytes.size())
+      ranks.back().getAsObject()->try_emplace("predicted_weight_bytes",
+                                              predictedStageBytes[stage]);
   }
   meter.finish();
   // Bytes each rank sends in one forward pass: to other stages, and in
