@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 using namespace parc::plan;
+using Heads = std::pair<int64_t, int64_t>;
 
 TEST(WeightShards, PaddedWidthIsTheNextMultiple) {
   EXPECT_EQ(paddedWidth(75, 2), 76);
@@ -15,9 +16,9 @@ TEST(WeightShards, PaddedWidthIsTheNextMultiple) {
 
 TEST(WeightShards, PaddedHeadsKeepTheGroups) {
   // 6 heads over tp 4: 8; grouped 6/3 over tp 4: 4 kv heads of 2 each.
-  EXPECT_EQ(paddedHeads(6, 6, 4), std::make_pair<int64_t, int64_t>(8, 8));
-  EXPECT_EQ(paddedHeads(6, 3, 4), std::make_pair<int64_t, int64_t>(8, 4));
-  EXPECT_EQ(paddedHeads(32, 8, 4), std::make_pair<int64_t, int64_t>(32, 8));
+  EXPECT_EQ(paddedHeads(6, 6, 4), Heads(8, 8));
+  EXPECT_EQ(paddedHeads(6, 3, 4), Heads(8, 4));
+  EXPECT_EQ(paddedHeads(32, 8, 4), Heads(32, 8));
   EXPECT_EQ(kvParts(2, 4), 2);
 }
 
