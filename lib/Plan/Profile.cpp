@@ -130,12 +130,9 @@ Operation *findVocabEmbedding(ArrayRef<Operation *> ops) {
   return best;
 }
 
-/// The bytes an element of `t` is stored in: 0 for a float (the compute
-/// dtype's), else its width rounded up to bytes.
+/// The bytes an element of `t` is stored in: its width rounded up to bytes.
 int64_t storedElementBytes(Type t) {
   Type e = getElementTypeOrSelf(t);
-  if (isa<FloatType>(e))
-    return 0;
   return std::max<int64_t>(1, ((int64_t)e.getIntOrFloatBitWidth() + 7) / 8);
 }
 
@@ -515,9 +512,9 @@ void Profiler::recordWeights(Operation *op, const OpCost &c, size_t unit) {
       WeightShard w;
       auto t = cast<RankedTensorType>(stored.getType());
       w.shape.assign(t.getShape().begin(), t.getShape().end());
-      // A bf16/f16 checkpoint cast to f32 is stored in the compute dtype
-      // like any float.
-      w.elementBytes = storedElementBytes(v.getType());
+      // As stored: a bf16/f16 checkpoint under its casts to f32.
+      w.elementBytes = storedElementBytes(stored.getType());
+      w.isFloat = isa<FloatType>(getElementTypeOrSelf(stored.getType()));
       w.tpDim = tpDim;
       w.pad = pad;
       w.kv = kv;

@@ -71,7 +71,8 @@ int64_t parc::plan::shardBytes(const WeightShard &w, const ShardDegrees &d) {
   int64_t elems = 1;
   for (int64_t s : shape)
     elems *= s;
-  return elems * (w.elementBytes ? w.elementBytes : d.computeBytes);
+  return elems * (w.isFloat ? std::min(w.elementBytes, d.computeBytes)
+                            : w.elementBytes);
 }
 
 namespace {

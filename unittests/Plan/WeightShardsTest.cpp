@@ -25,7 +25,7 @@ TEST(WeightShards, PaddedHeadsKeepTheGroups) {
 TEST(WeightShards, FusedQkvOverThreeRanks) {
   // GPT-2's c_attn [64, 3·64] of 4 heads at tp 3: 6 heads, 288 columns,
   // 96 per rank of 4-byte floats.
-  WeightShard qkv{{64, 192}, 0, 1, WeightShard::Pad::Heads};
+  WeightShard qkv{{64, 192}, 4, true, 1, WeightShard::Pad::Heads};
   ShardDegrees d{3, 1, false, 4, 4, 4};
   EXPECT_EQ(shardBytes(qkv, d), 64 * 96 * 4);
   d.tp = 1;
@@ -34,8 +34,8 @@ TEST(WeightShards, FusedQkvOverThreeRanks) {
 
 TEST(WeightShards, VocabularyAndExperts) {
   // 128 rows over 3 ranks: 43 each; the lookup adds 128 + 3 int64s.
-  WeightShard table{{128, 64}, 0, 0, WeightShard::Pad::Width};
-  WeightShard lookup{{128}, 8};
+  WeightShard table{{128, 64}, 4, true, 0, WeightShard::Pad::Width};
+  WeightShard lookup{{128}, 8, false};
   lookup.vocabLookup = true;
   ShardDegrees d{3, 1, false, 4, 4, 2};
   EXPECT_EQ(shardBytes(table, d), 43 * 64 * 2);
@@ -43,10 +43,20 @@ TEST(WeightShards, VocabularyAndExperts) {
   d.tp = 1;
   EXPECT_EQ(shardBytes(lookup, d), 0);
   // Stacked experts [4, 32, 64]: 2 over ep 2; the ffn over tp only with etp.
-  WeightShard fc1{{4, 32, 64}, 0, 2};
+  WeightShard fc1{{4, 32, 64}, 4, true, 2};
   fc1.experts = true;
   ShardDegrees e{2, 2, false, 4, 2, 4};
   EXPECT_EQ(shardBytes(fc1, e), 2 * 32 * 64 * 4);
   ShardDegrees etp{2, 1, true, 4, 2, 4};
   EXPECT_EQ(shardBytes(fc1, etp), 4 * 32 * 32 * 4);
+}
+
+TEST(WeightShards, FloatsInTheNarrowerDtype) {
+  // f32 under bf16 compute is rounded to 2 bytes; a bf16 checkpoint under
+  // f32 compute stays 2 bytes; integers keep their width.
+  WeightShard f32{{10}, 4, true}, bf16{{10}, 2, true}, ids{{10}, 8, false};
+  ShardDegrees bf{1, 1, false, 0, 0, 2}, f{1, 1, false, 0, 0, 4};
+  EXPECT_EQ(shardBytes(f32, bf), 20);
+  EXPECT_EQ(shardBytes(bf16, f), 20);
+  EXPECT_EQ(shardBytes(ids, bf), 80);
 }

@@ -5,7 +5,8 @@
 // the planner (which predicts the shard bytes `parc compile` writes without
 // compiling). A width tp does not divide is zero-padded to the next
 // multiple (MLP features, output heads, the vocabulary), attention heads to
-// paddedHeads, and the padded dim splits evenly.
+// paddedHeads, and the padded dim splits evenly. Which MLPs take zero
+// features is analyzePaddableMlp's answer, for both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +48,11 @@ struct WeightShard {
     Heads  ///< the dim spans attention heads: scaled by paddedHeads
   };
   std::vector<int64_t> shape;
-  /// Bytes per element as stored; 0: a float weight, stored in the compute
-  /// dtype.
+  /// Bytes per element as stored in the model. A float weight is written
+  /// in the narrower of that and the compute dtype (f32 rounded to bf16
+  /// while streaming; a bf16 checkpoint stays bf16 under f32 compute).
   int64_t elementBytes = 0;
+  bool isFloat = false;
   /// The dim tp splits (-1: every tp rank holds it whole) and how.
   int64_t tpDim = -1;
   Pad pad = Pad::None;
