@@ -22,12 +22,12 @@ llvm::Error refuse(const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), why);
 }
 
-/// tp must divide every head count and column width the profile found,
-/// and with --sp the sequence.
+/// tp must divide every head count and column width the profile found that
+/// compile does not pad, and with --sp the sequence.
 llvm::Error checkTp(const ModelProfile &profile, int64_t tp, bool sp) {
   for (const TpConstraint &c : profile.tpConstraints) {
     bool ok = c.kv ? (c.dim % tp == 0 || tp % c.dim == 0) : c.dim % tp == 0;
-    if (!ok)
+    if (!ok && !c.paddable)
       return refuse(llvm::formatv("tp={0}: does not divide the {1} {2}{3}", tp,
                                   c.dim, c.what,
                                   c.kv ? " nor is a multiple of them" : ""));

@@ -277,6 +277,44 @@ int64_t parc::plan::bytesPerElement(llvm::StringRef dtype) {
   return dtype == "f32" ? 4 : dtype == "f64" ? 8 : 2;
 }
 
+std::vector<int64_t> parc::plan::stageWeightBytes(const ModelProfile &profile,
+                                                 const Config &config,
+                                                 llvm::StringRef dtype) {
+  const int64_t P = config.pp, V = config.virtualStages;
+  // The stage of each block: the layout's runs, or with V chunks per stage
+  // equal chunks dealt round-robin (compile's --pp-virtual).
+  std::vector<int64_t> stageOf;
+  if (V > 1) {
+    int64_t chunk = std::max<int64_t>(1, profile.blocks / (P * V));
+    for (int64_t b = 0; b < profile.blocks; ++b)
+      stageOf.push_back(b / chunk % P);
+  } else {
+    for (int64_t s = 0; s < (int64_t)config.stageBlocks.size(); ++s)
+      stageOf.insert(stageOf.end(), config.stageBlocks[s], s);
+  }
+  auto stage = [&](int64_t block) -> int64_t {
+    if (block < 0)
+      return 0;
+    if (block >= (int64_t)stageOf.size())
+      return P - 1;
+    return stageOf[block];
+  };
+  ShardDegrees d{config.tp, config.ep, config.etp, profile.heads, profile.kvHeads,
+                 bytesPerElement(dtype)};
+  std::vector<int64_t> bytes(P, 0);
+  for (const WeightUse &w : profile.weights) {
+    // Each stage that reads the weight holds its own copy.
+    llvm::SmallVector<int64_t, 4> stages;
+    for (int64_t b : w.blocks)
+      if (!llvm::is_contained(stages, stage(b)))
+        stages.push_back(stage(b));
+    int64_t part = shardBytes(w.shard, d);
+    for (int64_t s : stages)
+      bytes[s] += part;
+  }
+  return bytes;
+}
+
 std::string Config::str() const {
   std::string s = llvm::formatv("tp={0}{1} pp={2}", tp, sp ? "+sp" : "", pp).str();
   if (pp > 1)
@@ -453,6 +491,7 @@ Estimate parc::plan::estimate(const ModelProfile &profile, const Cluster &cluste
   e.interval = P > 1 ? (double)M * (worst + p2p) : e.time;
   e.tokensPerSecond = (double)(profile.batch * profile.seq) / e.interval;
   e.fits = e.memoryBytes <= cluster.memoryBytes;
+  e.stageWeightBytes = stageWeightBytes(profile, e.config, options.dtype);
   return e;
 }
 
@@ -621,6 +660,7 @@ llvm::json::Value parc::plan::planToJSON(const PlanResult &result,
                             {"kv_cache", e.kvBytes},
                             {"total", e.memoryBytes}}},
         {"comm_bytes_per_rank", e.commBytes},
+        {"weight_bytes_per_stage", llvm::json::Array(e.stageWeightBytes)},
         {"fits", e.fits},
         {"spans_nodes", e.crossesNodes}};
   };

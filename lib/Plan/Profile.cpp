@@ -79,6 +79,63 @@ SmallVector<Value> activationOperands(Operation *op) {
   return out;
 }
 
+/// Whether the split of `v` meets an attention through ops a split passes:
+/// forward from a column linear's result, or backward from a row linear's
+/// input. Such a linear's dims span heads, which take zero heads.
+bool meetsAttention(Value v, bool forward) {
+  SmallVector<Value> work{v};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value w = work.pop_back_val();
+    if (!seen.insert(w).second)
+      continue;
+    if (forward) {
+      for (Operation *user : w.getUsers()) {
+        if (isa<nn::AttentionOp>(user))
+          return true;
+        if (!isa<nn::LinearOp>(user) && passesSplit(user))
+          llvm::append_range(work, user->getResults());
+      }
+      continue;
+    }
+    Operation *d = w.getDefiningOp();
+    if (!d || isWeight(w) || isa<nn::LinearOp>(d))
+      continue;
+    if (isa<nn::AttentionOp>(d))
+      return true;
+    if (passesSplit(d))
+      llvm::append_range(work, activationOperands(d));
+  }
+  return false;
+}
+
+/// The token embedding dist-annotate makes vocabulary-parallel
+/// (dist::vocabularyEmbedding): the largest lookup along axis 0 of a 2-D
+/// float weight table by ids that are a graph input.
+Operation *findVocabEmbedding(ArrayRef<Operation *> ops) {
+  nn::GatherOp best;
+  for (Operation *op : ops) {
+    auto g = dyn_cast<nn::GatherOp>(op);
+    if (!g)
+      continue;
+    auto table = cast<RankedTensorType>(g.getData().getType());
+    if (g.getAxis() != 0 || table.getRank() != 2 || !isWeight(g.getData()) ||
+        !isa<BlockArgument>(g.getIndices()) ||
+        !isa<FloatType>(table.getElementType()))
+      continue;
+    if (!best ||
+        table.getDimSize(0) > cast<RankedTensorType>(best.getData().getType()).getDimSize(0))
+      best = g;
+  }
+  return best;
+}
+
+/// The bytes an element of `t` is stored in: its width rounded up to bytes.
+int64_t storedElementBytes(Type t) {
+  Type e = getElementTypeOrSelf(t);
+  return std::max<int64_t>(1, ((int64_t)e.getIntOrFloatBitWidth() + 7) / 8);
+}
+
 class Profiler {
 public:
   explicit Profiler(func::FuncOp main) : main(main) {}
@@ -95,9 +152,20 @@ private:
   /// Heads, the decoder flag, grouped-query key/value columns and the tp
   /// constraints of one attention.
   void readAttention(nn::AttentionOp a);
+  /// Whether compile pads the model's attentions with zero heads
+  /// (dist::isPaddableAttention, read from the head counts alone).
+  bool headsPaddable() const {
+    return profile.heads >= 2 && profile.kvHeads > 0 &&
+           profile.heads % profile.kvHeads == 0;
+  }
   /// Every op's cost, in units by block (`units`, `signatures`, `where`).
   void costUnits();
   void countParameters(Operation *op, llvm::DenseSet<Value> &countedWeights);
+  /// How each weight `op` reads divides (the partitioner's rules), into
+  /// `weights` by its stored value, read by unit `unit`.
+  void recordWeights(Operation *op, const OpCost &c, size_t unit);
+  /// The blocks each recorded weight is read by, once units are known.
+  void placeWeights();
   /// Lifetimes and the boundary of unit `ui`.
   void traceLifetimes(size_t ui);
   void mergeRepeats();
@@ -119,6 +187,14 @@ private:
   std::vector<Unit> units;
   std::vector<std::string> signatures;
   llvm::DenseMap<Operation *, std::pair<size_t, int>> where;
+  /// Column linears of MLPs compile pads with zero features.
+  llvm::DenseSet<Operation *> paddableColumns;
+  /// The vocabulary-parallel embedding dist-annotate picks (or null).
+  Operation *vocabEmbedding = nullptr;
+  /// Recorded weights by stored value, and the (pre-merge) units reading
+  /// each.
+  llvm::DenseMap<Value, size_t> weightIndex;
+  std::vector<llvm::SmallVector<size_t, 2>> weightUnits;
   ModelProfile profile;
 };
 
@@ -389,9 +465,11 @@ void Profiler::readAttention(nn::AttentionOp a) {
     }
   }
   if (profile.heads)
-    profile.tpConstraints.push_back({profile.heads, "attention heads"});
+    profile.tpConstraints.push_back(
+        {profile.heads, "attention heads", false, headsPaddable()});
   if (profile.kvHeads != profile.heads)
-    profile.tpConstraints.push_back({profile.kvHeads, "key/value heads", true});
+    profile.tpConstraints.push_back(
+        {profile.kvHeads, "key/value heads", true, headsPaddable()});
 }
 
 /// The op kinds and result shapes of an op, which two blocks must share
@@ -419,6 +497,90 @@ void Profiler::countParameters(Operation *op,
                        (cst && isa<DenseResourceElementsAttr>(cst.getValue()));
     if (initializer && countedWeights.insert(v).second)
       profile.parameters += elems(v);
+  }
+}
+
+void Profiler::recordWeights(Operation *op, const OpCost &c, size_t unit) {
+  auto record = [&](Value v, int64_t tpDim, WeightShard::Pad pad, bool kv) {
+    if (!v || !isWeight(v))
+      return;
+    Value stored = nn::weightSource(v);
+    if (!stored)
+      stored = v;
+    auto [it, fresh] = weightIndex.try_emplace(stored, profile.weights.size());
+    if (fresh) {
+      WeightShard w;
+      auto t = cast<RankedTensorType>(stored.getType());
+      w.shape.assign(t.getShape().begin(), t.getShape().end());
+      // As stored: a bf16/f16 checkpoint under its casts to f32.
+      w.elementBytes = storedElementBytes(stored.getType());
+      w.isFloat = isa<FloatType>(getElementTypeOrSelf(stored.getType()));
+      w.tpDim = tpDim;
+      w.pad = pad;
+      w.kv = kv;
+      profile.weights.push_back({std::move(w), {}});
+      weightUnits.emplace_back();
+    }
+    if (!llvm::is_contained(weightUnits[it->second], unit))
+      weightUnits[it->second].push_back(unit);
+    return;
+  };
+  using Pad = WeightShard::Pad;
+  if (auto l = dyn_cast<nn::LinearOp>(op)) {
+    bool kv = c.split == Split::Kv;
+    int64_t out = l.getTransposeWeight() ? 0 : 1, in = 1 - out;
+    if (c.split != Split::None && c.comm == Collective::AllReduce) {
+      // A row linear: split along its input features; its bias is added
+      // after the reduction, whole.
+      Pad pad = meetsAttention(l.getInput(), false) ? Pad::Heads : Pad::Width;
+      record(l.getWeight(), in, pad, kv);
+      record(l.getBias(), -1, Pad::None, false);
+    } else if (c.split != Split::None) {
+      // A column linear or an output head: split along its features.
+      Pad pad = !c.comm && meetsAttention(l.getResult(), true) ? Pad::Heads
+                                                              : Pad::Width;
+      record(l.getWeight(), out, pad, kv);
+      record(l.getBias(), 0, pad, kv);
+    }
+  } else if (auto moe = dyn_cast<nn::MoeOp>(op)) {
+    // Stacked experts [E, H, F] / [E, F, H]: E over ep, F over tp (--etp).
+    for (auto [v, dim] : {std::pair<Value, int64_t>{moe.getFc1(), 2},
+                          {moe.getFc2(), 1},
+                          {moe.getFc3(), 2}}) {
+      size_t before = profile.weights.size();
+      record(v, dim, Pad::None, false);
+      if (profile.weights.size() > before)
+        profile.weights.back().shard.experts = true;
+    }
+  } else if (op == vocabEmbedding) {
+    auto g = cast<nn::GatherOp>(op);
+    record(g.getData(), 0, Pad::Width, false);
+    WeightShard tables;
+    tables.shape = {cast<RankedTensorType>(g.getData().getType()).getDimSize(0)};
+    tables.elementBytes = storedElementBytes(g.getIndices().getType());
+    tables.vocabLookup = true;
+    profile.weights.push_back({std::move(tables), {}});
+    weightUnits.push_back({unit});
+  }
+  // Everything else every rank of the stage holds whole (the first
+  // reader decides: a tied table is cut as its embedding).
+  for (Value v : op->getOperands())
+    record(v, -1, Pad::None, false);
+}
+
+void Profiler::placeWeights() {
+  // Block ordinals of the units before merging: one block per unit.
+  std::vector<int64_t> ordinal(units.size());
+  int64_t blocks = 0;
+  for (size_t i = 0; i < units.size(); ++i)
+    ordinal[i] = units[i].block ? blocks++ : units[i].name == "pre" ? -1 : -2;
+  for (size_t i = 0; i < units.size(); ++i)
+    if (ordinal[i] == -2)
+      ordinal[i] = blocks;
+  for (auto [w, readers] : llvm::zip_equal(profile.weights, weightUnits)) {
+    for (size_t u : readers)
+      w.blocks.push_back(ordinal[u]);
+    llvm::sort(w.blocks);
   }
 }
 
@@ -450,12 +612,17 @@ void Profiler::costUnits() {
     OpCost c = cost(op);
     if (c.op == "linear" && c.split == Split::Tp && !c.comm) {
       // A column linear: tp must divide its output features.
+      // compile pads an MLP's features, and an attention's heads.
       int64_t n = cast<RankedTensorType>(op->getResult(0).getType()).getShape().back();
-      profile.tpConstraints.push_back({n, "output features of node '" + c.node + "'"});
+      bool paddable = paddableColumns.contains(op) ||
+                      (headsPaddable() && meetsAttention(op->getResult(0), true));
+      profile.tpConstraints.push_back(
+          {n, "output features of node '" + c.node + "'", false, paddable});
     }
     where[op] = {units.size() - 1, (int)u.ops.size()};
     signatures.back() += signatureOf(c, op);
     countParameters(op, countedWeights);
+    recordWeights(op, c, units.size() - 1);
     u.ops.push_back(std::move(c));
   }
 }
@@ -511,11 +678,11 @@ void Profiler::mergeRepeats() {
 }
 
 void Profiler::uniqueConstraints() {
-  // Deduplicate constraints by (dim, kv).
+  // Deduplicate constraints by (dim, kv, paddable).
   std::vector<TpConstraint> unique;
   for (const TpConstraint &c : profile.tpConstraints)
     if (llvm::none_of(unique, [&](const TpConstraint &u) {
-          return u.dim == c.dim && u.kv == c.kv;
+          return u.dim == c.dim && u.kv == c.kv && u.paddable == c.paddable;
         }))
       unique.push_back(c);
   profile.tpConstraints = std::move(unique);
@@ -541,7 +708,13 @@ FailureOr<ModelProfile> Profiler::run() {
   profile.batch = firstIn.getRank() ? firstIn.getShape()[0] : 1;
   profile.seq = firstIn.getRank() > 1 ? firstIn.getShape()[1] : 1;
   readBuildFacts();
+  vocabEmbedding = findVocabEmbedding(ops);
+  for (Operation *op : ops)
+    if (auto row = dyn_cast<nn::LinearOp>(op))
+      if (auto mlp = analyzePaddableMlp(row, [](Value) { return true; }))
+        paddableColumns.insert(mlp->columns.begin(), mlp->columns.end());
   costUnits();
+  placeWeights();
   for (size_t ui = 0; ui < units.size(); ++ui)
     traceLifetimes(ui);
   mergeRepeats();

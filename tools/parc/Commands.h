@@ -29,10 +29,12 @@ bool prepareOutputFile(llvm::StringRef path, llvm::StringRef flag);
 
 /// `parc compile --auto`: the plan the planner picks for the fused `module`
 /// among those compile can build, on `devices` devices of `cluster` (a
-/// preset name or file). Prints why.
-mlir::FailureOr<parc::plan::Config> autoPlan(mlir::ModuleOp module, int64_t devices,
-                                             const std::string &cluster,
-                                             const std::string &dtype, bool quiet);
+/// preset name or file). Prints why. `stageWeightBytes`, when given, gets
+/// the predicted weight bytes per rank of each of its pipeline stages.
+mlir::FailureOr<parc::plan::Config>
+autoPlan(mlir::ModuleOp module, int64_t devices, const std::string &cluster,
+         const std::string &dtype, bool quiet,
+         std::vector<int64_t> *stageWeightBytes = nullptr);
 
 } // namespace parc::driver
 

@@ -357,6 +357,9 @@ private:
   /// The flags as pipeline options, validated; --auto fills in its plan.
   parc::CompileOptions opts;
   std::vector<parc::BuildJob> builds;
+  /// --auto: the planner's weight bytes per rank of each stage, recorded
+  /// beside the bytes written.
+  std::vector<int64_t> predictedStageBytes;
   SmallVector<int64_t> layersPerStage;
   /// The output shapes of the whole batch (with --micro-batches).
   SmallVector<SmallVector<int64_t>> wholeResults;
@@ -617,7 +620,8 @@ LogicalResult Compilation::checkStagesFitWholeBatch(ModuleOp module) {
 
 LogicalResult Compilation::choosePlan(ModuleOp module) {
   FailureOr<parc::plan::Config> chosen =
-      parc::driver::autoPlan(module, autoDevices, opts.cluster, opts.dtype, quiet);
+      parc::driver::autoPlan(module, autoDevices, opts.cluster, opts.dtype, quiet,
+                             &predictedStageBytes);
   if (failed(chosen))
     return failure();
   // The stage layout is left to dist-pipeline's own balance.
@@ -934,6 +938,9 @@ LogicalResult Compilation::writeStageWeights(func::FuncOp program,
                                               {"weights_checksum", shard.checksum},
                                               {"weight_bytes", rankWeightBytes},
                                               {"weight_file_bytes", shard.bytes}});
+    if (stage < (int64_t)predictedStageBytes.size())
+      totals.ranks.back().getAsObject()->try_emplace("predicted_weight_bytes",
+                                                     predictedStageBytes[stage]);
   }
   meter.finish();
   return success();

@@ -123,24 +123,40 @@ int fail(const llvm::Twine &message) {
 
 std::string gib(double b) { return llvm::formatv("{0:f1}", b / (1 << 30)).str(); }
 
+/// Bytes in the largest binary unit that keeps them at 1 or more.
+std::string size(int64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double b = (double)bytes;
+  int u = 0;
+  for (; b >= 1024 && u < 4; ++u)
+    b /= 1024;
+  return u ? llvm::formatv("{0:f1} {1}", b, units[u]).str()
+           : llvm::formatv("{0} B", bytes).str();
+}
+
+/// The weight bytes of the fullest rank: its stage's shard.
+int64_t maxStageBytes(const plan::Estimate &e) {
+  return e.stageWeightBytes.empty() ? 0 : *llvm::max_element(e.stageWeightBytes);
+}
+
 /// The ranked plans; a decode plan's forward is one token per sequence, and
 /// "KV MiB" is the cache's part of the memory column.
 void printTable(llvm::raw_ostream &os, const plan::PlanResult &r, int64_t rows,
                 bool decode) {
-  os << llvm::formatv("{0,-4} {1,-34} {2,12} {3,12} {4,9} {5,9} {6,10} {7,12}  {8}\n",
+  os << llvm::formatv("{0,-4} {1,-34} {2,12} {3,12} {4,9} {5,12} {6,9} {7,10} {8,12}  {9}\n",
                       "#", "configuration", decode ? "ms/token" : "ms/forward",
-                      "tokens/s", "mem GiB", "KV MiB", "comm MiB", "layout",
-                      "");
+                      "tokens/s", "mem GiB", "weights/rank", "KV MiB", "comm MiB",
+                      "layout", "");
   int64_t shown = 0;
   for (auto [i, e] : llvm::enumerate(r.ranked)) {
     if (rows && shown++ >= rows) {
       os << "  ... " << r.ranked.size() - (size_t)rows << " more (--top 0 shows all)\n";
       break;
     }
-    os << llvm::formatv("{0,-4} {1,-34} {2,12:f3} {3,12:f0} {4,9} {5,9:f1} {6,10:f1} "
-                        "{7,12}  {8}\n",
+    os << llvm::formatv("{0,-4} {1,-34} {2,12:f3} {3,12:f0} {4,9} {5,12} {6,9:f1} "
+                        "{7,10:f1} {8,12}  {9}\n",
                         i + 1, e.config.str(), e.time * 1e3, e.tokensPerSecond,
-                        gib(e.memoryBytes), e.kvBytes / (1 << 20),
+                        gib(e.memoryBytes), size(maxStageBytes(e)), e.kvBytes / (1 << 20),
                         e.commBytes / (1 << 20), e.config.layout(),
                         !e.fits ? "does not fit" : (r.chosen && *r.chosen == i) ? "<- chosen"
                                                                                : "");
@@ -348,7 +364,8 @@ int parc::driver::plan() {
 
 FailureOr<plan::Config> parc::driver::autoPlan(ModuleOp module, int64_t devices,
                                                 const std::string &clusterName,
-                                                const std::string &dtype, bool quiet) {
+                                                const std::string &dtype, bool quiet,
+                                                std::vector<int64_t> *stageWeightBytes) {
   auto cluster = plan::loadCluster(clusterName, {plan::presetDir()});
   if (!cluster)
     return fail(llvm::toString(cluster.takeError())), failure();
@@ -391,5 +408,7 @@ FailureOr<plan::Config> parc::driver::autoPlan(ModuleOp module, int64_t devices,
                                        used, devices)
                              .str()
                        : std::string());
+  if (stageWeightBytes)
+    *stageWeightBytes = best->stageWeightBytes;
   return best->config;
 }

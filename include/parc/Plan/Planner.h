@@ -12,6 +12,7 @@
 #define PARC_PLAN_PLANNER_H
 
 #include "parc/Plan/CostModel.h"
+#include "parc/Plan/WeightShards.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -76,10 +77,24 @@ struct TpConstraint {
   int64_t dim;
   std::string what;
   bool kv = false; ///< kv heads: tp must divide it or be a multiple of it
+  /// compile pads what tp does not divide with zeros (an MLP's features,
+  /// attention heads: WeightShards.h), so any tp builds.
+  bool paddable = false;
+};
+
+/// A weight as the shard writer stores it: how it divides over a stage's
+/// ranks, and the blocks that read it (-1: the part before the first block,
+/// `ModelProfile::blocks`: the part after the last), whose stages each hold
+/// it.
+struct WeightUse {
+  WeightShard shard;
+  std::vector<int64_t> blocks;
 };
 
 struct ModelProfile {
   std::vector<Unit> units;
+  /// Every weight once (a tied table once), in program order.
+  std::vector<WeightUse> weights;
   int64_t batch = 1, seq = 1, blocks = 0;
   /// Attention ops: the layers dist-pipeline cuts between (blocks are found
   /// by node names, so the two can differ).
@@ -176,6 +191,10 @@ struct Estimate {
   /// Per pipeline stage, for one micro-batch: compute and exposed comm.
   std::vector<double> stageCompute, stageComm;
   double weightBytes = 0, activationBytes = 0, kvBytes = 0, memoryBytes = 0;
+  /// Per pipeline stage, the weight bytes each of its ranks holds: exactly
+  /// the tensor bytes of its shard (WeightShards.h's rules, the profile's
+  /// weights), as `parc compile` writes them.
+  std::vector<int64_t> stageWeightBytes;
   double commBytes = 0; ///< bytes each rank moves per forward
   bool fits = true;
   bool crossesNodes = false;
@@ -209,6 +228,12 @@ void writeTimelineSVG(llvm::raw_ostream &os, const Estimate &estimate,
                       const ModelProfile &profile, const Cluster &cluster);
 
 int64_t bytesPerElement(llvm::StringRef dtype);
+
+/// The weight bytes each rank of each pipeline stage of `config` holds
+/// (`config.stageBlocks` the layout), predicted from the profile's weights
+/// for the compute dtype `dtype`.
+std::vector<int64_t> stageWeightBytes(const ModelProfile &profile,
+                                      const Config &config, llvm::StringRef dtype);
 
 } // namespace parc::plan
 

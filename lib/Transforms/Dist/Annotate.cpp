@@ -38,7 +38,7 @@ void padOutputHead(nn::LinearOp lin, int64_t tp,
                    const llvm::DenseMap<Value, Value> &tables) {
   auto type = lin.getType();
   int64_t features = type.getShape().back();
-  int64_t pad = (tp - features % tp) % tp;
+  int64_t pad = parc::plan::paddedWidth(features, tp) - features;
   if (!pad || !dist::isOutputHead(lin, 1))
     return;
   if (!dist::canPadWeight(lin.getWeight()) ||
@@ -77,7 +77,7 @@ void padEmbedding(nn::GatherOp embedding, int64_t tp,
                   llvm::DenseMap<Value, Value> &tables) {
   Value table = embedding.getData();
   int64_t rows = dist::tensorOf(table).getDimSize(0);
-  if (int64_t pad = (tp - rows % tp) % tp) {
+  if (int64_t pad = parc::plan::paddedWidth(rows, tp) - rows) {
     OpBuilder b(embedding);
     Value padded = dist::padWeight(b, table, 0, pad);
     embedding.getDataMutable().assign(padded);

@@ -203,108 +203,6 @@ Value dist::padWeightBlocks(OpBuilder &b, Value weight, int64_t dim,
   return recast(b, weight, arith::ConstantOp::create(b, v.getLoc(), value));
 }
 
-namespace {
-
-/// The ops of one MLP between its column linears and its row linear.
-struct Mlp {
-  nn::LinearOp row;
-  llvm::SetVector<nn::LinearOp> columns;
-  llvm::SetVector<Operation *> ops;
-  int64_t width = 0;
-};
-
-/// Activations with act(0) = 0: a zero feature stays zero.
-bool keepsZero(Operation *op) {
-  return isa<nn::GeluOp, nn::ReluOp, nn::SiluOp, nn::TanhOp, nn::ErfOp,
-             nn::NegOp, nn::CastOp>(op);
-}
-
-/// A constant operand that spans the features (a bias), as opposed to one
-/// broadcast along them; only those are padded.
-bool spansFeatures(Value c, int64_t width) {
-  auto t = dist::tensorOf(c);
-  return t.getRank() >= 1 && t.getShape().back() == width;
-}
-
-std::optional<Mlp> analyze(nn::LinearOp row) {
-  Mlp m;
-  m.row = row;
-  auto in = dyn_cast<RankedTensorType>(row.getInput().getType());
-  if (!in || in.getRank() < 1 || !dist::canPadWeight(row.getWeight()))
-    return std::nullopt;
-  m.width = in.getShape().back();
-  // Every value between the columns and the row holds the features in its
-  // last dim: reshapes and transposes (attention heads) are not an MLP.
-  auto features = [&](Value v) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    return t && t.getRank() == in.getRank() && t.getShape().back() == m.width;
-  };
-  SmallVector<Value> work{row.getInput()};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!seen.insert(v).second)
-      continue;
-    Operation *def = v.getDefiningOp();
-    if (!def || !features(v))
-      return std::nullopt;
-    if (auto col = dyn_cast<nn::LinearOp>(def)) {
-      if (!dist::canPadWeight(col.getWeight()) ||
-          (col.getBias() && !dist::canPadWeight(col.getBias())))
-        return std::nullopt;
-      m.columns.insert(col);
-      continue;
-    }
-    if (!keepsZero(def) &&
-        !isa<nn::SigmoidOp, nn::AddOp, nn::SubOp, nn::MulOp>(def))
-      return std::nullopt;
-    m.ops.insert(def);
-    for (Value operand : def->getOperands()) {
-      if (!nn::isWeight(operand))
-        work.push_back(operand);
-      else if (spansFeatures(operand, m.width) && !dist::canPadWeight(operand))
-        return std::nullopt;
-    }
-  }
-  // Which values are zero on the padded features, in program order.
-  llvm::DenseSet<Value> zero;
-  for (nn::LinearOp col : m.columns)
-    zero.insert(col.getResult());
-  SmallVector<Operation *> ordered(m.ops.begin(), m.ops.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  for (Operation *op : ordered) {
-    // A padded constant is zero there; a broadcast one is not.
-    auto isZero = [&](Value v) {
-      return zero.contains(v) || (nn::isWeight(v) && spansFeatures(v, m.width));
-    };
-    bool z;
-    if (keepsZero(op))
-      z = zero.contains(op->getOperand(0));
-    else if (isa<nn::MulOp>(op))
-      z = llvm::any_of(op->getOperands(), isZero);
-    else if (isa<nn::AddOp, nn::SubOp>(op))
-      z = llvm::all_of(op->getOperands(), isZero);
-    else
-      z = false; // sigmoid(0) = 1/2: only a zero factor makes it zero again
-    if (z)
-      zero.insert(op->getResult(0));
-  }
-  if (!zero.contains(row.getInput()))
-    return std::nullopt;
-  // Padding changes the type of every value in the MLP: none may be read
-  // outside it.
-  auto inside = [&](Operation *user) { return user == row || m.ops.contains(user); };
-  for (nn::LinearOp col : m.columns)
-    if (!llvm::all_of(col->getUsers(), inside))
-      return std::nullopt;
-  for (Operation *op : m.ops)
-    if (!llvm::all_of(op->getUsers(), inside))
-      return std::nullopt;
-  return m;
-}
-
-} // namespace
-
 /// A weight and its casts, once nothing reads them.
 static void eraseDead(Value v) {
   while (v && v.use_empty()) {
@@ -332,13 +230,19 @@ static bool commitPadding(ArrayRef<std::pair<OpOperand *, Value>> padded,
   return true;
 }
 
+/// The MLP ending at `row` that can take zero features, its weights' bytes
+/// at hand (the rule the planner reads too: WeightShards.h).
+static std::optional<parc::plan::PaddableMlp> analyze(nn::LinearOp row) {
+  return parc::plan::analyzePaddableMlp(row, dist::canPadWeight);
+}
+
 bool dist::isPaddableMlp(nn::LinearOp row) { return analyze(row).has_value(); }
 
 bool dist::padMlpWidth(nn::LinearOp row, int64_t tp) {
-  std::optional<Mlp> m = analyze(row);
+  std::optional<parc::plan::PaddableMlp> m = analyze(row);
   if (!m || m->width % tp == 0)
     return false;
-  int64_t pad = tp - m->width % tp;
+  int64_t pad = parc::plan::paddedWidth(m->width, tp) - m->width;
   // Every padded weight first: one whose bytes are not at hand leaves the
   // MLP as it is, and the width a misfit.
   SmallVector<std::pair<OpOperand *, Value>> padded;
@@ -356,7 +260,8 @@ bool dist::padMlpWidth(nn::LinearOp row, int64_t tp) {
   }
   for (Operation *op : m->ops)
     for (OpOperand &operand : op->getOpOperands())
-      if (nn::isWeight(operand.get()) && spansFeatures(operand.get(), m->width))
+      if (nn::isWeight(operand.get()) &&
+          parc::plan::spansFeatures(operand.get(), m->width))
         ok &= add(operand, tensorOf(operand.get()).getRank() - 1);
   if (!commitPadding(padded, ok))
     return false;
@@ -387,15 +292,6 @@ void dist::retypeScoreModifier(nn::AttentionOp att) {
     auto t = dist::tensorOf(inner.getResult(0));
     inner.getResult(0).setType(RankedTensorType::get(shape, t.getElementType()));
   }
-}
-
-std::pair<int64_t, int64_t> dist::paddedHeads(int64_t heads, int64_t kvHeads,
-                                              int64_t tp) {
-  int64_t group = heads / kvHeads;
-  // kvHeads rounded up to a multiple of tp always fits: the loop ends.
-  for (int64_t kv = kvHeads;; ++kv)
-    if ((kv * group) % tp == 0 && (kv % tp == 0 || tp % kv == 0))
-      return {kv * group, kv};
 }
 
 namespace {
@@ -483,7 +379,7 @@ bool dist::padAttentionHeads(nn::LinearOp row, int64_t tp) {
   std::optional<Heads> h = analyzeHeads(row);
   if (!h)
     return false;
-  auto [heads, kvHeads] = paddedHeads(h->heads, h->kvHeads, tp);
+  auto [heads, kvHeads] = parc::plan::paddedHeads(h->heads, h->kvHeads, tp);
   if (heads == h->heads && kvHeads == h->kvHeads)
     return false;
   dist::Region &r = h->region;

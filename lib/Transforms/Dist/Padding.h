@@ -11,6 +11,7 @@
 #define PARC_LIB_TRANSFORMS_DIST_PADDING_H
 
 #include "nn/NNOps.h"
+#include "parc/Plan/WeightShards.h"
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 
@@ -59,20 +60,13 @@ bool padMlpWidth(nn::LinearOp row, int64_t tp);
 /// dist-partition).
 void retypeScoreModifier(nn::AttentionOp att);
 
-/// The head counts an attention of `heads` query and `kvHeads` key/value
-/// heads is padded to for `tp`: the fewest zero key/value heads, each with
-/// its group of heads / kvHeads zero query heads, after which tp divides
-/// the query heads and the key/value heads divide by or divide tp.
-std::pair<int64_t, int64_t> paddedHeads(int64_t heads, int64_t kvHeads,
-                                        int64_t tp);
-
 /// Whether the attention region ending at the row linear `row` (one
 /// nn.attention between column linears and `row`, as dist-annotate plans
 /// it) can take zero heads: its weights padded and nothing else spanning
 /// the heads.
 bool isPaddableAttention(nn::LinearOp row);
 
-/// Pads the heads of the attention region ending at `row` to paddedHeads
+/// Pads the heads of the attention region ending at `row` to plan::paddedHeads
 /// if tp does not fit them: zero columns in the query/key/value weights
 /// (blockwise in a fused one) and zero rows in `row`'s weight. A zero head
 /// meets zero rows of `row`, so the result is unchanged. Returns whether it
