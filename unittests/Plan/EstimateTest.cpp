@@ -298,7 +298,7 @@ TEST(Plan, CheckBuildable) {
   EXPECT_EQ(why(p, c), "builds");
   p.layers = 3;
   EXPECT_EQ(why(p, c), "pp=2: the 2 blocks found by node name are not the 3 "
-                       "attention layers compile's --pp-layout counts");
+                       "attention layers compile's pp-layout counts");
   p.layers = 2;
   c.virtualStages = 2;
   EXPECT_EQ(why(p, c), "pp=2 v=2: needs at least one layer per stage, but the "
