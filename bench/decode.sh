@@ -8,6 +8,8 @@
 #     empty past, then one token per step with its past/present I/O; T
 #     intra-op threads, graph optimisations on): the per-token latency
 #     ratio (p50 over the decode steps) and the TTFT ratio;
+#   parc's TTFT with a prefill program of the prompt's 128 tokens (parc
+#     compile --prefill-len 128) against onnxruntime's, and its tokens;
 #   parc --tp 2 against 1 rank, where parc compile --max-seq builds --tp 2
 #     (it prints "not available" while it refuses it);
 #   parc's per-token latency as a share of one full-sequence forward:
@@ -31,6 +33,8 @@ scripts/build.sh >/dev/null
   np.save('$work/prompt.npy', r.integers(0, 16384, (1, $prompt))); \
   np.save('$work/full.npy', r.integers(0, 16384, (1, $maxseq)))"
 build/bin/parc compile "$model" -o "$work/tp1" --max-seq "$maxseq" --quiet
+build/bin/parc compile "$model" -o "$work/pre" --max-seq "$maxseq" \
+  --prefill-len "$prompt" --quiet
 tp2=yes
 build/bin/parc compile "$model" -o "$work/tp2" --max-seq "$maxseq" --tp 2 \
   --quiet 2>"$work/tp2.err" || tp2=
@@ -51,21 +55,24 @@ ort() { # PROMPT NEW -> "TTFT P50"
 declare -A runs
 for round in $(seq "$rounds"); do
   runs[parc]+="$(parc tp1 "$threads");"
+  runs[pre]+="$(parc pre "$threads");"
   runs[ort]+="$(ort prompt.npy "$new");"
   runs[full]+="$(ort full.npy 1);"
   [ -z "$tp2" ] || runs[tp2]+="$(parc tp2 "$threads");"
 done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
-same=$(/usr/bin/python3 -c "import numpy as np; \
-  print('equal' if np.array_equal(np.load('$work/out-tp1/tokens.npy'), \
-  np.load('$work/ort-prompt.npy')) else 'DIFFERENT')")
-/usr/bin/python3 - "$rounds" "$threads" "$same" "${runs[parc]}" "${runs[ort]}" \
-  "${runs[full]}" "${runs[tp2]:-}" <<'PY'
+same() { # DIR -> equal | DIFFERENT (its tokens against onnxruntime's)
+  /usr/bin/python3 -c "import numpy as np; \
+    print('equal' if np.array_equal(np.load('$work/out-$1/tokens.npy'), \
+    np.load('$work/ort-prompt.npy')) else 'DIFFERENT')"
+}
+/usr/bin/python3 - "$rounds" "$threads" "$(same tp1)" "${runs[parc]}" "${runs[ort]}" \
+  "${runs[full]}" "${runs[tp2]:-}" "${runs[pre]}" "$(same pre)" <<'PY'
 import statistics as st, sys
 rounds, threads, same = sys.argv[1:4]
 def med(text, i):
     return st.median(float(r.split()[i]) for r in text.split(";") if r)
-parc, ort, full, tp2 = sys.argv[4:8]
+parc, ort, full, tp2, pre, pre_same = sys.argv[4:10]
 p_ttft, p_tok = med(parc, 0), med(parc, 1)
 o_ttft, o_tok, f = med(ort, 0), med(ort, 1), med(full, 0)
 print(f"llama_past_100m, batch 1, prompt 128, 64 new tokens, {threads} thread(s), "
@@ -73,8 +80,11 @@ print(f"llama_past_100m, batch 1, prompt 128, 64 new tokens, {threads} thread(s)
 print(f"per-token latency  parc {p_tok:9.3f} ms  onnxruntime {o_tok:9.3f} ms  "
       f"ratio parc/ort {p_tok / o_tok:.2f} (goal <= 1.0)")
 print(f"TTFT               parc {p_ttft:9.3f} ms  onnxruntime {o_ttft:9.3f} ms  "
-      f"ratio parc/ort {p_ttft / o_ttft:.2f} (parc feeds the prompt one token "
-      f"per step: no prefill program yet)")
+      f"ratio parc/ort {p_ttft / o_ttft:.2f} (the prompt fed one token per step)")
+q_ttft = med(pre, 0)
+print(f"TTFT with prefill  parc {q_ttft:9.3f} ms  onnxruntime {o_ttft:9.3f} ms  "
+      f"ratio parc/ort {q_ttft / o_ttft:.2f} (--prefill-len 128: the prompt in "
+      f"one forward; tokens vs onnxruntime: {pre_same})")
 if tp2:
     t = med(tp2, 1)
     print(f"--tp 2 vs 1 rank   per-token {t:.3f} ms vs {p_tok:.3f} ms: "

@@ -57,9 +57,20 @@ llvm::Error checkGeneration(const CompileOptions &o, OptionSpeller spell) {
   if (!o.kvCache.empty() && !o.maxSeq)
     return refuse(spell("kv-cache") + " needs " + spell("max-seq") +
                   " S (the cache's capacity in tokens)");
+  if (o.prefillLen && !o.maxSeq)
+    return refuse(spell("prefill-len") + " needs " + spell("max-seq") +
+                  " S (the prefill program writes the decode program's "
+                  "cache)");
   if (!o.maxSeq)
     return llvm::Error::success();
   const std::string maxSeq = spell("max-seq");
+  // The prefill writes entries 0..P-1 and leaves room for a decode step.
+  if (o.prefillLen && *o.maxSeq >= 2 &&
+      (*o.prefillLen < 1 || *o.prefillLen >= *o.maxSeq))
+    return refuse(llvm::formatv("{0} {1}: give 1 to {2} ({3} {4} minus one: "
+                                "the cache keeps room for a new token)",
+                                spell("prefill-len"), *o.prefillLen,
+                                *o.maxSeq - 1, maxSeq, *o.maxSeq));
   // The cache is sharded like the attention under tp and per stage under
   // pp; batch splits and expert meshes are not there yet.
   if (o.dp > 1 || o.ep > 1 || o.microBatches > 1 || o.autoPlan)

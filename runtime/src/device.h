@@ -30,6 +30,19 @@ void deviceFree(void *ptr);
 parc_rt_status_t copyToDevice(void *dst, const void *src, size_t bytes);
 parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes);
 
+/// One host range to copy to the device.
+struct HostToDevice {
+  void *dst;
+  const void *src;
+  size_t bytes;
+};
+
+/// Copies many read-only host ranges (the mapped weight file) to the
+/// device, complete on return. The cuda backend streams them through two
+/// pinned staging chunks, so the file's page-ins overlap the transfers and
+/// no pageable transfer pins the whole range at once.
+parc_rt_status_t uploadToDevice(const HostToDevice *copies, size_t count);
+
 /// Waits for every kernel and collective issued so far and reports the
 /// first failure that happened asynchronously (a kernel fault, an index out
 /// of range found on the device, a collective error or timeout).

@@ -50,6 +50,17 @@ early while the other goes on, and bad lengths files (a length of 0, one
 past the row width, a wrong shape) are refused with a message naming the
 row or the shape.
 
+A prefill program (`parc compile --prefill-len P`, PREFILL_CASES at
+PREFILL_CONFIGS: 1 rank, --tp 2, --pp 2, on the generated Llama and on
+onnxruntime-genai's GPT-2): the first P tokens of the prompt in one
+forward, the rest through decode steps. Tokens must be onnxruntime's
+exactly and every step's logits within 1e-4 of its loop's (the first step's
+are the prefill's when P is the prompt's length); parc-run must say TTFT
+came from a prefill of P tokens; the manifest must record P and a prefill
+that shares the decode program's weights (at least one shared, and one
+arena of the larger size for both). At 1 rank a prompt shorter than P goes
+through decode steps alone and still gives onnxruntime's tokens.
+
 Prints one row per case and `N passed, N failed`; exits 1 on any failure.
 """
 import argparse
@@ -142,20 +153,23 @@ def check_logits(got, want, rtol=RTOL):
 _COMPILED = {}
 
 
-def compile_model(tools, model, batch, tp, pp, out, log):
-    """`parc compile` into `out` (once per model, batch and configuration:
-    a later call returns the first call's folder) and its manifest."""
-    key = (model, batch, tp, pp)
+def compile_model(tools, model, batch, tp, pp, out, log, prefill=None):
+    """`parc compile` into `out` (once per model, batch, configuration and
+    --prefill-len: a later call returns the first call's folder) and its
+    manifest."""
+    key = (model, batch, tp, pp, prefill)
     if key in _COMPILED:
         return _COMPILED[key]
-    _COMPILED[key] = out, _compile(tools, model, batch, tp, pp, out, log)
+    _COMPILED[key] = out, _compile(tools, model, batch, tp, pp, out, log,
+                                   prefill)
     return _COMPILED[key]
 
 
-def _compile(tools, model, batch, tp, pp, out, log):
+def _compile(tools, model, batch, tp, pp, out, log, prefill):
+    extra = ["--prefill-len", str(prefill)] if prefill else []
     run([os.path.join(tools, "parc"), "compile", model, "-o", out,
          "--max-seq", str(MAX_SEQ), "--quiet", "--tp", str(tp), "--pp", str(pp),
-         "--input-shape", f"input_ids={batch}x1"], log)
+         "--input-shape", f"input_ids={batch}x1", *extra], log)
     with open(os.path.join(out, "manifest.json")) as f:
         return json.load(f)
 
@@ -186,8 +200,9 @@ def check_cache_bytes(manifest, want):
 
 
 def parc_tokens(tools, out, prompt_path, new, work, log, eos=None,
-                sampling=("--greedy",), lengths_path=None):
-    """parc-run's tokens and the logits it wrote with --logits."""
+                sampling=("--greedy",), lengths_path=None, expect=()):
+    """parc-run's tokens and the logits it wrote with --logits; its output
+    must hold every string of `expect`."""
     res = os.path.join(work, "parc-out")
     logits = os.path.join(work, "parc-logits.npy")
     if os.path.exists(logits):
@@ -201,9 +216,9 @@ def parc_tokens(tools, out, prompt_path, new, work, log, eos=None,
     if lengths_path:
         extra += ["--prompt-lengths", lengths_path]
     text = run(cmd + extra, log)
-    for figure in ("TTFT", "per-token latency p50", "tokens/s"):
+    for figure in ("TTFT", "per-token latency p50", "tokens/s", *expect):
         if figure not in text:
-            raise RuntimeError(f"parc-run printed no {figure}")
+            raise RuntimeError(f"parc-run printed no '{figure}'")
     return np.load(os.path.join(res, "tokens.npy")), np.load(logits)
 
 
@@ -398,6 +413,78 @@ def run_real_case(args, index, name, rows, new, log):
     return f"{new} new tokens x {len(rows)}, logits {err:.2e} (rtol {rtol:g})"
 
 
+# --prefill-len: (model, prompt rows, new tokens, P). P the prompt's length
+# (the first new token from the prefill's logits) or shorter (the rest of
+# the prompt through decode steps); batch 1 and 2.
+PREFILL_CASES = [
+    ("llama_past", [[9, 80, 11, 2, 45, 70]], 8, 6),
+    ("llama_past", [[1, 2, 3, 4, 5, 6, 7], [60, 7, 33, 21, 1, 4, 9]], 6, 4),
+    ("ort_gpt2_past", [[5, 17, 42, 3, 88]], 8, 5),
+    ("ort_gpt2_past", [[9, 80, 11, 2, 45, 70], [60, 7, 33, 21, 1, 4]], 6, 4),
+]
+PREFILL_CONFIGS = ("1", "tp2", "pp2")
+
+
+def check_prefill_manifest(manifest, prefill):
+    """The manifest records P, and each program's prefill shares its
+    weights and one arena of the larger size."""
+    if manifest["generation"].get("prefill_len") != prefill:
+        raise RuntimeError(f"manifest prefill_len "
+                           f"{manifest['generation'].get('prefill_len')}")
+    for prog in manifest["programs"]:
+        pre = prog.get("prefill", {})
+        if pre.get("length") != prefill or pre.get("shared_weights", 0) < 1:
+            raise RuntimeError(f"program {prog['name']}: prefill {pre}")
+        if pre["shared_arena_bytes"] != max(pre["arena_bytes"], prog["arena_bytes"]):
+            raise RuntimeError(f"program {prog['name']}: arena of "
+                               f"{pre['shared_arena_bytes']} B for both")
+
+
+def model_path(args, name):
+    if name in REAL:
+        return os.path.join(ROOT, "test", "Inputs", "models", REAL[name][0] + ".onnx")
+    return os.path.join(args.work, name + ".onnx")
+
+
+def run_prefill_case(args, index, name, rows, new, prefill, config, log):
+    label, tp, pp = config
+    work = os.path.join(args.work, f"prefill{index}-{name}", label)
+    os.makedirs(work, exist_ok=True)
+    model = model_path(args, name)
+    prompt_path = os.path.join(work, "prompt.npy")
+    np.save(prompt_path, np.array(rows, dtype=np.int64))
+    want, want_logits = ort_tokens(model, prompt_path, new,
+                                   os.path.join(work, "ort.npy"), log)
+    out, manifest = compile_model(args.tools, model, len(rows), tp, pp,
+                                  os.path.join(work, "compiled"), log, prefill)
+    check_prefill_manifest(manifest, prefill)
+    if name in MODELS:
+        check_cache_bytes(manifest, cache_bytes_per_rank(MODELS[name], len(rows),
+                                                         tp, pp))
+    got, logits = parc_tokens(
+        args.tools, out, prompt_path, new, work, log,
+        expect=(f"prefill of {prefill} prompt tokens in one step",))
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
+    rtol = REAL[name][5] if name in REAL else RTOL
+    err = check_logits(logits, want_logits, rtol)
+    row = f"--prefill-len {prefill}, {new} new tokens x {len(rows)}, logits {err:.1e}"
+    if label != "1" or index % 2:
+        return row
+    # A prompt shorter than P: decode steps alone.
+    short_path = os.path.join(work, "short.npy")
+    short = [r[:prefill - 1] for r in rows]
+    np.save(short_path, np.array(short, dtype=np.int64))
+    want, _ = ort_tokens(model, short_path, new, os.path.join(work, "ort-short.npy"),
+                         log)
+    got, _ = parc_tokens(args.tools, out, short_path, new, work, log,
+                         expect=("prompt fed one token per step",))
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"prompt of {prefill - 1}: parc {got.tolist()} "
+                           f"ort {want.tolist()}")
+    return row + f"; prompt of {prefill - 1} through decode steps"
+
+
 def run_cases(args, cases, runner, width, log):
     """Runs `cases` (model, rows, new) through `runner`; (passed, failed)."""
     passed = failed = 0
@@ -479,6 +566,21 @@ def main():
             ok = mixed_row(args, len(MIXED_CASES) + i, name, rows, new,
                            CONFIGS[0], log, real=True)
             p2, f2 = p2 + ok, f2 + (not ok)
+        for config in CONFIGS:
+            if config[0] not in PREFILL_CONFIGS or (
+                    args.configs and config[0] not in args.configs):
+                continue
+            for i, (name, rows, new, prefill) in enumerate(PREFILL_CASES):
+                if args.only and name not in args.only:
+                    continue
+                try:
+                    row, ok = "PASS: " + run_prefill_case(
+                        args, i, name, rows, new, prefill, config, log), True
+                except RuntimeError as e:
+                    row, ok = f"FAIL: {e}", False
+                print(f"{config[0]:7} {name:13} batch {len(rows)} prompt "
+                      f"{len(rows[0]):2}  {row}", flush=True)
+                p2, f2 = p2 + ok, f2 + (not ok)
     passed, failed = passed + p2, failed + f2
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

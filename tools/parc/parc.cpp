@@ -93,6 +93,12 @@ cl::opt<int64_t> maxSeq(
              "its KV cache, keeping a cache of this many tokens per sequence "
              "on each rank (run it with parc-run --prompt)"),
     cl::value_desc("S"), cl::init(0), cl::sub(compileCmd), cl::cat(ioCategory));
+cl::opt<int64_t> prefillLen(
+    "prefill-len",
+    cl::desc("Generation: also compile a prefill program that takes the "
+             "first P tokens of a prompt in one forward, sharing the decode "
+             "program's weights and cache (1 <= P <= --max-seq - 1)"),
+    cl::value_desc("P"), cl::init(0), cl::sub(compileCmd), cl::cat(ioCategory));
 cl::list<std::string> kvCache(
     "kv-cache",
     cl::desc("Generation: the cache's PAST=PRESENT input/output pairs "
@@ -246,6 +252,8 @@ parc::CompileOptions optionsFromFlags() {
   o.ppVirtual = ppVirtual, o.microBatches = microBatches;
   if (maxSeq.getNumOccurrences())
     o.maxSeq = maxSeq.getValue();
+  if (prefillLen.getNumOccurrences())
+    o.prefillLen = prefillLen.getValue();
   o.kvCache.assign(kvCache.begin(), kvCache.end());
   o.fusedAttention = !noFusedAttention;
   o.overlap = !noOverlap, o.overlapChunks = overlapChunks;
@@ -264,6 +272,20 @@ llvm::json::Object tensorJson(StringRef name, MemRefType type) {
   return llvm::json::Object{{"name", name},
                             {"dtype", dtypeName(type.getElementType())},
                             {"shape", llvm::json::Array(type.getShape())}};
+}
+
+/// The manifest's record of a program's prefill: what it shares with the
+/// decode program (`arena`: the decode program's bytes) and what it holds.
+llvm::json::Object prefillJson(const parc::driver::PrefillMerge &prefill,
+                               int64_t length, int64_t arena) {
+  return llvm::json::Object{
+      {"length", length},
+      {"arena_bytes", prefill.arenaBytes},
+      // One arena serves both programs, which run one after the other.
+      {"shared_arena_bytes", std::max(arena, prefill.arenaBytes)},
+      {"shared_weights", prefill.sharedWeights},
+      {"own_weights", prefill.ownWeights},
+      {"own_weight_bytes", prefill.ownWeightBytes}};
 }
 
 /// The compilation of one model into a staging directory.
@@ -298,6 +320,9 @@ private:
   /// The whole-model pipeline (--auto plans halfway); true when the plan
   /// changes the shapes the model is imported at, to start again.
   FailureOr<bool> optimizeAndPartition(ModuleOp module);
+  /// --prefill-len: the model imported again, bound for the prefill, and
+  /// partitioned as the decode program is (its stage layout too).
+  LogicalResult preparePrefill();
   /// Every stage's program: cut, lowered, weights written, emitted.
   LogicalResult emitPrograms(OwningOpRef<ModuleOp> module);
   /// Builds the queued programs, --jobs at a time; every failure is
@@ -319,9 +344,13 @@ private:
   /// Lowers stage `stage`'s program, writes the weights of the ranks that
   /// run it, emits it and queues its build.
   FailureOr<ProgramInfo> emitProgram(ModuleOp module, int64_t stage);
+  /// Lowers stage `stage` of the prefill program and moves it into
+  /// `module`, the stage's decode program, sharing its weights.
+  FailureOr<parc::driver::PrefillMerge> lowerPrefill(ModuleOp module,
+                                                     int64_t stage);
   /// Writes the weight files of stage `stage`'s ranks; `rankWeightBytes`
   /// the bytes each holds.
-  LogicalResult writeStageWeights(func::FuncOp program, StringRef name,
+  LogicalResult writeStageWeights(ModuleOp program, StringRef name,
                                   int64_t stage, int64_t rankWeightBytes);
   /// The bytes `program` sends per forward, per collective kind.
   void countCommBytes(func::FuncOp program, ProgramInfo &info) const;
@@ -367,6 +396,13 @@ private:
   /// The stage program being cut and lowered, and its KV cache bytes.
   std::string programName;
   int64_t stageKvBytes = 0;
+  /// New tokens per sequence the model is imported for (1: a decode step;
+  /// --prefill-len while the prefill is compiled), and what its dumps'
+  /// names start with.
+  int64_t stepTokens = 1;
+  std::string dumpPrefix;
+  /// --prefill-len: the partitioned prefill program, whole model.
+  OwningOpRef<ModuleOp> prefillModule;
   Totals totals;
   /// compile-stats.json: weight-writing time and bytes, the model's bytes.
   parc::driver::CompileStats stats;
@@ -378,7 +414,9 @@ LogicalResult Compilation::dump(ModuleOp module, StringRef stage) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dumpIR))
     return fail("cannot create '" + dumpIR + "': " + ec.message());
   SmallString<256> file(dumpIR);
-  llvm::sys::path::append(file, llvm::formatv("{0:2}-{1}.mlir", stageNo++, stage).str());
+  llvm::sys::path::append(
+      file,
+      llvm::formatv("{0:2}-{1}{2}.mlir", stageNo++, dumpPrefix, stage).str());
   std::error_code ec;
   llvm::raw_fd_ostream os(file, ec);
   if (ec)
@@ -585,8 +623,8 @@ OwningOpRef<ModuleOp> Compilation::importModel() {
   if ((opts.microBatches > 1 || opts.dp > 1) && failed(bindMicroBatch(options)))
     return nullptr;
   if (opts.maxSeq)
-    if (auto err = parc::driver::bindDecodeStep(modelPath, *opts.maxSeq,
-                                                opts.kvCache, options))
+    if (auto err = parc::driver::bindStep(modelPath, *opts.maxSeq, stepTokens,
+                                          opts.kvCache, options))
       return (void)fail(llvm::toString(std::move(err))), nullptr;
 
   progress("importing " + modelPath);
@@ -672,9 +710,58 @@ LogicalResult Compilation::run() {
     return failure();
   if (*again)
     return run();
+  if (opts.prefillLen && failed(preparePrefill()))
+    return failure();
   if (failed(emitPrograms(std::move(module))) || failed(buildPrograms()))
     return failure();
   return writeManifest();
+}
+
+LogicalResult Compilation::preparePrefill() {
+  progress(llvm::formatv("compiling the prefill program ({0} tokens per "
+                         "sequence)",
+                         *opts.prefillLen)
+               .str());
+  const parc::CompileOptions decodeOpts = opts;
+  const int64_t modelBytes = stats.modelWeightBytes;
+  // Each stage's prefill writes the caches of its decode stage's layers.
+  if (opts.pp > 1)
+    opts.ppLayout.assign(layersPerStage.begin(), layersPerStage.end());
+  stepTokens = *opts.prefillLen;
+  dumpPrefix = "prefill-";
+  prefillModule = importModel();
+  bool ok = prefillModule &&
+            succeeded(runPipeline(
+                *prefillModule, "prefill pipeline",
+                [&](OpPassManager &pm, parc::PipelineStages &stages) {
+                  parc::buildParcPipeline(pm, opts, &stages);
+                }));
+  opts = decodeOpts;
+  stepTokens = 1;
+  dumpPrefix.clear();
+  stats.modelWeightBytes = modelBytes;
+  return success(ok);
+}
+
+FailureOr<parc::driver::PrefillMerge> Compilation::lowerPrefill(ModuleOp module,
+                                                                int64_t stage) {
+  OwningOpRef<ModuleOp> prefill =
+      stage + 1 < opts.pp ? prefillModule->clone() : prefillModule.release();
+  const std::string decodeName = programName;
+  const int64_t kvBytes = stageKvBytes;
+  programName = decodeName + " (prefill)";
+  dumpPrefix = "prefill-";
+  LogicalResult lowered =
+      runPipeline(*prefill, "pipeline " + decodeName + " prefill",
+                  [&](OpPassManager &pm, parc::PipelineStages &stages) {
+                    parc::buildParcStagePipeline(pm, opts, stage, &stages);
+                  });
+  programName = decodeName;
+  stageKvBytes = kvBytes;
+  dumpPrefix.clear();
+  if (failed(lowered))
+    return failure();
+  return parc::driver::mergePrefill(module, *prefill);
 }
 
 LogicalResult Compilation::emitPrograms(OwningOpRef<ModuleOp> module) {
@@ -768,6 +855,8 @@ LogicalResult Compilation::writeManifest() {
   if (opts.maxSeq)
     manifest["generation"] = llvm::json::Object{
         {"max_seq", *opts.maxSeq}, {"kv_cache_bytes_per_rank", totals.kvBytes}};
+  if (opts.prefillLen)
+    (*manifest.getObject("generation"))["prefill_len"] = *opts.prefillLen;
   if (pp > 1)
     manifest["pipeline"] = llvm::json::Object{
         {"stages", pp},
@@ -898,8 +987,8 @@ LogicalResult Compilation::checkStackedOutputs(func::FuncOp main) {
   return success();
 }
 
-LogicalResult Compilation::writeStageWeights(func::FuncOp program,
-                                             StringRef name, int64_t stage,
+LogicalResult Compilation::writeStageWeights(ModuleOp program, StringRef name,
+                                             int64_t stage,
                                              int64_t rankWeightBytes) {
   progress("writing weights of " + name);
   // Rank = stage·width + index in the stage (mesh ["pp", "tp"|"ep"]).
@@ -996,6 +1085,13 @@ Compilation::emitProgram(ModuleOp module, int64_t stage) {
                            parc::buildParcStagePipeline(pm, opts, stage, &stages);
                          })))
     return failure();
+  std::optional<parc::driver::PrefillMerge> prefill;
+  if (prefillModule) {
+    FailureOr<parc::driver::PrefillMerge> merged = lowerPrefill(module, stage);
+    if (failed(merged))
+      return failure();
+    prefill = *merged;
+  }
 
   ProgramInfo info;
   auto program = module.lookupSymbol<func::FuncOp>("main");
@@ -1021,7 +1117,10 @@ Compilation::emitProgram(ModuleOp module, int64_t stage) {
     auto t = cast<MemRefType>(w.getType());
     rankWeightBytes += t.getNumElements() * t.getElementTypeBitWidth() / 8;
   });
-  if (failed(writeStageWeights(program, name, stage, rankWeightBytes)))
+  // The prefill's weights are the decode program's, but for its own.
+  if (prefill)
+    rankWeightBytes += prefill->ownWeightBytes;
+  if (failed(writeStageWeights(module, name, stage, rankWeightBytes)))
     return failure();
   countCommBytes(program, info);
   info.moeLayers = parc::describeMoeLayers(program);
@@ -1048,6 +1147,8 @@ Compilation::emitProgram(ModuleOp module, int64_t stage) {
                                  {"unplanned_bytes", unplanned},
                                  {"collective_bytes_per_forward", info.commBytes},
                                  {"send_bytes_per_forward", info.sendBytes}};
+  if (prefill)
+    info.json["prefill"] = prefillJson(*prefill, *opts.prefillLen, arena);
   return info;
 }
 

@@ -39,7 +39,11 @@ def ConvertRTToEmitC : Pass<"convert-rt-to-emitc", "::mlir::ModuleOp"> {
     tensor-descriptor tables, `parc_forward` (one `parc_rt_*` call per
     kernel, each checked so a failure aborts every rank naming its ONNX
     node) and a `main` that runs the runtime's program driver. The program
-    name is taken from the module's `rt.program` attribute.
+    name is taken from the module's `rt.program` attribute. A generating
+    program's prefill, `func.func @prefill` beside `@main` (parc compile
+    --prefill-len), becomes `parc_prefill_forward` and a second program
+    table that `@main`'s points to; both forwards index one weight table
+    (the union of their weights, by name).
   }];
   let dependentDialects = ["::mlir::emitc::EmitCDialect"];
 }

@@ -47,6 +47,9 @@ struct CompileOptions {
   /// pairs (empty: the defaults of nn-kv-cache).
   std::optional<int64_t> maxSeq;
   std::vector<std::string> kvCache;
+  /// Generation: the prompt tokens a second program takes in one forward
+  /// (1 to maxSeq - 1), sharing the decode program's weights and caches.
+  std::optional<int64_t> prefillLen;
   bool fusedAttention = true;
   bool overlap = true;
   int64_t overlapChunks = 0;

@@ -106,7 +106,9 @@ class Emitter {
 public:
   Emitter(ModuleOp module) : module(module), b(module.getContext()) {}
 
-  LogicalResult run(func::FuncOp program);
+  /// Emits `program` (and, when not null, its prefill program sharing its
+  /// weight table) with `main`.
+  LogicalResult run(func::FuncOp program, func::FuncOp prefill);
 
 private:
   // --- module-level tables ------------------------------------------------
@@ -131,7 +133,23 @@ private:
   /// UTF-8).
   LogicalResult checkNames(func::FuncOp program);
 
+  /// A program's own descriptor tables, once its forward is emitted.
+  struct ProgramTables {
+    SmallVector<std::tuple<std::string, MemRefType>> inputs, outputs;
+    SmallVector<int64_t> roles;
+  };
+  /// Element types the runtime has and names it can carry.
+  LogicalResult check(func::FuncOp program);
+  /// The C initializer of `program`'s parc_rt_program_t (`prefillRef`: the
+  /// address of its prefill program, or empty).
+  std::string programInit(func::FuncOp program, StringRef name,
+                          StringRef fnName, StringRef prefix, ProgramTables &t,
+                          std::string &wTable, StringRef prefillRef);
+  void emitProgramGlobal(StringRef name, std::string init);
+
   // --- the forward function -----------------------------------------------
+  /// `program`'s forward function `fnName`, and its tables.
+  FailureOr<ProgramTables> emitForward(func::FuncOp program, StringRef fnName);
   /// A buffer's definition (its C pointer) or its publication as an output.
   LogicalResult emitBuffer(Operation &op);
   /// rt.kernel, rt.start or rt.wait.
@@ -1060,8 +1078,7 @@ LogicalResult Emitter::emitRepeat(rt::RepeatOp op) {
   return success();
 }
 
-LogicalResult Emitter::run(func::FuncOp program) {
-  MLIRContext *context = module.getContext();
+LogicalResult Emitter::check(func::FuncOp program) {
   // Every buffer element type must have a runtime dtype.
   WalkResult bad = program.walk([&](Operation *op) {
     for (Value v : op->getResults())
@@ -1073,20 +1090,22 @@ LogicalResult Emitter::run(func::FuncOp program) {
         }
     return WalkResult::advance();
   });
-  if (bad.wasInterrupted() || failed(checkNames(program)))
-    return failure();
+  return failure(bad.wasInterrupted() || failed(checkNames(program)));
+}
 
-  b.setInsertionPointToEnd(module.getBody());
-  auto include = emitc::IncludeOp::create(b, module.getLoc(), "parc/program.h",
-                                          /*is_standard_include=*/false);
-
+FailureOr<Emitter::ProgramTables> Emitter::emitForward(func::FuncOp program,
+                                                       StringRef fnName) {
   // The forward function: (ctx, arena, inputs, weights, outputs) -> void.
   Type ptrType = voidPtr();
   auto fnType = b.getFunctionType({ptr(opaque("parc_rt_context_t")), ptrType,
                                    ptr(ptrType), ptr(ptrType), ptr(ptrType)},
                                   {});
-  auto forward = emitc::FuncOp::create(b, program.getLoc(), "parc_forward", fnType);
-  anchor = forward;
+  b.setInsertionPointToEnd(module.getBody());
+  auto forward = emitc::FuncOp::create(b, program.getLoc(), fnName, fnType);
+  // Tables go before the first forward: every one is declared before any
+  // function or table reads it.
+  if (!anchor)
+    anchor = forward;
   forward.setSpecifiersAttr(b.getStrArrayAttr({"static"}));
   Block *entry = forward.addEntryBlock();
   ctx = entry->getArgument(0);
@@ -1108,16 +1127,24 @@ LogicalResult Emitter::run(func::FuncOp program) {
     }
   }
   emitc::ReturnOp::create(b, program.getLoc(), Value());
+  ProgramTables tables{std::move(inputDescs), std::move(outputDescs),
+                       std::move(inputRoles)};
+  inputDescs.clear(), outputDescs.clear(), inputRoles.clear();
+  pointers.clear(), requests.clear(), inFlight.clear();
+  return tables;
+}
 
-  // Metadata and main, after the function they point to.
-  b.setInsertionPointToEnd(module.getBody());
-  std::string inTable = descriptors("parc_inputs", inputDescs);
-  std::string wTable = descriptors("parc_weights", weightDescs);
-  std::string outTable = descriptors("parc_outputs", outputDescs);
+std::string Emitter::programInit(func::FuncOp program, StringRef name,
+                                 StringRef fnName, StringRef prefix,
+                                 ProgramTables &t, std::string &wTable,
+                                 StringRef prefillRef) {
+  std::string inTable =
+      descriptors(("parc_" + prefix + "inputs").str(), t.inputs);
+  if (wTable.empty())
+    wTable = descriptors("parc_weights", weightDescs);
+  std::string outTable =
+      descriptors(("parc_" + prefix + "outputs").str(), t.outputs);
   auto arenaSize = program->getAttrOfType<IntegerAttr>("rt.arena_size");
-  std::string programName = "main";
-  if (auto n = module->getAttrOfType<StringAttr>("rt.program"))
-    programName = n.str();
   // The mesh (the runtime checks the world against it and splits it into
   // groups) and the pipeline shape (for the bubble it reports).
   std::string meshInit = ", 0, nullptr";
@@ -1133,35 +1160,73 @@ LogicalResult Emitter::run(func::FuncOp program) {
     pipelineInit = ", " + get("stages") + ", " + get("micro_batches") + ", " +
                    get("virtual_stages");
   }
-  // Generation: the inputs' roles and the cache capacity (nn-kv-cache).
+  // Generation: the inputs' roles and the cache capacity (nn-kv-cache),
+  // and the prefill program sharing the weights and caches.
   std::string generateInit;
   if (auto capacity = program->getAttrOfType<IntegerAttr>("rt.max_seq")) {
-    inputRoles.resize(inputDescs.size());
+    t.roles.resize(t.inputs.size());
     generateInit =
-        ", " + table(inputRoles) + ", " + std::to_string(capacity.getInt());
+        ", " + table(t.roles) + ", " + std::to_string(capacity.getInt());
+    if (!prefillRef.empty())
+      generateInit += ", " + prefillRef.str();
     if (pipelineInit == ", 1, 1")
       pipelineInit += ", 1"; // virtual_stages precedes the roles
   }
-  std::string programRef = str(programName);
+  return "{" + str(name) + ", " +
+         std::to_string(arenaSize ? arenaSize.getInt() : 0) + ", " +
+         std::to_string(t.inputs.size()) + ", " + inTable + ", " +
+         std::to_string(weightDescs.size()) + ", " + wTable + ", " +
+         std::to_string(t.outputs.size()) + ", " + outTable + ", " +
+         fnName.str() +
+         // Zero-initialised when absent: no mesh, no pipeline, no token
+         // loop.
+         (meshInit == ", 0, nullptr" && pipelineInit == ", 1, 1" &&
+                  generateInit.empty()
+              ? std::string()
+              : meshInit + pipelineInit + generateInit) +
+         "}";
+}
+
+void Emitter::emitProgramGlobal(StringRef name, std::string init) {
+  b.setInsertionPointToEnd(module.getBody());
+  emitc::GlobalOp::create(b, module.getLoc(), name, opaque("parc_rt_program_t"),
+                          emitc::OpaqueAttr::get(b.getContext(), init),
+                          /*extern=*/false, /*static=*/true, /*const=*/true);
+}
+
+LogicalResult Emitter::run(func::FuncOp program, func::FuncOp prefill) {
+  MLIRContext *context = module.getContext();
+  if (failed(check(program)) || (prefill && failed(check(prefill))))
+    return failure();
+  b.setInsertionPointToEnd(module.getBody());
+  auto include = emitc::IncludeOp::create(b, module.getLoc(), "parc/program.h",
+                                          /*is_standard_include=*/false);
+  // One weight table for both programs (weightIndex is by name): the
+  // prefill's forward reads the decode program's slots.
+  FailureOr<ProgramTables> main = emitForward(program, "parc_forward");
+  if (failed(main))
+    return failure();
+  FailureOr<ProgramTables> pre;
+  if (prefill && failed(pre = emitForward(prefill, "parc_prefill_forward")))
+    return failure();
+
+  // Metadata and main, after the functions they point to.
+  std::string programName = "main";
+  if (auto n = module->getAttrOfType<StringAttr>("rt.program"))
+    programName = n.str();
+  std::string wTable;
+  std::string mainInit =
+      programInit(program, programName, "parc_forward", "", *main, wTable,
+                  prefill ? "&parc_prefill_program" : "");
+  std::string preInit;
+  if (prefill)
+    preInit = programInit(prefill, programName + ".prefill",
+                          "parc_prefill_forward", "prefill_", *pre, wTable, "");
   emitStrings(include);
   anchor = nullptr;
-  b.setInsertionPointToEnd(module.getBody());
-  emitc::GlobalOp::create(b, module.getLoc(), "parc_program",
-         opaque("parc_rt_program_t"), emitc::OpaqueAttr::get(context,
-         "{" + programRef + ", " +
-             std::to_string(arenaSize ? arenaSize.getInt() : 0) + ", " +
-             std::to_string(inputDescs.size()) + ", " + inTable + ", " +
-             std::to_string(weightDescs.size()) + ", " + wTable + ", " +
-             std::to_string(outputDescs.size()) + ", " + outTable +
-             ", parc_forward" +
-             // Zero-initialised when absent: no mesh, no pipeline, no
-             // token loop.
-             (meshInit == ", 0, nullptr" && pipelineInit == ", 1, 1" &&
-                      generateInit.empty()
-                  ? std::string()
-                  : meshInit + pipelineInit + generateInit) +
-             "}"),
-         /*extern=*/false, /*static=*/true, /*const=*/true);
+  if (prefill)
+    emitProgramGlobal("parc_prefill_program", preInit);
+  emitProgramGlobal("parc_program", mainInit);
   b.setInsertionPointToEnd(module.getBody());
   auto mainFn = emitc::FuncOp::create(
       b, program.getLoc(), "main",
@@ -1179,6 +1244,8 @@ LogicalResult Emitter::run(func::FuncOp program) {
                  .getResult(0);
   emitc::ReturnOp::create(b, program.getLoc(), rc);
   program.erase();
+  if (prefill)
+    prefill.erase();
   return success();
 }
 
@@ -1191,7 +1258,10 @@ struct ConvertRTToEmitCPass
       module.emitError("expected the rt program as func.func @main");
       return signalPassFailure();
     }
-    if (failed(Emitter(module).run(main)))
+    // A generating program's prefill (parc compile --prefill-len), emitted
+    // into the same file.
+    auto prefill = module.lookupSymbol<func::FuncOp>("prefill");
+    if (failed(Emitter(module).run(main, prefill)))
       signalPassFailure();
   }
 };

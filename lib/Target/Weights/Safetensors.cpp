@@ -725,13 +725,14 @@ writeShard(ArrayRef<TensorPlan> plans, StringRef path,
   return parc::WrittenShard{(int64_t)header.size() + end, checksum};
 }
 
-/// The plan of each distinct weight of `program` for each shard.
+/// The plan of each distinct weight (by name) under `program`, a rank
+/// program or a module of them (a decode and its prefill), for each shard.
 FailureOr<std::vector<std::vector<TensorPlan>>>
-planShards(func::FuncOp program, StringRef modelDir,
+planShards(Operation *program, StringRef modelDir,
            ArrayRef<parc::ShardRequest> shards) {
   std::vector<std::vector<TensorPlan>> plans(shards.size());
   llvm::StringSet<> seen;
-  WalkResult walk = program.walk([&](parc::rt::WeightOp op) {
+  WalkResult walk = program->walk([&](parc::rt::WeightOp op) {
     if (!seen.insert(op.getName()).second)
       return WalkResult::advance();
     const parc::rt::DType *dtype =
@@ -825,7 +826,7 @@ planShards(func::FuncOp program, StringRef modelDir,
 } // namespace
 
 FailureOr<SmallVector<parc::WrittenShard>>
-parc::writeWeights(func::FuncOp program, StringRef modelDir,
+parc::writeWeights(Operation *program, StringRef modelDir,
                    ArrayRef<ShardRequest> shards,
                    llvm::function_ref<void(int64_t)> wrote) {
   auto plans = planShards(program, modelDir, shards);
@@ -868,7 +869,7 @@ parc::writeWeights(func::FuncOp program, StringRef modelDir,
     if (e.tensor)
       (*plans)[i][*e.tensor].op->emitOpError() << e.message;
     else
-      program.emitError() << e.message;
+      program->emitError() << e.message;
   }
   if (!ok)
     return failure();

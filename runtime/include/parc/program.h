@@ -54,6 +54,12 @@ typedef struct parc_rt_program_t {
    * the token loop (parc_rt_input_role_t) and the cache's capacity. */
   const int64_t *input_roles;
   int64_t max_seq;
+  /* The prefill program (parc compile --prefill-len; null without): the
+   * first tokens of a prompt in one forward, [batch, prefill length]. It
+   * reads this program's weight slots (the one weight table, which holds
+   * both programs' weights), its cache buffers (inputs of the same names)
+   * and runs in the same arena, sized for the larger of the two. */
+  const struct parc_rt_program_t *prefill;
 } parc_rt_program_t;
 
 /* What the token loop feeds an input: the cache buffers persist across

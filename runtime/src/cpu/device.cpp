@@ -34,6 +34,13 @@ parc_rt_status_t copyToDevice(void *dst, const void *src, size_t bytes) {
   return PARC_RT_OK;
 }
 
+parc_rt_status_t uploadToDevice(const HostToDevice *copies, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    PARC_RT_RETURN_IF_ERROR(
+        copyToDevice(copies[i].dst, copies[i].src, copies[i].bytes));
+  return PARC_RT_OK;
+}
+
 parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes) {
   if (bytes)
     std::memcpy(dst, src, bytes);

@@ -12,6 +12,7 @@
 #include "../comm_common.h"
 #include "cuda_common.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -306,6 +307,92 @@ parc_rt_status_t copyToDevice(void *dst, const void *src, size_t bytes) {
 
 parc_rt_status_t copyToHost(void *dst, const void *src, size_t bytes) {
   return copyAndWait(dst, src, bytes, cudaMemcpyDeviceToHost, "copy to host");
+}
+
+namespace {
+
+/// Two pinned chunks the upload alternates between: while the device reads
+/// one, the host fills the other from the mapped file.
+class PinnedStaging {
+public:
+  static constexpr size_t kChunkBytes = size_t(32) << 20;
+
+  ~PinnedStaging() {
+    for (Chunk &c : chunks) {
+      if (c.done)
+        cudaEventDestroy(c.done);
+      if (c.host)
+        cudaFreeHost(c.host);
+    }
+  }
+
+  parc_rt_status_t create(const char *what) {
+    for (Chunk &c : chunks) {
+      PARC_CUDA_RETURN_IF_ERROR(cudaMallocHost(&c.host, kChunkBytes), what,
+                                "cudaMallocHost");
+      PARC_CUDA_RETURN_IF_ERROR(
+          cudaEventCreateWithFlags(&c.done, cudaEventDisableTiming), what,
+          "cudaEventCreate");
+    }
+    return PARC_RT_OK;
+  }
+
+  /// Stages `bytes` (at most kChunkBytes) of `src` and queues their copy to
+  /// `dst` on `stream`, once the chunk's previous copy has finished.
+  parc_rt_status_t copy(char *dst, const char *src, size_t bytes,
+                        cudaStream_t stream, const char *what) {
+    Chunk &c = chunks[next];
+    next ^= 1;
+    if (c.used)
+      PARC_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(c.done), what,
+                                "cudaEventSynchronize");
+    std::memcpy(c.host, src, bytes);
+    PARC_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, c.host, bytes,
+                                              cudaMemcpyHostToDevice, stream),
+                              what, "cudaMemcpyAsync");
+    PARC_CUDA_RETURN_IF_ERROR(cudaEventRecord(c.done, stream), what,
+                              "cudaEventRecord");
+    c.used = true;
+    return PARC_RT_OK;
+  }
+
+private:
+  struct Chunk {
+    void *host = nullptr;
+    cudaEvent_t done = nullptr;
+    bool used = false;
+  };
+  Chunk chunks[2];
+  int next = 0;
+};
+
+} // namespace
+
+parc_rt_status_t uploadToDevice(const HostToDevice *copies, size_t count) {
+  const char *what = "weights upload";
+  State *s = nullptr;
+  PARC_RT_RETURN_IF_ERROR(getState(what, &s));
+  PinnedStaging staging;
+  if (staging.create(what) != PARC_RT_OK) {
+    // Pinned memory can be capped (ulimit -l, containers): pageable copies
+    // are slower but correct; the failed allocation is not sticky.
+    cudaGetLastError();
+    for (size_t i = 0; i < count; ++i)
+      PARC_RT_RETURN_IF_ERROR(
+          copyToDevice(copies[i].dst, copies[i].src, copies[i].bytes));
+    return PARC_RT_OK;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    auto *dst = static_cast<char *>(copies[i].dst);
+    auto *src = static_cast<const char *>(copies[i].src);
+    for (size_t at = 0; at < copies[i].bytes;
+         at += PinnedStaging::kChunkBytes) {
+      size_t n = std::min(PinnedStaging::kChunkBytes, copies[i].bytes - at);
+      PARC_RT_RETURN_IF_ERROR(
+          staging.copy(dst + at, src + at, n, s->compute, what));
+    }
+  }
+  return synchronize(s, cuda::currentTimeout());
 }
 
 // cudaMalloc aligns to 256 bytes.

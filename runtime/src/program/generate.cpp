@@ -4,9 +4,12 @@
 // generation: each step writes its tokens, their positions and the cache
 // position into the program's small input buffers and runs the forward,
 // whose kv_cache_write kernels fill the caches in place. The decode program
-// takes one token per sequence, so the prompt is fed a token per step too
-// (a prefill program with the prompt's length bound at compile time is not
-// there yet); the first new token comes from the prompt's last step. Rows
+// takes one token per sequence; a prefill program (parc compile
+// --prefill-len P) takes the first P tokens of every row in one forward,
+// writing the same cache buffers in the same arena with the same weight
+// slots, and the rest of the prompt is fed a token per step (all of it when
+// a row is shorter than P); the first new token comes from the prompt's
+// last step. Rows
 // of different prompt lengths (--prompt-lengths) are fed in step too, all
 // at the same position: a row whose prompt has ended feeds its own new
 // tokens while a longer one still feeds its prompt, so every row's cache
@@ -52,10 +55,10 @@ bool isIntMatrix(const parc_rt_tensor_desc_t &d, int64_t n) {
          d.dims[1] == n;
 }
 
-/// Whether the loop reads the logits `d`: [batch, 1, vocab] in f32 or a
-/// half type (widened on the host to pick the token).
-bool isLogits(const parc_rt_tensor_desc_t &d, int64_t batch) {
-  return d.rank == 3 && d.dims[0] == batch && d.dims[1] == 1 &&
+/// Whether the loop reads the logits `d`: [batch, tokens, vocab] in f32 or
+/// a half type (widened on the host to pick the token).
+bool isLogits(const parc_rt_tensor_desc_t &d, int64_t batch, int64_t tokens) {
+  return d.rank == 3 && d.dims[0] == batch && d.dims[1] == tokens &&
          (d.dtype == PARC_RT_F32 || d.dtype == PARC_RT_F16 ||
           d.dtype == PARC_RT_BF16);
 }
@@ -90,10 +93,56 @@ parc_rt_status_t checkProgram(const parc_rt_program_t *p, int64_t &batch) {
       batch = d.dims[0];
   }
   // Only the last pipeline stage has outputs: the logits.
-  if (batch < 1 || (p->num_outputs > 0 && !isLogits(p->outputs[0], batch)))
+  if (batch < 1 || (p->num_outputs > 0 && !isLogits(p->outputs[0], batch, 1)))
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "--prompt: the program needs input_ids and logits [batch, 1, "
                 "vocab] (f32, f16 or bf16) as its first output");
+  return PARC_RT_OK;
+}
+
+/// The tokens per sequence of the prefill program `f` (its input_ids'
+/// width), checked: every input has a role, the same batch as the decode
+/// program `p`, and its caches are `p`'s inputs of the same names and
+/// sizes (the buffers it writes are the decode program's).
+parc_rt_status_t checkPrefill(const parc_rt_program_t *p,
+                              const parc_rt_program_t *f, int64_t batch,
+                              int64_t &tokens) {
+  tokens = 0;
+  for (int64_t i = 0; i < f->num_inputs; ++i)
+    if (f->input_roles && f->input_roles[i] == PARC_RT_ROLE_TOKENS &&
+        f->inputs[i].rank == 2)
+      tokens = f->inputs[i].dims[1];
+  const bool logits =
+      f->num_outputs == 0 || isLogits(f->outputs[0], batch, tokens);
+  if (!f->input_roles || f->max_seq != p->max_seq || tokens < 1 || !logits)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "--prompt: prefill program '%s' does not match program '%s' "
+                "(it needs input_ids [%lld, P], logits [%lld, P, vocab] and "
+                "a cache of %lld tokens)",
+                f->name, p->name, (long long)batch, (long long)batch,
+                (long long)p->max_seq);
+  for (int64_t i = 0; i < f->num_inputs; ++i) {
+    const parc_rt_tensor_desc_t &d = f->inputs[i];
+    const int64_t role = f->input_roles[i];
+    bool ok = role != PARC_RT_ROLE_DATA;
+    if (role == PARC_RT_ROLE_TOKENS || role == PARC_RT_ROLE_POSITIONS)
+      ok = isIntMatrix(d, tokens) && d.dims[0] == batch;
+    if (role == PARC_RT_ROLE_ATTENTION_MASK)
+      ok = isIntMatrix(d, p->max_seq);
+    if (role == PARC_RT_ROLE_CACHE) {
+      ok = false;
+      for (int64_t j = 0; j < p->num_inputs; ++j)
+        ok |= std::strcmp(p->inputs[j].name, d.name) == 0 &&
+              p->input_roles[j] == PARC_RT_ROLE_CACHE &&
+              bytesOf(p->inputs[j]) == bytesOf(d);
+    }
+    if (!ok)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "--prompt: input '%s' of prefill program '%s' does not "
+                  "match program '%s' (a cache of the same name and size, or "
+                  "an input the loop feeds)",
+                  d.name, f->name, p->name);
+  }
   return PARC_RT_OK;
 }
 
@@ -128,7 +177,7 @@ struct Rows {
 };
 
 void printFigures(const Rows &rows, double ttftMs,
-                  const std::vector<double> &stepMs) {
+                  const std::vector<double> &stepMs, int64_t prefilled) {
   double total = ttftMs;
   for (double ms : stepMs)
     total += ms;
@@ -147,9 +196,15 @@ void printFigures(const Rows &rows, double ttftMs,
                 "up to %lld new tokens per sequence\n",
                 (long long)rows.batch, (long long)rows.shortest,
                 (long long)rows.longest, (long long)most);
-  std::printf("parc: TTFT %.3f ms (every sequence's first new token; prompt "
-              "fed one token per step)\n",
-              ttftMs);
+  if (prefilled > 0)
+    std::printf("parc: TTFT %.3f ms (every sequence's first new token; "
+                "prefill of %lld prompt tokens in one step, the rest one "
+                "token per step)\n",
+                ttftMs, (long long)prefilled);
+  else
+    std::printf("parc: TTFT %.3f ms (every sequence's first new token; "
+                "prompt fed one token per step)\n",
+                ttftMs);
   std::printf("parc: per-token latency p50 %.3f ms, p99 %.3f ms over %zu "
               "decode steps\n",
               percentile(stepMs, 0.5), percentile(stepMs, 0.99), stepMs.size());
@@ -224,27 +279,49 @@ parc_rt_status_t readPrompt(const parc_rt_program_t *p,
   return PARC_RT_OK;
 }
 
-/// The program's buffers for the whole generation: its inputs (the caches
-/// among them start zeroed) and its arena.
+/// A program's buffers for the whole generation: its inputs (the caches
+/// among them start zeroed) and its arena. A prefill's are the decode
+/// program's caches and arena (`shared`): it runs between, never beside,
+/// decode steps.
 struct StepBuffers {
   std::vector<void *> in, out;
+  std::vector<char> owned;
   parc_rt_arena_t *arena = nullptr;
+  void *arenaBase = nullptr;
 
   ~StepBuffers() {
-    for (void *b : in)
-      if (b)
-        deviceFree(b);
+    for (size_t i = 0; i < in.size(); ++i)
+      if (owned[i])
+        deviceFree(in[i]);
     if (arena)
       parc_rt_arena_release(arena);
   }
-  parc_rt_status_t create(const parc_rt_program_t *p) {
+  parc_rt_status_t create(const parc_rt_program_t *p, int64_t arenaSize,
+                          const parc_rt_program_t *sharedProgram = nullptr,
+                          const StepBuffers *shared = nullptr) {
     in.assign(p->num_inputs, nullptr);
+    owned.assign(p->num_inputs, 0);
     out.assign(p->num_outputs, nullptr);
-    for (int64_t i = 0; i < p->num_inputs; ++i)
+    for (int64_t i = 0; i < p->num_inputs; ++i) {
+      if (shared && p->input_roles[i] == PARC_RT_ROLE_CACHE)
+        for (int64_t j = 0; j < sharedProgram->num_inputs; ++j)
+          if (std::strcmp(sharedProgram->inputs[j].name, p->inputs[i].name) ==
+              0)
+            in[i] = shared->in[j];
+      if (in[i])
+        continue;
       PARC_RT_RETURN_IF_ERROR(
           deviceAlloc(bytesOf(p->inputs[i]), "inputs", &in[i]));
-    return parc_rt_arena_create(std::max<int64_t>(p->arena_size, 64), 64,
-                                &arena);
+      owned[i] = 1;
+    }
+    if (shared) {
+      arenaBase = shared->arenaBase;
+      return PARC_RT_OK;
+    }
+    PARC_RT_RETURN_IF_ERROR(
+        parc_rt_arena_create(std::max<int64_t>(arenaSize, 64), 64, &arena));
+    arenaBase = parc_rt_arena_base(arena);
+    return PARC_RT_OK;
   }
 };
 
@@ -258,18 +335,24 @@ parc_rt_status_t uploadInts(void *dst, parc_rt_dtype_t dtype,
   return copyToDevice(dst, narrow.data(), narrow.size() * sizeof(int32_t));
 }
 
-/// Writes step t's inputs: token t of every row (a finished row's filler:
-/// --eos, or id 0 without one), its position, and the cache position.
+/// Writes the inputs of the step feeding tokens t..t+n-1 (n = 1 but in a
+/// prefill) of every row (a finished row's filler: --eos, or id 0 without
+/// one), their positions, and the cache position t.
 parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
-                          const Rows &rows, long eos, int64_t t) {
+                          const Rows &rows, long eos, int64_t t,
+                          int64_t n = 1) {
   const int64_t batch = rows.batch;
-  std::vector<int64_t> column(static_cast<size_t>(batch)), positions(batch, t);
-  // Entries 0..t of every row's cache hold keys.
+  std::vector<int64_t> column(size_t(batch * n)), positions(size_t(batch * n));
+  // Entries 0..t+n-1 of every row's cache hold keys.
   std::vector<int64_t> mask(size_t(batch * p->max_seq), 0);
   for (int64_t b = 0; b < batch; ++b) {
-    column[b] = t < rows.filled[b] ? rows.tokens[b * rows.total + t]
-                                   : std::max<int64_t>(eos, 0);
-    std::fill_n(&mask[b * p->max_seq], t + 1, 1);
+    for (int64_t k = 0; k < n; ++k) {
+      column[b * n + k] = t + k < rows.filled[b]
+                              ? rows.tokens[b * rows.total + t + k]
+                              : std::max<int64_t>(eos, 0);
+      positions[b * n + k] = t + k;
+    }
+    std::fill_n(&mask[b * p->max_seq], t + n, 1);
   }
   for (int64_t i = 0; i < p->num_inputs; ++i) {
     const int64_t role = p->input_roles[i];
@@ -286,20 +369,26 @@ parc_rt_status_t feedStep(const parc_rt_program_t *p, StepBuffers &buf,
   return PARC_RT_OK;
 }
 
-/// Step t's logits [batch, 1, vocab], on the host as f32 (f16 and bf16
-/// widened: the sampler and --logits see f32 whatever the model computes).
+/// The logits of a step's last token [batch, vocab], on the host as f32
+/// (f16 and bf16 widened: the sampler and --logits see f32 whatever the
+/// model computes); the output is [batch, tokens, vocab].
 parc_rt_status_t readLogits(const parc_rt_program_t *p, const StepBuffers &buf,
                             int64_t batch, std::vector<float> &logits) {
   const parc_rt_dtype_t dtype = p->outputs[0].dtype;
-  const size_t n = size_t(batch * p->outputs[0].dims[2]);
-  const size_t bytes = n * parc_rt_dtype_size(dtype);
-  logits.resize(n);
+  const int64_t tokens = p->outputs[0].dims[1], vocab = p->outputs[0].dims[2];
+  const size_t n = size_t(batch * tokens * vocab);
+  std::vector<float> all(n);
   std::vector<uint16_t> half(dtype == PARC_RT_F32 ? 0 : n);
-  void *host = dtype == PARC_RT_F32 ? static_cast<void *>(logits.data())
+  void *host = dtype == PARC_RT_F32 ? static_cast<void *>(all.data())
                                     : static_cast<void *>(half.data());
-  PARC_RT_RETURN_IF_ERROR(copyToHost(host, buf.out[0], bytes));
+  PARC_RT_RETURN_IF_ERROR(
+      copyToHost(host, buf.out[0], n * parc_rt_dtype_size(dtype)));
   if (dtype != PARC_RT_F32)
-    halfToF32(dtype == PARC_RT_BF16, half.data(), logits.data(), n);
+    halfToF32(dtype == PARC_RT_BF16, half.data(), all.data(), n);
+  logits.resize(size_t(batch * vocab));
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy_n(&all[(b * tokens + tokens - 1) * vocab], vocab,
+                &logits[b * vocab]);
   return PARC_RT_OK;
 }
 
@@ -438,52 +527,127 @@ void takeNext(const std::vector<int64_t> &next, const GenerateOptions &o,
   }
 }
 
+/// One generation: the programs, their buffers, the rows, and what picks
+/// and agrees on each next token.
+struct Generation {
+  Generation(parc_rt_context_t *ctx, const GenerateOptions &o, void **weights,
+             bool writer)
+      : ctx(ctx), o(o), weights(weights), writer(writer), sampler(o) {}
+
+  /// Runs `f` on `b` feeding tokens t..t+n-1 of every row.
+  parc_rt_status_t forward(const parc_rt_program_t *f, StepBuffers &b,
+                           int64_t t, int64_t n) {
+    PARC_RT_RETURN_IF_ERROR(feedStep(f, b, rows, o.eos, t, n));
+    f->forward(ctx, b.arenaBase, b.in.data(), weights, b.out.data());
+    return deviceSynchronize();
+  }
+  /// After the forward of `f` whose last token is t: from the shortest
+  /// prompt's last step on, each choosing row takes its next token.
+  parc_rt_status_t choose(const parc_rt_program_t *f, const StepBuffers &b,
+                          int64_t t) {
+    if (t + 1 < rows.shortest)
+      return PARC_RT_OK;
+    if (f->num_outputs > 0) {
+      PARC_RT_RETURN_IF_ERROR(readLogits(f, b, rows.batch, logits));
+      pickNext(logits, sampler, next);
+      if (writer && !o.logitsPath.empty())
+        logitsLog.add(rows, o.maxNewTokens, t, logits);
+    }
+    PARC_RT_RETURN_IF_ERROR(agreement.agree(next));
+    takeNext(next, o, t, rows);
+    return PARC_RT_OK;
+  }
+
+  parc_rt_context_t *ctx;
+  const GenerateOptions &o;
+  void **weights;
+  bool writer;
+  Rows rows;
+  StepBuffers buf, prefillBuf;
+  TokenAgreement agreement;
+  std::vector<int64_t> next;
+  std::vector<float> logits;
+  Sampler sampler;
+  LogitsLog logitsLog;
+};
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// The rank holding the outputs: tokens.npy, the figures, --logits.
+parc_rt_status_t writeResults(const parc_rt_program_t *p, Generation &g,
+                              const std::string &outputDir, double ttftMs,
+                              const std::vector<double> &stepMs,
+                              int64_t prefilled) {
+  Rows &rows = g.rows;
+  const GenerateOptions &o = g.o;
+  // After its end (--eos, its own --max-new-tokens, or a shorter prompt)
+  // a row holds --eos, or -1 without one.
+  for (int64_t b = 0; b < rows.batch; ++b) {
+    auto row = rows.tokens.begin() + b * rows.total;
+    std::fill(row + rows.filled[b], row + rows.total, o.eos);
+  }
+  printFigures(rows, ttftMs, stepMs, prefilled);
+  if (!o.logitsPath.empty())
+    PARC_RT_RETURN_IF_ERROR(
+        g.logitsLog.write(o.logitsPath, rows.batch, p->outputs[0].dims[2]));
+  if (outputDir.empty())
+    return PARC_RT_OK;
+  const std::string path = outputDir + "/tokens.npy";
+  const int64_t shape[2] = {rows.batch, rows.total};
+  return parc_rt_npy_write(path.c_str(), PARC_RT_I64, 2, shape,
+                           rows.tokens.data());
+}
+
 } // namespace
 
 parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
                                const parc_rt_program_t *p,
                                const GenerateOptions &o, void **weights,
                                const std::string &outputDir, bool writer) {
-  int64_t batch = 0;
-  Rows rows;
+  int64_t batch = 0, prefillLen = 0;
   PARC_RT_RETURN_IF_ERROR(checkProgram(p, batch));
+  const parc_rt_program_t *f = p->prefill;
+  if (f)
+    PARC_RT_RETURN_IF_ERROR(checkPrefill(p, f, batch, prefillLen));
+  Generation g(ctx, o, weights, writer);
+  Rows &rows = g.rows;
   PARC_RT_RETURN_IF_ERROR(readPrompt(p, o, batch, rows));
-  StepBuffers buf;
-  PARC_RT_RETURN_IF_ERROR(buf.create(p));
-  TokenAgreement agreement;
-  PARC_RT_RETURN_IF_ERROR(agreement.create(ctx, o.outputRank, batch));
-  std::vector<int64_t> next(static_cast<size_t>(batch), 0);
+  // One arena for both programs: they run one after the other.
+  PARC_RT_RETURN_IF_ERROR(
+      g.buf.create(p, std::max(p->arena_size, f ? f->arena_size : int64_t(0))));
+  if (f)
+    PARC_RT_RETURN_IF_ERROR(g.prefillBuf.create(f, 0, p, &g.buf));
+  // The prefill takes the first P tokens when every row has them; shorter
+  // prompts are fed a token per step.
+  const int64_t prefilled = f && rows.shortest >= prefillLen ? prefillLen : 0;
+  PARC_RT_RETURN_IF_ERROR(g.agreement.create(ctx, o.outputRank, batch));
+  g.next.assign(size_t(batch), 0);
   std::vector<double> stepMs;
-  std::vector<float> logits;
-  Sampler sampler(o);
-  LogitsLog logitsLog;
   double ttftMs = 0, elapsed = 0;
   for (long w = 0; w < o.warmup; ++w) {
-    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, rows, o.eos, 0));
-    p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
-               buf.out.data());
-    PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
+    PARC_RT_RETURN_IF_ERROR(g.forward(p, g.buf, 0, 1));
+    if (prefilled)
+      PARC_RT_RETURN_IF_ERROR(g.forward(f, g.prefillBuf, 0, prefilled));
   }
-  for (int64_t t = 0; t + 1 < rows.total && !rows.allDone(); ++t) {
+  int64_t t = 0;
+  if (prefilled) {
     auto start = std::chrono::steady_clock::now();
-    PARC_RT_RETURN_IF_ERROR(feedStep(p, buf, rows, o.eos, t));
-    p->forward(ctx, parc_rt_arena_base(buf.arena), buf.in.data(), weights,
-               buf.out.data());
-    PARC_RT_RETURN_IF_ERROR(deviceSynchronize());
-    // The shortest prompt's last step gives the first new token.
-    if (t + 1 >= rows.shortest) {
-      if (p->num_outputs > 0) {
-        PARC_RT_RETURN_IF_ERROR(readLogits(p, buf, batch, logits));
-        pickNext(logits, sampler, next);
-        if (writer && !o.logitsPath.empty())
-          logitsLog.add(rows, o.maxNewTokens, t, logits);
-      }
-      PARC_RT_RETURN_IF_ERROR(agreement.agree(next));
-      takeNext(next, o, t, rows);
-    }
-    const double ms = std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+    PARC_RT_RETURN_IF_ERROR(g.forward(f, g.prefillBuf, 0, prefilled));
+    PARC_RT_RETURN_IF_ERROR(g.choose(f, g.prefillBuf, prefilled - 1));
+    elapsed = msSince(start);
+    if (prefilled == rows.longest)
+      ttftMs = elapsed;
+    t = prefilled;
+  }
+  for (; t + 1 < rows.total && !rows.allDone(); ++t) {
+    auto start = std::chrono::steady_clock::now();
+    PARC_RT_RETURN_IF_ERROR(g.forward(p, g.buf, t, 1));
+    PARC_RT_RETURN_IF_ERROR(g.choose(p, g.buf, t));
+    const double ms = msSince(start);
     elapsed += ms;
     if (t + 1 == rows.longest)
       ttftMs = elapsed;
@@ -492,22 +656,7 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
   }
   if (!writer)
     return PARC_RT_OK;
-  // After its end (--eos, its own --max-new-tokens, or a shorter prompt)
-  // a row holds --eos, or -1 without one.
-  for (int64_t b = 0; b < batch; ++b) {
-    auto row = rows.tokens.begin() + b * rows.total;
-    std::fill(row + rows.filled[b], row + rows.total, o.eos);
-  }
-  printFigures(rows, ttftMs, stepMs);
-  if (!o.logitsPath.empty())
-    PARC_RT_RETURN_IF_ERROR(
-        logitsLog.write(o.logitsPath, batch, p->outputs[0].dims[2]));
-  if (outputDir.empty())
-    return PARC_RT_OK;
-  const std::string path = outputDir + "/tokens.npy";
-  const int64_t shape[2] = {batch, rows.total};
-  return parc_rt_npy_write(path.c_str(), PARC_RT_I64, 2, shape,
-                           rows.tokens.data());
+  return writeResults(p, g, outputDir, ttftMs, stepMs, prefilled);
 }
 
 } // namespace parc::rt

@@ -483,13 +483,16 @@ void loadWeights(parc_rt_context_t *ctx, const parc_rt_program_t *p,
   }
   void *block = nullptr;
   parc_rt_check(ctx, device.alloc(total, "weights", &block), "<weights>");
+  std::vector<HostToDevice> copies(p->num_weights);
   size_t offset = 0;
   for (int64_t i = 0; i < p->num_weights; ++i) {
     const size_t bytes = bytesOf(p->weights[i]);
     slots[i] = static_cast<char *>(block) + offset;
-    parc_rt_check(ctx, copyToDevice(slots[i], host[i], bytes), "<weights>");
+    copies[i] = {slots[i], host[i], bytes};
     offset += alignUp(bytes);
   }
+  parc_rt_check(ctx, uploadToDevice(copies.data(), copies.size()),
+                "<weights>");
   // The device holds its copy: drop the mapping.
   parc_rt_weights_release(weights);
   weights = nullptr;

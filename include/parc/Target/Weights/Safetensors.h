@@ -49,7 +49,7 @@ struct ShardRequest {
 /// be read. `wrote`, when given, hears of bytes as they are laid down (from
 /// one file's thread at a time); they add up to the WrittenShard::bytes.
 mlir::FailureOr<llvm::SmallVector<WrittenShard>>
-writeWeights(mlir::func::FuncOp program, llvm::StringRef modelDir,
+writeWeights(mlir::Operation *program, llvm::StringRef modelDir,
              llvm::ArrayRef<ShardRequest> shards,
              llvm::function_ref<void(int64_t)> wrote = {});
 
