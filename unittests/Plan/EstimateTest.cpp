@@ -272,13 +272,13 @@ TEST(Plan, CheckBuildable) {
   EXPECT_EQ(why(p, c), "builds");
   // Flag combinations compile refuses whatever the model.
   c.sp = true;
-  EXPECT_EQ(why(p, c),
-            "--sp splits the sequence over the --tp ranks: give --tp > 1");
+  // The library names its options; the driver spells them as flags.
+  EXPECT_EQ(why(p, c), "sp splits the sequence over the tp ranks: give tp > 1");
   c = Config();
   c.tp = 2, c.ep = 4;
-  EXPECT_EQ(why(p, c), "--ep 4 must equal --tp 2: experts are split over the "
-                       "tensor-parallel ranks (or add --etp for --ep groups of "
-                       "--tp ranks)");
+  EXPECT_EQ(why(p, c), "ep 4 must equal tp 2: experts are split over the "
+                       "tensor-parallel ranks (or add etp for ep groups of "
+                       "tp ranks)");
   // --sp splits the sequence (6 positions) over tp: 2 and 3 divide it, 4
   // does not.
   p.seq = p.seqNormLength = 6;
