@@ -819,5 +819,35 @@ int64_t parc::nn::batchDim(FunctionOpInterface main, unsigned k, bool result) {
   return dim ? dim.getInt() : 0;
 }
 
+bool parc::nn::isGraphFunction(FunctionOpInterface f) {
+  return !f.isExternal() && f.isPublic();
+}
+
+FailureOr<FunctionOpInterface> parc::nn::entryFunction(ModuleOp module,
+                                                       StringRef pass) {
+  SmallVector<FunctionOpInterface> marked, graphs;
+  for (auto f : module.getOps<FunctionOpInterface>()) {
+    if (f->hasAttr(kEntryAttr))
+      marked.push_back(f);
+    if (isGraphFunction(f))
+      graphs.push_back(f);
+  }
+  if (marked.size() == 1)
+    return marked.front();
+  ArrayRef<FunctionOpInterface> found = marked.empty() ? graphs : marked;
+  if (found.size() == 1)
+    return found.front();
+  InFlightDiagnostic diag = module.emitError()
+                            << pass << " expects one entry function: ";
+  if (found.empty())
+    return diag << "the module has no public function with a body", failure();
+  diag << found.size() << " are "
+       << (marked.empty() ? "public with a body" : "marked " + kEntryAttr.str())
+       << " (";
+  llvm::interleaveComma(found, diag,
+                        [&](FunctionOpInterface f) { diag << "@" << f.getName(); });
+  return diag << "); mark one with '" << kEntryAttr << "'", failure();
+}
+
 #define GET_OP_CLASSES
 #include "nn/NNOps.cpp.inc"

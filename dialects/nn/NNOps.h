@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -67,6 +68,21 @@ mlir::ElementsAttr weightElements(mlir::Value v);
 /// it at another dim (a past stacking K and V first), else 0.
 int64_t batchDim(mlir::FunctionOpInterface main, unsigned k,
                  bool result = false);
+
+/// The unit attribute that marks a module's entry function where it has
+/// more than one public function.
+inline constexpr llvm::StringLiteral kEntryAttr = "parc.entry";
+
+/// The model's entry function in `module`, which whole-module passes
+/// (`pass`, named in the error) transform: the one function marked
+/// `parc.entry`, else the one public function with a body (what the ONNX
+/// importer writes). An error on `module` when there is no such function.
+mlir::FailureOr<mlir::FunctionOpInterface>
+entryFunction(mlir::ModuleOp module, llvm::StringRef pass);
+
+/// Whether `f` is a model's graph rather than a callee or a declaration:
+/// it has a body and is public (function passes skip the others).
+bool isGraphFunction(mlir::FunctionOpInterface f);
 
 /// The argument attribute naming an input's part in the token loop
 /// (nn-kv-cache: cache, position, tokens, positions, attention_mask).

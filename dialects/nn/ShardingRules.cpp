@@ -13,6 +13,7 @@
 #include "nn/ShardingRules.h"
 #include "dist/DistInterfaces.h"
 #include "nn/NNOps.h"
+#include "parc/Support/OptionRef.h"
 
 #include "mlir/IR/DialectRegistry.h"
 
@@ -246,7 +247,7 @@ struct Reshape {
       return SplitRule::refuse("it merges the split dim with the dims before it");
     return SplitRule::misfit(
         llvm::Twine(size) + (to.size() > from.size() ? " heads" : " features") +
-        " do not divide by --tp " + llvm::Twine(s->parts) +
+        " do not divide by " + parc::optionRef("tp", s->parts) +
         " (use a tp that divides " + llvm::Twine(size) + ")");
   }
   static SplitRule backward(Operation *op, unsigned, int64_t d) {
@@ -298,8 +299,8 @@ struct Split {
       int64_t size = typeOf(piece).getDimSize(s->dim);
       if (size % s->parts)
         return SplitRule::misfit("a piece of " + llvm::Twine(size) +
-                                 " does not divide by --tp " +
-                                 llvm::Twine(s->parts));
+                                 " does not divide by " +
+                                 parc::optionRef("tp", s->parts));
     }
     r.blockwise = true;
     return r;

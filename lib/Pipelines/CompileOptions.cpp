@@ -116,7 +116,7 @@ llvm::Error CompileOptions::validate(OptionSpeller spell) const {
   config.tp = tp, config.pp = pp, config.ep = ep, config.dp = dp;
   config.microBatches = microBatches, config.virtualStages = ppVirtual;
   config.sp = sp, config.etp = etp;
-  if (llvm::Error e = plan::checkFlags(config))
+  if (llvm::Error e = plan::checkFlags(config, spell))
     return e;
   return checkGeneration(*this, spell);
 }

@@ -60,44 +60,48 @@ llvm::Error checkStages(const ModelProfile &profile, const Config &c) {
   if (profile.blocks != profile.layers)
     return refuse(
         llvm::formatv("pp={0}: the {1} blocks found by node name are not "
-                      "the {2} attention layers compile's --pp-layout counts",
+                      "the {2} attention layers compile's pp-layout counts",
                       c.pp, profile.blocks, profile.layers));
   return llvm::Error::success();
 }
 
 } // namespace
 
-llvm::Error parc::plan::checkFlags(const Config &c) {
+llvm::Error parc::plan::checkFlags(const Config &c, OptionSpeller spell) {
+  const std::string tp = spell("tp"), pp = spell("pp"), ep = spell("ep");
+  const std::string etp = spell("etp"), virt = spell("pp-virtual");
   if (c.tp < 1 || c.pp < 1)
-    return refuse("--tp and --pp must be at least 1");
+    return refuse(tp + " and " + pp + " must be at least 1");
   if (c.microBatches < 1)
-    return refuse("--micro-batches must be at least 1");
+    return refuse(spell("micro-batches") + " must be at least 1");
   if (c.virtualStages < 1)
-    return refuse("--pp-virtual must be at least 1");
+    return refuse(virt + " must be at least 1");
   if (c.virtualStages > 1 && c.pp == 1)
-    return refuse("--pp-virtual needs --pp 2 or more");
+    return refuse(virt + " needs " + pp + " 2 or more");
   if (c.dp < 1)
-    return refuse("--dp must be at least 1");
+    return refuse(spell("dp") + " must be at least 1");
   if (c.sp && c.tp == 1)
-    return refuse(
-        "--sp splits the sequence over the --tp ranks: give --tp > 1");
+    return refuse(spell("sp") + " splits the sequence over the " + tp +
+                  " ranks: give " + tp + " > 1");
   if (c.ep < 1)
-    return refuse("--ep must be at least 1");
+    return refuse(ep + " must be at least 1");
   if (c.ep > 1 && c.tp > 1 && c.ep != c.tp && !c.etp)
     return refuse(
-        llvm::formatv("--ep {0} must equal --tp {1}: experts are split "
-                      "over the tensor-parallel ranks (or add --etp "
-                      "for --ep groups of --tp ranks)",
-                      c.ep, c.tp));
+        llvm::formatv("{0} {1} must equal {2} {3}: experts are split "
+                      "over the tensor-parallel ranks (or add {4} "
+                      "for {0} groups of {2} ranks)",
+                      ep, c.ep, tp, c.tp, etp));
   if (c.etp && c.tp < 2)
-    return refuse("--etp splits experts over the tensor-parallel ranks: it "
-                  "needs --tp > 1");
+    return refuse(etp + " splits experts over the tensor-parallel ranks: it "
+                  "needs " + tp + " > 1");
   return llvm::Error::success();
 }
 
 llvm::Error parc::plan::checkBuildable(const ModelProfile &profile,
                                        const Config &c) {
-  if (llvm::Error e = checkFlags(c))
+  // The planner's reasons name options as its others do (tp=2).
+  if (llvm::Error e =
+          checkFlags(c, [](llvm::StringRef o) { return o.str(); }))
     return e;
   if (c.tp > 1)
     if (llvm::Error e = checkTp(profile, c.tp, c.sp))

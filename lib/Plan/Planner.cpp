@@ -502,7 +502,9 @@ llvm::Expected<PlanResult> parc::plan::planParallelism(const ModelProfile &profi
   if (!flops)
     return flops.takeError();
   if (options.devices < 1)
-    return llvm::createStringError("--devices must be at least 1");
+    return llvm::createStringError(
+        llvm::formatv("the device count must be at least 1, not {0}",
+                      options.devices));
   if (cluster.nodes > 0 && options.devices > cluster.nodes * cluster.devicesPerNode)
     return llvm::createStringError(
         llvm::formatv("cluster '{0}' has {1} devices ({2} nodes of {3}), fewer "

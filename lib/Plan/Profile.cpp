@@ -138,7 +138,7 @@ int64_t storedElementBytes(Type t) {
 
 class Profiler {
 public:
-  explicit Profiler(func::FuncOp main) : main(main) {}
+  explicit Profiler(FunctionOpInterface main) : main(main) {}
   FailureOr<ModelProfile> run();
 
 private:
@@ -171,7 +171,7 @@ private:
   void mergeRepeats();
   void uniqueConstraints();
 
-  func::FuncOp main;
+  FunctionOpInterface main;
   SmallVector<Operation *> ops;
   /// Column candidates still believed to split.
   llvm::SetVector<Operation *> columns;
@@ -691,7 +691,7 @@ void Profiler::uniqueConstraints() {
 FailureOr<ModelProfile> Profiler::run() {
   if (main.getNumArguments() == 0)
     return main.emitError("planning needs a model with at least one input"), failure();
-  for (Operation &op : main.getBody().front())
+  for (Operation &op : main.getFunctionBody().front())
     if (op.getNumResults() != 1 || !isWeight(op.getResult(0)))
       ops.push_back(&op);
   for (Operation *op : ops)
@@ -725,8 +725,8 @@ FailureOr<ModelProfile> Profiler::run() {
 } // namespace
 
 FailureOr<ModelProfile> parc::plan::profileModel(ModuleOp module) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal())
-    return module.emitError("planning needs a module with func.func @main"), failure();
-  return Profiler(main).run();
+  FailureOr<FunctionOpInterface> main = nn::entryFunction(module, "planning");
+  if (failed(main))
+    return failure();
+  return Profiler(*main).run();
 }

@@ -3,9 +3,8 @@
 // Context and communicator accessors, waits, the send/recv entry points and
 // the blocking form of each collective: its `_start`, then a wait. The
 // backends (comm_backend.h) supply the types, how a request completes and
-// how a point-to-point transfer starts. Barriers and all_to_all_v stay with
-// the backends: the cuda backend's blocking barrier is a host barrier, and
-// all_to_all_v is shaped by the MoE code that calls it.
+// how a point-to-point transfer starts. The barrier stays with the
+// backends: the cuda backend's blocking barrier is a host barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,6 +142,18 @@ parc_rt_status_t parc_rt_all_to_all(parc_rt_comm_t *comm, const void *send,
                                     parc_rt_dtype_t dtype) {
   return blocking([&](parc_rt_request_t **r) {
     return parc_rt_all_to_all_start(comm, send, recv, count, dtype, r);
+  });
+}
+
+parc_rt_status_t parc_rt_all_to_all_v(parc_rt_comm_t *comm, const void *send,
+                                      const int64_t *send_counts,
+                                      const int64_t *send_displs, void *recv,
+                                      const int64_t *recv_counts,
+                                      const int64_t *recv_displs,
+                                      parc_rt_dtype_t dtype) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_all_to_all_v_start(comm, send, send_counts, send_displs,
+                                      recv, recv_counts, recv_displs, dtype, r);
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "Debugging.h"
 #include "nn/NodeLocation.h"
+#include "parc/Support/OptionRef.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Location.h"
@@ -15,6 +16,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -141,3 +143,50 @@ LogicalResult parc::driver::ExplainLog::write(StringRef path, StringRef model,
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
   return success(!os.has_error());
 }
+
+std::string parc::driver::inFlagWording(StringRef message) {
+  // The compile pipeline's pass options, as the flags that set them.
+  static const llvm::StringMap<StringRef> flags = {
+      {"tp", "--tp"},
+      {"sp", "--sp"},
+      {"pp", "--pp"},
+      {"layout", "--pp-layout"},
+      {"virtual", "--pp-virtual"},
+      {"micro-batches", "--micro-batches"},
+      {"ep", "--ep"},
+      {"etp", "--etp"},
+      {"capacity-factor", "--capacity-factor"},
+      {"pairs", "--kv-cache"},
+      // dist-split-batch's parts are the micro-batches of every replica.
+      {"parts", "--micro-batches / --dp"}};
+  return parc::respellOptionRefs(
+      message,
+      [](StringRef name,
+         std::optional<StringRef> value) -> std::optional<std::string> {
+        auto it = flags.find(name);
+        if (it == flags.end())
+          return std::nullopt;
+        return value ? (it->second + " " + *value).str() : it->second.str();
+      });
+}
+
+parc::driver::FlagWording::FlagWording(MLIRContext &ctx)
+    : handler(&ctx, [&ctx](Diagnostic &diag) -> LogicalResult {
+        std::string text = inFlagWording(diag.str());
+        bool changed = text != diag.str();
+        SmallVector<std::pair<Location, std::string>> notes;
+        for (Diagnostic &note : diag.getNotes()) {
+          notes.push_back({note.getLocation(), inFlagWording(note.str())});
+          changed |= notes.back().second != note.str();
+        }
+        if (!changed)
+          return failure(); // the next handler takes it as it is
+        // The reworded copy has no option reference left: it passes this
+        // handler on to the ones below.
+        Diagnostic copy(diag.getLocation(), diag.getSeverity());
+        copy << text;
+        for (auto &[loc, note] : notes)
+          copy.attachNote(loc) << note;
+        ctx.getDiagEngine().emit(std::move(copy));
+        return success();
+      }) {}

@@ -80,6 +80,21 @@ private:
   llvm::json::Array remarks;
 };
 
+/// Rewrites the pass options a library diagnostic names (optionRef:
+/// "option 'tp=4'") into the flags of `parc compile` that set them
+/// ("--tp 4"), and emits the diagnostic again to the handlers registered
+/// before it. Register it after them.
+class FlagWording {
+public:
+  explicit FlagWording(mlir::MLIRContext &ctx);
+
+private:
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+/// `message` in `parc compile`'s words (what FlagWording prints).
+std::string inFlagWording(llvm::StringRef message);
+
 } // namespace parc::driver
 
 #endif // PARC_TOOLS_PARC_DEBUGGING_H

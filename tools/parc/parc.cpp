@@ -1216,6 +1216,8 @@ int compile() {
              1;
     explainLog.emplace(ctx, /*print=*/explain.getValue());
   }
+  // Last: the passes' messages reach the others in the words of the flags.
+  parc::driver::FlagWording flagWording(ctx);
   FailureOr<parc::driver::OutputDir> out =
       parc::driver::OutputDir::prepare(outputDir, modelPath);
   if (failed(out))

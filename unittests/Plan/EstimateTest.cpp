@@ -272,13 +272,13 @@ TEST(Plan, CheckBuildable) {
   EXPECT_EQ(why(p, c), "builds");
   // Flag combinations compile refuses whatever the model.
   c.sp = true;
-  EXPECT_EQ(why(p, c),
-            "--sp splits the sequence over the --tp ranks: give --tp > 1");
+  // The library names its options; the driver spells them as flags.
+  EXPECT_EQ(why(p, c), "sp splits the sequence over the tp ranks: give tp > 1");
   c = Config();
   c.tp = 2, c.ep = 4;
-  EXPECT_EQ(why(p, c), "--ep 4 must equal --tp 2: experts are split over the "
-                       "tensor-parallel ranks (or add --etp for --ep groups of "
-                       "--tp ranks)");
+  EXPECT_EQ(why(p, c), "ep 4 must equal tp 2: experts are split over the "
+                       "tensor-parallel ranks (or add etp for ep groups of "
+                       "tp ranks)");
   // --sp splits the sequence (6 positions) over tp: 2 and 3 divide it, 4
   // does not.
   p.seq = p.seqNormLength = 6;
@@ -298,7 +298,7 @@ TEST(Plan, CheckBuildable) {
   EXPECT_EQ(why(p, c), "builds");
   p.layers = 3;
   EXPECT_EQ(why(p, c), "pp=2: the 2 blocks found by node name are not the 3 "
-                       "attention layers compile's --pp-layout counts");
+                       "attention layers compile's pp-layout counts");
   p.layers = 2;
   c.virtualStages = 2;
   EXPECT_EQ(why(p, c), "pp=2 v=2: needs at least one layer per stage, but the "

@@ -11,6 +11,8 @@
 #ifndef PARC_PIPELINES_COMPILEOPTIONS_H
 #define PARC_PIPELINES_COMPILEOPTIONS_H
 
+#include "parc/Support/OptionRef.h"
+
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
@@ -23,8 +25,6 @@
 
 namespace parc {
 
-/// Turns an option name ("pp-layout") into the word a message uses for it.
-using OptionSpeller = llvm::function_ref<std::string(llvm::StringRef)>;
 
 struct CompileOptions {
   /// The largest world a compile may describe, and so any one degree.

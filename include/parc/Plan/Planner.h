@@ -13,6 +13,7 @@
 
 #include "parc/Plan/CostModel.h"
 #include "parc/Plan/WeightShards.h"
+#include "parc/Support/OptionRef.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -163,10 +164,10 @@ struct Config {
   std::string compileFlags() const;
 };
 
-/// The configurations `parc compile` refuses whatever the model: flag
-/// combinations (`--sp` without `--tp`, `--ep` other than `--tp` without
-/// `--etp`, ...). compile refuses with this message.
-llvm::Error checkFlags(const Config &config);
+/// The configurations `parc compile` refuses whatever the model: option
+/// combinations (sp without tp, ep other than tp without etp, ...), each
+/// option named as `spell` says. compile refuses with this message.
+llvm::Error checkFlags(const Config &config, OptionSpeller spell);
 
 /// Whether `parc compile` builds `config` for the model of `profile`, and
 /// why not: checkFlags, then the model's facts (heads and features tp must

@@ -11,6 +11,7 @@
 
 #include "Padding.h"
 #include "Regions.h"
+#include "parc/Support/OptionRef.h"
 #include "parc/Transforms/Dist/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,6 +27,7 @@ namespace parc::dist {
 using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
+using parc::optionRef;
 
 namespace {
 
@@ -111,11 +113,11 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
     }
     if (tp == 1)
       return;
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main) {
-      module.emitError("expected func.func @main");
+    FailureOr<FunctionOpInterface> entry =
+        nn::entryFunction(module, getArgument());
+    if (failed(entry))
       return signalPassFailure();
-    }
+    FunctionOpInterface main = *entry;
     // MLP widths and attention heads tp does not fit take zero features
     // and zero heads first (Padding.cpp).
     SmallVector<nn::LinearOp> rows;
@@ -129,7 +131,7 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
                           << width << " features, padded with zero "
                           << (mlp ? "features" : "heads") << " to "
                           << dist::tensorOf(row.getInput()).getShape().back()
-                          << " for --tp " << int64_t(tp);
+                          << " for " << optionRef("tp", int64_t(tp));
     }
     // Discover every region first: a linear is in at most one of them.
     dist::Planner planner(tp, explain);
@@ -164,14 +166,14 @@ struct DistAnnotatePass : dist::impl::DistAnnotateBase<DistAnnotatePass> {
       if (misfit || d < 0 || t.getDimSize(d) % tp == 0)
         return;
       InFlightDiagnostic diag = op->emitError();
-      diag << dist::nodeOf(op) << ": --tp " << int64_t(tp)
+      diag << dist::nodeOf(op) << ": " << optionRef("tp", int64_t(tp))
            << " does not fit this model: "
            << dist::sequenceMisfit(t.getDimSize(d), d, tp);
       diag.attachNote() << dist::fittingTpHint(main, sp);
       // Every region fit (misfits are reported first): only the sequence
       // stands in the way.
-      diag.attachNote() << "--tp " << int64_t(tp)
-                        << " without --sp fits this model (the sequence "
+      diag.attachNote() << optionRef("tp", int64_t(tp)) << " without "
+                        << optionRef("sp") << " fits this model (the sequence "
                            "stays whole on every rank)";
       misfit = true;
     };

@@ -19,6 +19,7 @@
 #include "Regions.h"
 #include "dist/DistDialect.h"
 #include "nn/NNOps.h"
+#include "parc/Support/OptionRef.h"
 #include "parc/Transforms/Dist/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -73,7 +74,7 @@ struct DistExpertParallelPass
     StringRef axis = mesh.getAxisNames().front();
     for (nn::MoeOp moe : moes) {
       if (moe.getFfnSize() % n) {
-        moe.emitError() << nodeOf(moe) << ": --tp " << n
+        moe.emitError() << nodeOf(moe) << ": " << parc::optionRef("tp", n)
                         << " does not fit this model: the experts' ffn of "
                         << moe.getFfnSize() << " does not divide";
         return signalPassFailure();
@@ -246,7 +247,7 @@ struct DistExpertParallelPass
       } else if (!meshes.empty()) {
         dist::MeshOp mesh = *meshes.begin();
         if (mesh.getAxisNames().size() != 1 || mesh.getNumRanks() != ep) {
-          mesh.emitError() << "--ep " << int64_t(ep)
+          mesh.emitError() << parc::optionRef("ep", int64_t(ep))
                            << " must equal the tensor-parallel degree "
                            << mesh.getNumRanks()
                            << ": experts are split over the same ranks";
@@ -266,8 +267,8 @@ struct DistExpertParallelPass
     for (nn::MoeOp moe : moes) {
       int64_t experts = moe.getNumExperts(), tokens = moe.getNumTokens();
       if (ep > 1 && (experts % ep || tokens % ep)) {
-        moe.emitError() << nodeOf(moe) << ": --ep " << int64_t(ep)
-                        << " does not fit this model: " << experts
+        moe.emitError() << nodeOf(moe) << ": "
+                        << parc::optionRef("ep", int64_t(ep)) << " does not fit this model: " << experts
                         << " experts and " << tokens
                         << " tokens must both divide over the ranks";
         failed = true;
@@ -289,8 +290,8 @@ struct DistExpertParallelPass
         continue;
       }
       if (moe.getFfnSize() % ffnShards) {
-        moe.emitError() << nodeOf(moe) << ": --tp " << ffnShards
-                        << " does not fit this model: the experts' ffn of "
+        moe.emitError() << nodeOf(moe) << ": "
+                        << parc::optionRef("tp", ffnShards) << " does not fit this model: the experts' ffn of "
                         << moe.getFfnSize() << " does not divide";
         failed = true;
         continue;

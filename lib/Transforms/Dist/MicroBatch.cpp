@@ -39,11 +39,11 @@ struct DistMicroBatchPass
 
 void DistMicroBatchPass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal()) {
-    module.emitError("expected a func.func @main with a body");
+  FailureOr<FunctionOpInterface> found =
+      nn::entryFunction(module, getArgument());
+  if (failed(found))
     return signalPassFailure();
-  }
+  FunctionOpInterface main = *found;
   auto error = [&]() { return mlir::emitError(main.getLoc()); };
   const int64_t m = microBatches;
   if (m < 1) {
@@ -52,7 +52,7 @@ void DistMicroBatchPass::runOnOperation() {
   }
   if (m == 1)
     return;
-  Block &body = main.getBody().front();
+  Block &body = main.getFunctionBody().front();
   SmallVector<Type> argTypes, resultTypes;
   if (failed(dist::stackedSignature(main, m, argTypes, resultTypes)))
     return signalPassFailure();
@@ -76,8 +76,8 @@ void DistMicroBatchPass::runOnOperation() {
     if (r.wasInterrupted())
       perBatch.insert(&op);
   }
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+  Operation *ret = body.getTerminator();
+  for (auto [k, v] : llvm::enumerate(ret->getOperands())) {
     Operation *def = v.getDefiningOp();
     if (def && !perBatch.contains(def)) {
       auto name = main.getResultAttrOfType<StringAttr>(k, "onnx.name");
@@ -101,7 +101,7 @@ void DistMicroBatchPass::runOnOperation() {
   for (Operation &op : body.without_terminator())
     if (!perBatch.contains(&op))
       b.clone(op, shared);
-  SmallVector<SmallVector<Value>> outputs(ret.getNumOperands());
+  SmallVector<SmallVector<Value>> outputs(ret->getNumOperands());
   for (int64_t i = 0; i < m; ++i) {
     IRMapping map = shared;
     auto chain = [&](Operation *op) {
@@ -123,7 +123,7 @@ void DistMicroBatchPass::runOnOperation() {
     for (Operation &op : body.without_terminator())
       if (perBatch.contains(&op))
         chain(b.clone(op, map));
-    for (auto [k, v] : llvm::enumerate(ret.getOperands()))
+    for (auto [k, v] : llvm::enumerate(ret->getOperands()))
       outputs[k].push_back(map.lookup(v));
   }
   SmallVector<Value> results;
@@ -132,10 +132,13 @@ void DistMicroBatchPass::runOnOperation() {
     results.push_back(nn::ConcatOp::create(
         b, parts.front().getLoc(), resultTypes[k], parts,
         b.getI64IntegerAttr(nn::batchDim(fn, k, /*result=*/true))));
-  func::ReturnOp::create(b, ret.getLoc(), results);
+  // The entry's own kind of return, of the new results.
+  b.clone(*ret)->setOperands(results);
   fn->setAttr("dist.micro_batches", b.getI64IntegerAttr(m));
+  // The program takes the entry's place, under its name.
+  std::string name = main.getName().str();
   main.erase();
-  fn.setName("main");
+  fn.setName(name);
 }
 
 } // namespace

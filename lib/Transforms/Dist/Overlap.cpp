@@ -260,12 +260,12 @@ public:
 
   /// Step 1 on every candidate; returns how many were decomposed, or fails
   /// when the cluster cannot price a product.
-  FailureOr<int64_t> decompose(func::FuncOp func);
+  FailureOr<int64_t> decompose(FunctionOpInterface func);
   /// Step 2; returns how many collectives were started early.
-  int64_t place(func::FuncOp func);
+  int64_t place(FunctionOpInterface func);
   /// Step 3; returns how often one chain's collective was left in flight
   /// while another chain computed.
-  int64_t interleave(func::FuncOp func);
+  int64_t interleave(FunctionOpInterface func);
 
   /// Collective matmuls cut, by pieces.
   std::map<int64_t, int64_t> pieces;
@@ -537,7 +537,7 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather, int64_t c) {
   return true;
 }
 
-FailureOr<int64_t> Overlapper::decompose(func::FuncOp func) {
+FailureOr<int64_t> Overlapper::decompose(FunctionOpInterface func) {
   SmallVector<Operation *> candidates;
   func.walk([&](Operation *op) {
     if (isa<dist::AllReduceOp, dist::ReduceScatterOp, dist::AllGatherOp>(op))
@@ -565,8 +565,8 @@ FailureOr<int64_t> Overlapper::decompose(func::FuncOp func) {
   return count;
 }
 
-int64_t Overlapper::place(func::FuncOp func) {
-  Block &body = func.getBody().front();
+int64_t Overlapper::place(FunctionOpInterface func) {
+  Block &body = func.getFunctionBody().front();
   SmallVector<Operation *> collectives;
   for (Operation &op : body)
     if (isCollective(&op))
@@ -861,8 +861,8 @@ private:
   llvm::DenseMap<Operation *, double> covered;
 };
 
-int64_t Overlapper::interleave(func::FuncOp func) {
-  Block &body = func.getBody().front();
+int64_t Overlapper::interleave(FunctionOpInterface func) {
+  Block &body = func.getFunctionBody().front();
   std::optional<Chains> chains = chainsOf(body);
   int64_t m = chains ? chains->chains.size() : 0;
   if (m < 2)
@@ -916,7 +916,7 @@ struct DistOverlapPass : parc::dist::impl::DistOverlapBase<DistOverlapPass> {
     Overlapper overlapper(chunks, minRows, memoryBudget,
                           pricer ? &*pricer : nullptr, explain);
     int64_t decomposed = 0, early = 0, interleaved = 0;
-    for (auto func : module.getOps<func::FuncOp>()) {
+    for (auto func : module.getOps<FunctionOpInterface>()) {
       if (func.isExternal())
         continue;
       FailureOr<int64_t> cut = overlapper.decompose(func);

@@ -444,10 +444,10 @@ bool dist::padAttentionHeads(nn::LinearOp row, int64_t tp) {
     v.setType(type);
   // A KV cache takes the zero heads too: the function's signature follows.
   if (!r.caches.empty()) {
-    auto fn = cast<func::FuncOp>(
+    auto fn = cast<FunctionOpInterface>(
         cast<BlockArgument>(r.caches.begin()->first).getOwner()->getParentOp());
     fn.setType(FunctionType::get(fn.getContext(),
-                                 fn.getBody().getArgumentTypes(),
+                                 fn.getFunctionBody().getArgumentTypes(),
                                  fn.getResultTypes()));
   }
   retypeScoreModifier(h->att);

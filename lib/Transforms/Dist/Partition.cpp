@@ -112,11 +112,11 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
     int64_t tp = dist::meshSize(module);
     if (tp == 1)
       return;
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main) {
-      module.emitError("expected func.func @main");
+    FailureOr<FunctionOpInterface> entry =
+        nn::entryFunction(module, getArgument());
+    if (failed(entry))
       return signalPassFailure();
-    }
+    FunctionOpInterface main = *entry;
     partitionCaches(main);
     if (failed(partition(main, tp)))
       return signalPassFailure();
@@ -130,7 +130,7 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
 
   /// KV caches split with their heads: each rank's argument is its part,
   /// the persistent buffer the runtime keeps (no slice, no copy per step).
-  void partitionCaches(func::FuncOp main) {
+  void partitionCaches(FunctionOpInterface main) {
     auto mesh = getOperation().lookupSymbol<dist::MeshOp>(dist::kMeshName);
     for (BlockArgument arg : main.getArguments())
       if (dist::ShardingAttr s = dist::shardingOf(arg)) {
@@ -138,18 +138,18 @@ struct DistPartitionPass : dist::impl::DistPartitionBase<DistPartitionPass> {
         main.removeArgAttr(arg.getArgNumber(), dist::kArgSharding);
       }
     main.setType(FunctionType::get(&getContext(),
-                                   main.getBody().getArgumentTypes(),
+                                   main.getFunctionBody().getArgumentTypes(),
                                    main.getResultTypes()));
   }
 
-  LogicalResult partition(func::FuncOp main, int64_t tp) {
+  LogicalResult partition(FunctionOpInterface main, int64_t tp) {
     MLIRContext *ctx = &getContext();
     auto mesh = getOperation().lookupSymbol<dist::MeshOp>(dist::kMeshName);
     OpBuilder b(ctx);
     // Row linears whose bias waits for the reduction of their partial sums.
     llvm::DenseMap<Value, Value> pendingBias;
     SmallVector<Operation *> ops;
-    for (Operation &op : main.getBody().front())
+    for (Operation &op : main.getFunctionBody().front())
       ops.push_back(&op);
     for (Operation *op : ops) {
       if (auto shard = dyn_cast<dist::ShardOp>(op)) {

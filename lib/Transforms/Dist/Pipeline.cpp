@@ -17,6 +17,7 @@
 #include "dist/DistDialect.h"
 #include "nn/NNCost.h"
 #include "nn/NNOps.h"
+#include "parc/Support/OptionRef.h"
 #include "parc/Transforms/Dist/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -36,6 +37,7 @@ namespace parc::dist {
 using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
+using parc::optionRef;
 
 namespace {
 
@@ -374,7 +376,7 @@ Chunks::Chunks(const ProgramOrder &order, const Layers &layers,
 struct PipelineContext {
   OpBuilder &b;
   const Chunks &chunks;
-  func::FuncOp fn;
+  FunctionOpInterface fn;
   IRMapping shared;
   FlatSymbolRefAttr meshRef;
   ArrayAttr ppAxis;
@@ -401,7 +403,7 @@ public:
   StageWriter(PipelineContext &p, int64_t s)
       : p(p), b(p.b), chunks(p.chunks), s(s), maps(p.microBatches, p.shared) {}
 
-  void write(func::ReturnOp ret, ArrayRef<Type> resultTypes);
+  void write(Operation *ret, ArrayRef<Type> resultTypes);
 
 private:
   /// A value computed on another stage, as the sender sends it.
@@ -420,7 +422,7 @@ private:
   /// results other stages read.
   void writeStep(int64_t i, int64_t c);
   /// Outputs: each micro-batch's, stacked.
-  void writeOutputs(func::ReturnOp ret, ArrayRef<Type> resultTypes);
+  void writeOutputs(Operation *ret, ArrayRef<Type> resultTypes);
 
   PipelineContext &p;
   OpBuilder &b;
@@ -433,7 +435,7 @@ private:
   SmallVector<Value> sends;
 };
 
-void StageWriter::write(func::ReturnOp ret, ArrayRef<Type> resultTypes) {
+void StageWriter::write(Operation *ret, ArrayRef<Type> resultTypes) {
   postReceives();
   SmallVector<std::pair<int64_t, int64_t>> order; // (micro-batch, chunk)
   for (int64_t i = 0; i < p.microBatches; ++i)
@@ -553,9 +555,9 @@ void StageWriter::writeStep(int64_t i, int64_t c) {
   }
 }
 
-void StageWriter::writeOutputs(func::ReturnOp ret, ArrayRef<Type> resultTypes) {
+void StageWriter::writeOutputs(Operation *ret, ArrayRef<Type> resultTypes) {
   SmallVector<Value> results;
-  for (auto [k, v] : llvm::enumerate(ret.getOperands())) {
+  for (auto [k, v] : llvm::enumerate(ret->getOperands())) {
     SmallVector<Value> parts;
     for (int64_t i = 0; i < p.microBatches; ++i)
       parts.push_back(resolve(i, v));
@@ -570,7 +572,8 @@ void StageWriter::writeOutputs(func::ReturnOp ret, ArrayRef<Type> resultTypes) {
               s)
             ->getResult(0));
   }
-  func::ReturnOp::create(b, ret.getLoc(), results);
+  // The entry's own kind of return, of the new results.
+  b.clone(*ret)->setOperands(results);
 }
 
 struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
@@ -579,50 +582,55 @@ struct DistPipelinePass : parc::dist::impl::DistPipelineBase<DistPipelinePass> {
 
 private:
   /// The options' ranges, before anything is looked at.
-  LogicalResult checkOptions(func::FuncOp main);
+  LogicalResult checkOptions(FunctionOpInterface main);
   /// Layers per chunk: the given layout, checked against the layers, or
   /// the balance of their costs.
-  FailureOr<SmallVector<int64_t>> chunkSizes(func::FuncOp main,
+  FailureOr<SmallVector<int64_t>> chunkSizes(FunctionOpInterface main,
                                              const Layers &layers,
                                              ArrayRef<int64_t> layerCost);
   /// --explain: one remark per chunk.
-  void explainChunks(func::FuncOp main, const Layers &layers,
+  void explainChunks(FunctionOpInterface main, const Layers &layers,
                      ArrayRef<int64_t> counts, ArrayRef<int64_t> layerCost,
                      const Liveness &live);
   /// The mesh with a leading pp axis on the tensor-parallel one (or a new
   /// one).
   FailureOr<dist::MeshOp> addPipelineAxis(OpBuilder &b);
   /// @main rewritten as the stages' programs one after another.
-  void writeStages(OpBuilder &b, func::FuncOp main, const Chunks &chunks,
+  void writeStages(OpBuilder &b, FunctionOpInterface main, const Chunks &chunks,
                    dist::MeshOp mesh, ArrayRef<Type> argTypes,
                    ArrayRef<Type> resultTypes, ArrayRef<int64_t> counts);
 };
 
-LogicalResult DistPipelinePass::checkOptions(func::FuncOp main) {
+LogicalResult DistPipelinePass::checkOptions(FunctionOpInterface main) {
   // About the whole model: its location (the file), not a dump of @main.
   if (pp < 1 || microBatches < 1)
     return mlir::emitError(main.getLoc())
-           << "--pp and --micro-batches must be at least 1, got "
-           << int64_t(pp) << " and " << int64_t(microBatches);
+           << optionRef("pp") << " and " << optionRef("micro-batches")
+           << " must be at least 1, got " << int64_t(pp) << " and "
+           << int64_t(microBatches);
   if (virtualStages < 1)
     return mlir::emitError(main.getLoc())
-           << "--pp-virtual must be at least 1, got " << int64_t(virtualStages);
+           << optionRef("virtual") << " must be at least 1, got "
+           << int64_t(virtualStages);
   return success();
 }
 
 FailureOr<SmallVector<int64_t>>
-DistPipelinePass::chunkSizes(func::FuncOp main, const Layers &layers,
+DistPipelinePass::chunkSizes(FunctionOpInterface main, const Layers &layers,
                              ArrayRef<int64_t> layerCost) {
   auto error = [&]() { return mlir::emitError(main.getLoc()); };
   const int64_t chunks = pp * virtualStages;
+  const std::string stages = optionRef("pp", int64_t(pp));
+  const std::string virt = optionRef("virtual", int64_t(virtualStages));
+  const std::string layoutRef = optionRef("layout");
   if (chunks > layers.size()) {
     if (virtualStages == 1)
-      error() << "--pp " << int64_t(pp) << " needs at least one layer per "
+      error() << stages << " needs at least one layer per "
               << "stage, but the model has " << layers.size() << " layer(s) ("
               << layers.unit << ")";
     else
-      error() << "--pp " << int64_t(pp) << " with --pp-virtual "
-              << int64_t(virtualStages) << " needs at least one layer per "
+      error() << stages << " with " << virt
+              << " needs at least one layer per "
               << "virtual stage (" << chunks << "), but the model has "
               << layers.size() << " layer(s) (" << layers.unit << ")";
     return failure();
@@ -632,31 +640,30 @@ DistPipelinePass::chunkSizes(func::FuncOp main, const Layers &layers,
   SmallVector<int64_t> counts(layout.begin(), layout.end());
   if ((int64_t)counts.size() != chunks) {
     if (virtualStages == 1)
-      error() << "--pp-layout gives " << counts.size()
-              << " stage(s), but --pp is " << int64_t(pp);
+      error() << layoutRef << " gives " << counts.size() << " stage(s), but "
+              << optionRef("pp") << " is " << int64_t(pp);
     else
-      error() << "--pp-layout gives " << counts.size()
-              << " stage(s), but --pp " << int64_t(pp) << " with --pp-virtual "
-              << int64_t(virtualStages) << " has " << chunks
+      error() << layoutRef << " gives " << counts.size() << " stage(s), but "
+              << stages << " with " << virt << " has " << chunks
               << " virtual stages";
     return failure();
   }
   if (llvm::any_of(counts, [](int64_t c) { return c < 1; })) {
-    error() << "--pp-layout needs at least one layer per stage";
+    error() << layoutRef << " needs at least one layer per stage";
     return failure();
   }
   int64_t sum = 0;
   for (int64_t c : counts)
     sum += c;
   if (sum != layers.size()) {
-    error() << "--pp-layout sums to " << sum << " layer(s), but the "
+    error() << layoutRef << " sums to " << sum << " layer(s), but the "
             << "model has " << layers.size() << " (" << layers.unit << ")";
     return failure();
   }
   return counts;
 }
 
-void DistPipelinePass::explainChunks(func::FuncOp main, const Layers &layers,
+void DistPipelinePass::explainChunks(FunctionOpInterface main, const Layers &layers,
                                      ArrayRef<int64_t> counts,
                                      ArrayRef<int64_t> layerCost,
                                      const Liveness &live) {
@@ -705,7 +712,7 @@ FailureOr<dist::MeshOp> DistPipelinePass::addPipelineAxis(OpBuilder &b) {
   return mesh;
 }
 
-void DistPipelinePass::writeStages(OpBuilder &b, func::FuncOp main,
+void DistPipelinePass::writeStages(OpBuilder &b, FunctionOpInterface main,
                                    const Chunks &chunks, dist::MeshOp mesh,
                                    ArrayRef<Type> argTypes,
                                    ArrayRef<Type> resultTypes,
@@ -716,32 +723,34 @@ void DistPipelinePass::writeStages(OpBuilder &b, func::FuncOp main,
   PipelineContext context{b,      chunks,       fn,   IRMapping(),
                           meshRef, ppAxis, microBatches, async};
   // Weights first, shared by every stage and micro-batch.
-  Block &body = main.getBody().front();
+  Block &body = main.getFunctionBody().front();
   for (Operation &op : body.without_terminator())
     if (isStageFree(&op))
       b.clone(op, context.shared);
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Operation *ret = body.getTerminator();
   for (int64_t s = 0; s < pp; ++s)
     StageWriter(context, s).write(ret, resultTypes);
   fn->setAttr(kLayout, b.getDenseI64ArrayAttr(counts));
   fn->setAttr(kMicroBatches, b.getI64IntegerAttr(microBatches));
   fn->setAttr(kVirtual, b.getI64IntegerAttr(virtualStages));
+  // The program takes the entry's place, under its name.
+  std::string name = main.getName().str();
   main.erase();
-  fn.setName("main");
+  fn.setName(name);
 }
 
 void DistPipelinePass::runOnOperation() {
   ModuleOp module = getOperation();
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal()) {
-    module.emitError("expected a func.func @main with a body");
+  FailureOr<FunctionOpInterface> found =
+      nn::entryFunction(module, getArgument());
+  if (failed(found))
     return signalPassFailure();
-  }
+  FunctionOpInterface main = *found;
   if (failed(checkOptions(main)))
     return signalPassFailure();
 
   // Layers, found on the dataflow, and their costs.
-  ProgramOrder order(main.getBody().front());
+  ProgramOrder order(main.getFunctionBody().front());
   llvm::DenseSet<Value> side;
   if (order.attentions.empty())
     side = sideInputs(order.ops, order.body, [&](Operation *op) {
@@ -797,12 +806,15 @@ struct DistExtractStagePass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    auto layout = main ? main->getAttrOfType<DenseI64ArrayAttr>(kLayout)
-                       : DenseI64ArrayAttr();
+    FailureOr<FunctionOpInterface> found =
+        nn::entryFunction(module, getArgument());
+    if (failed(found))
+      return signalPassFailure();
+    FunctionOpInterface main = *found;
+    auto layout = main->getAttrOfType<DenseI64ArrayAttr>(kLayout);
     if (!layout) {
-      module.emitError(
-          "expected a @main from dist-pipeline (with dist.pp_layout)");
+      emitError(main.getLoc(),
+                "expected a program from dist-pipeline (with dist.pp_layout)");
       return signalPassFailure();
     }
     auto virt = main->getAttrOfType<IntegerAttr>(kVirtual);
@@ -814,7 +826,7 @@ struct DistExtractStagePass
           << " stage(s)";
       return signalPassFailure();
     }
-    Block &body = main.getBody().front();
+    Block &body = main.getFunctionBody().front();
     if (stage != stages - 1) {
       body.getTerminator()->setOperands({});
       main.setType(

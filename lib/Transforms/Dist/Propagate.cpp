@@ -48,7 +48,7 @@ bool onSequenceStream(Operation *op) {
 
 class Propagation {
 public:
-  Propagation(func::FuncOp main, int64_t tp, bool explain)
+  Propagation(FunctionOpInterface main, int64_t tp, bool explain)
       : main(main), ctx(main.getContext()), tp(tp), explain(explain) {}
 
   LogicalResult run();
@@ -79,7 +79,7 @@ private:
       op->removeAttr(a);
   }
 
-  func::FuncOp main;
+  FunctionOpInterface main;
   MLIRContext *ctx;
   int64_t tp;
   bool explain;
@@ -292,7 +292,7 @@ void Propagation::propagateSequence() {
   // sequence split. Program order: an operand's layout is final before its
   // user is visited.
   SmallVector<Operation *> ops;
-  for (Operation &op : main.getBody().front())
+  for (Operation &op : main.getFunctionBody().front())
     if (!isa<dist::ShardOp>(op))
       ops.push_back(&op);
   for (Operation *op : ops) {
@@ -384,12 +384,9 @@ struct DistPropagatePass : dist::impl::DistPropagateBase<DistPropagatePass> {
     int64_t tp = dist::meshSize(module);
     if (tp == 1)
       return;
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main) {
-      module.emitError("expected func.func @main");
-      return signalPassFailure();
-    }
-    if (failed(Propagation(main, tp, explain).run()))
+    FailureOr<FunctionOpInterface> main =
+        nn::entryFunction(module, getArgument());
+    if (failed(main) || failed(Propagation(*main, tp, explain).run()))
       signalPassFailure();
   }
 };

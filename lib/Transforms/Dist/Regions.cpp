@@ -15,6 +15,7 @@
 #include "Regions.h"
 #include "Padding.h"
 #include "nn/NodeLocation.h"
+#include "parc/Support/OptionRef.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/Debug.h"
@@ -24,6 +25,7 @@
 using namespace mlir;
 namespace nn = parc::nn;
 namespace dist = parc::dist;
+using parc::optionRef;
 
 Value dist::recast(OpBuilder &b, Value weight, Value source) {
   SmallVector<nn::CastOp> casts;
@@ -69,7 +71,7 @@ Value dist::cutWeight(OpBuilder &b, Location loc, Value weight,
 
 std::string dist::nodeOf(Operation *op) { return nn::describeNode(op); }
 
-LogicalResult dist::stackedSignature(func::FuncOp main, int64_t m,
+LogicalResult dist::stackedSignature(FunctionOpInterface main, int64_t m,
                                      SmallVectorImpl<Type> &argTypes,
                                      SmallVectorImpl<Type> &resultTypes) {
   auto stacked = [&](Type type, int64_t dim) -> FailureOr<Type> {
@@ -88,7 +90,8 @@ LogicalResult dist::stackedSignature(func::FuncOp main, int64_t m,
     if (failed(t))
       return emitError(main.getLoc())
              << "input " << named(main.getArgAttrOfType<StringAttr>(k, "onnx.name"), k)
-             << " is a scalar: --micro-batches splits dim 0 of every input";
+             << " is a scalar: " << optionRef("micro-batches")
+             << " splits dim 0 of every input";
     argTypes.push_back(*t);
   }
   for (unsigned k = 0; k < main.getNumResults(); ++k) {
@@ -98,29 +101,26 @@ LogicalResult dist::stackedSignature(func::FuncOp main, int64_t m,
       return emitError(main.getLoc())
              << "output "
              << named(main.getResultAttrOfType<StringAttr>(k, "onnx.name"), k)
-             << " is a scalar: --micro-batches stacks micro-batches on dim 0 "
-                "of every output";
+             << " is a scalar: " << optionRef("micro-batches")
+             << " stacks micro-batches on dim 0 of every output";
     resultTypes.push_back(*t);
   }
   return success();
 }
 
-func::FuncOp dist::replacementOf(OpBuilder &b, func::FuncOp main,
-                                 StringRef name, TypeRange argTypes,
-                                 TypeRange resultTypes) {
+FunctionOpInterface dist::replacementOf(OpBuilder &b, FunctionOpInterface main,
+                                        StringRef name, TypeRange argTypes,
+                                        TypeRange resultTypes) {
   b.setInsertionPoint(main);
-  auto fn = func::FuncOp::create(b, main.getLoc(), name,
-                                 b.getFunctionType(argTypes, resultTypes));
-  if (ArrayAttr a = main.getAllArgAttrs())
-    fn.setAllArgAttrs(a);
-  if (ArrayAttr a = main.getAllResultAttrs())
-    fn.setAllResultAttrs(a);
-  for (NamedAttribute attr : main->getDiscardableAttrs())
-    fn->setAttr(attr.getName(), attr.getValue());
+  // A copy keeps the op's kind and every attribute (argument and result
+  // attributes too): only the name, the type and the body are new.
+  auto fn = cast<FunctionOpInterface>(b.insert(main->cloneWithoutRegions()));
+  fn.setName(name);
+  fn.setType(b.getFunctionType(argTypes, resultTypes));
   Block *entry = fn.addEntryBlock();
   // The arguments keep their graph inputs' locations.
   for (auto [arg, old] : llvm::zip(entry->getArguments(),
-                                   main.getBody().front().getArguments()))
+                                   main.getFunctionBody().getArguments()))
     arg.setLoc(old.getLoc());
   b.setInsertionPointToEnd(entry);
   return fn;
@@ -168,15 +168,15 @@ std::optional<int64_t> dist::splitDimOf(ShardingAttr s) {
 }
 
 /// The function whose argument `v` is, if any.
-static func::FuncOp argumentOwner(Value v) {
+static FunctionOpInterface argumentOwner(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
-  return arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-             : func::FuncOp();
+  return arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+             : FunctionOpInterface();
 }
 
 dist::ShardingAttr dist::shardingOf(Value v) {
   Operation *def = v.getDefiningOp();
-  if (func::FuncOp fn = def ? func::FuncOp() : argumentOwner(v))
+  if (FunctionOpInterface fn = def ? FunctionOpInterface() : argumentOwner(v))
     return fn.getArgAttrOfType<ShardingAttr>(
         cast<BlockArgument>(v).getArgNumber(), kArgSharding);
   if (!def)
@@ -214,9 +214,10 @@ std::string dist::sequenceMisfit(int64_t length, int64_t dim, int64_t tp) {
   for (int64_t d = 2; d <= length; ++d)
     if (length % d == 0)
       os << (works.empty() ? "" : ", ") << d;
-  return (Twine("--sp splits the sequence (dim ") + Twine(dim) + " of size " +
-          Twine(length) + ") over --tp " + Twine(tp) +
-          ", which does not divide it (--tp values that would: " +
+  return (optionRef("sp") + " splits the sequence (dim " + Twine(dim) +
+          " of size " + Twine(length) + ") over " + optionRef("tp", tp) +
+          ", which does not divide it (" + optionRef("tp") +
+          " values that would: " +
           (works.empty() ? std::string("none") : works) + ")")
       .str();
 }
@@ -258,7 +259,7 @@ std::string dist::describeReshard(ShardingAttr from, ShardingAttr to) {
   return "";
 }
 
-nn::GatherOp dist::vocabularyEmbedding(func::FuncOp main, int64_t tp) {
+nn::GatherOp dist::vocabularyEmbedding(FunctionOpInterface main, int64_t tp) {
   nn::GatherOp best;
   main.walk([&](nn::GatherOp g) {
     auto table = tensorOf(g.getData());
@@ -292,7 +293,7 @@ LogicalResult dist::Planner::reject(Operation *op, const Twine &why) {
 LogicalResult dist::Planner::reportMisfits(StringRef hint) {
   for (auto &[op, why] : misfits) {
     InFlightDiagnostic diag = op->emitError()
-                              << nodeOf(op) << ": --tp " << tp
+                              << nodeOf(op) << ": " << optionRef("tp", tp)
                               << " does not fit this model: " << why;
     if (!hint.empty())
       diag.attachNote() << hint;
@@ -300,7 +301,7 @@ LogicalResult dist::Planner::reportMisfits(StringRef hint) {
   return success(misfits.empty());
 }
 
-std::string dist::fittingTpHint(func::FuncOp main, bool sp) {
+std::string dist::fittingTpHint(FunctionOpInterface main, bool sp) {
   constexpr int64_t kMaxTp = 64;
   std::string fits;
   llvm::raw_string_ostream os(fits);
@@ -333,10 +334,12 @@ std::string dist::fittingTpHint(func::FuncOp main, bool sp) {
       os << (fits.empty() ? "" : ", ") << t;
   }
   if (fits.empty())
-    return ("no --tp from 2 to " + Twine(kMaxTp) +
-            " fits every region of this model; --tp 1 runs it whole")
+    return ("no " + optionRef("tp") + " from 2 to " + Twine(kMaxTp) +
+            " fits every region of this model; " + optionRef("tp", 1) +
+            " runs it whole")
         .str();
-  return "--tp values that fit every region of this model: " + fits;
+  return optionRef("tp") + " values that fit every region of this model: " +
+         fits;
 }
 
 FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {
@@ -352,8 +355,8 @@ FailureOr<dist::Region> dist::Planner::discover(nn::LinearOp row) {
     int64_t n = r.partsOf(col.getResult(), tp);
     if (t.getShape().back() % n)
       return misfit(col, "its " + Twine(t.getShape().back()) +
-                             " output features do not divide by --tp " +
-                             Twine(tp) +
+                             " output features do not divide by " +
+                             optionRef("tp", tp) +
                              (n == tp ? " (use a tp that divides " +
                                             Twine(t.getShape().back()) + ")"
                                       : Twine()));
@@ -428,7 +431,7 @@ LogicalResult dist::Planner::planKeyValueParts(dist::Region &r) {
       continue;
     if (tp % kvHeads)
       return misfit(op, "its " + Twine(kvHeads) + " key/value heads neither "
-                        "divide by nor divide --tp " + Twine(tp));
+                        "divide by nor divide " + optionRef("tp", tp));
     // Walk back from key and value to their columns.
     SmallVector<Value> work{att.getKey(), att.getValue()};
     while (!work.empty()) {

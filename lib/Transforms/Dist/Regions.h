@@ -22,7 +22,7 @@ namespace parc::dist {
 /// rows of a weight [vocab, hidden] table by a graph input, the one with
 /// the most rows (token types and positions are smaller), if `tp` divides
 /// them or its table can take zero rows up to a multiple of `tp`.
-parc::nn::GatherOp vocabularyEmbedding(mlir::func::FuncOp main, int64_t tp);
+parc::nn::GatherOp vocabularyEmbedding(mlir::FunctionOpInterface main, int64_t tp);
 
 /// The mesh and its one axis: other branches extend the mesh, not rename it.
 constexpr llvm::StringLiteral kMeshName = "mesh";
@@ -75,18 +75,19 @@ std::string nodeOf(mlir::Operation *op);
 /// main stacked on their batch dims. A scalar input or output cannot be
 /// stacked: the error, at main, names it.
 mlir::LogicalResult
-stackedSignature(mlir::func::FuncOp main, int64_t m,
+stackedSignature(mlir::FunctionOpInterface main, int64_t m,
                  llvm::SmallVectorImpl<mlir::Type> &argTypes,
                  llvm::SmallVectorImpl<mlir::Type> &resultTypes);
 
-/// A function `name` with the given signature placed before `main`, with
-/// main's argument, result and discardable attributes and an entry block;
-/// `b` is left at the end of that block. The programs that dist-pipeline
-/// and dist-micro-batch rebuild from main start this way.
-mlir::func::FuncOp replacementOf(mlir::OpBuilder &b, mlir::func::FuncOp main,
-                                 llvm::StringRef name,
-                                 mlir::TypeRange argTypes,
-                                 mlir::TypeRange resultTypes);
+/// A function `name` of main's kind with the given signature placed
+/// before `main`, with main's attributes and an entry block; `b` is left at
+/// the end of that block. The programs that dist-pipeline and
+/// dist-micro-batch rebuild from main start this way.
+mlir::FunctionOpInterface replacementOf(mlir::OpBuilder &b,
+                                        mlir::FunctionOpInterface main,
+                                        llvm::StringRef name,
+                                        mlir::TypeRange argTypes,
+                                        mlir::TypeRange resultTypes);
 
 /// Shardings over the `tp` axis of @mesh.
 ShardingAttr replicatedSharding(mlir::MLIRContext *ctx);
@@ -186,7 +187,7 @@ std::string describeReshard(ShardingAttr from, ShardingAttr to);
 /// What would work, for a misfit's note: the tp values up to 64 for which
 /// every region of `main` (and with `sp` every sequence) splits evenly, by
 /// the same rules.
-std::string fittingTpHint(mlir::func::FuncOp main, bool sp);
+std::string fittingTpHint(mlir::FunctionOpInterface main, bool sp);
 
 /// The tp of the module's @mesh, or 1 without one.
 int64_t meshSize(mlir::ModuleOp module);

@@ -15,6 +15,7 @@
 
 #include "Padding.h"
 #include "Regions.h"
+#include "parc/Support/OptionRef.h"
 #include "parc/Transforms/Dist/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -206,18 +207,18 @@ DimOrRefusal batchRule(Operation *op, const BatchDims &dims, int64_t batch) {
 struct DistSplitBatchPass : dist::impl::DistSplitBatchBase<DistSplitBatchPass> {
   using Base::Base;
   void runOnOperation() override;
-  LogicalResult findBatch(func::FuncOp main, BatchDims &dims, int64_t &batch);
+  LogicalResult findBatch(FunctionOpInterface main, BatchDims &dims, int64_t &batch);
 };
 
-LogicalResult DistSplitBatchPass::findBatch(func::FuncOp main, BatchDims &dims,
+LogicalResult DistSplitBatchPass::findBatch(FunctionOpInterface main, BatchDims &dims,
                                             int64_t &batch) {
-  Block &body = main.getBody().front();
+  Block &body = main.getFunctionBody().front();
   auto refuse = [&](Location loc, const Twine &what) {
     emitError(loc) << what << ": the batch of " << batch
                    << " that this model fixes cannot be split into "
                    << int64_t(parts)
-                   << " parts (--micro-batches / --dp); a model with a dynamic "
-                      "batch dim can";
+                   << " parts (" << parc::optionRef("parts")
+                   << "); a model with a dynamic batch dim can";
     return failure();
   };
   batch = 0;
@@ -257,11 +258,11 @@ LogicalResult DistSplitBatchPass::findBatch(func::FuncOp main, BatchDims &dims,
 }
 
 void DistSplitBatchPass::runOnOperation() {
-  auto main = getOperation().lookupSymbol<func::FuncOp>("main");
-  if (!main || main.isExternal()) {
-    getOperation().emitError("expected a func.func @main with a body");
+  FailureOr<FunctionOpInterface> entry =
+      nn::entryFunction(getOperation(), getArgument());
+  if (failed(entry))
     return signalPassFailure();
-  }
+  FunctionOpInterface main = *entry;
   if (parts == 1)
     return;
   BatchDims dims;
@@ -282,8 +283,8 @@ void DistSplitBatchPass::runOnOperation() {
       arg.setType(mask.getType());
     dist::retypeScoreModifier(att);
   });
-  Block &body = main.getBody().front();
-  main.setFunctionType(
+  Block &body = main.getFunctionBody().front();
+  main.setType(
       FunctionType::get(&getContext(), body.getArgumentTypes(),
                         body.getTerminator()->getOperandTypes()));
   LLVM_DEBUG(llvm::dbgs() << "dist-split-batch: " << dims.size()

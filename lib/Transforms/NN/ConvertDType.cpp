@@ -63,7 +63,7 @@ struct NNConvertDTypePass
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    FunctionOpInterface func = getOperation();
     if (func.isExternal())
       return;
     MLIRContext *ctx = &getContext();
@@ -79,7 +79,7 @@ struct NNConvertDTypePass
     }
 
     // The boundary: f32 arguments are cast on entry, results on return.
-    Block &entry = func.getBody().front();
+    Block &entry = func.getFunctionBody().front();
     OpBuilder b(ctx);
     llvm::DenseSet<Value> boundary;
     b.setInsertionPointToStart(&entry);
@@ -91,12 +91,12 @@ struct NNConvertDTypePass
       arg.replaceAllUsesExcept(cast, cast);
       boundary.insert(arg);
     }
-    auto ret = cast<func::ReturnOp>(entry.getTerminator());
+    Operation *ret = entry.getTerminator();
     b.setInsertionPoint(ret);
     for (OpOperand &operand : ret->getOpOperands()) {
       if (!retype(operand.get().getType(), target))
         continue;
-      auto cast = CastOp::create(b, ret.getLoc(), operand.get().getType(),
+      auto cast = CastOp::create(b, ret->getLoc(), operand.get().getType(),
                                  operand.get());
       operand.set(cast);
       boundary.insert(cast);

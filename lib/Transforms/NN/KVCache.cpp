@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nn/NNOps.h"
+#include "parc/Support/OptionRef.h"
 #include "parc/Transforms/NN/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -57,12 +58,12 @@ namespace {
 
 constexpr StringLiteral kRole = kKVRoleAttr;
 
-StringRef argName(func::FuncOp f, unsigned i) {
+StringRef argName(FunctionOpInterface f, unsigned i) {
   auto n = f.getArgAttrOfType<StringAttr>(i, "onnx.name");
   return n ? n.getValue() : StringRef();
 }
 
-StringRef resultName(func::FuncOp f, unsigned i) {
+StringRef resultName(FunctionOpInterface f, unsigned i) {
   auto n = f.getResultAttrOfType<StringAttr>(i, "onnx.name");
   return n ? n.getValue() : StringRef();
 }
@@ -144,30 +145,30 @@ std::optional<std::array<ConcatOp, 2>> matchStackedForm(Value present,
 struct NNKVCachePass : parc::nn::impl::NNKVCacheBase<NNKVCachePass> {
   using Base::Base;
 
-  FailureOr<SmallVector<Pair>> findPairs(func::FuncOp f);
+  FailureOr<SmallVector<Pair>> findPairs(FunctionOpInterface f);
   /// Rewrites pair `p` in the form it has; `stale` collects pasts replaced
   /// by new cache arguments.
-  LogicalResult rewritePair(func::FuncOp f, Pair p, Value position,
+  LogicalResult rewritePair(FunctionOpInterface f, Pair p, Value position,
                             llvm::BitVector &stale);
   /// `concat` (of a past's entries and the new ones) as a write into
   /// `cache`; checks every cache has the same capacity.
-  LogicalResult writeInto(func::FuncOp f, ConcatOp concat, Value cache,
+  LogicalResult writeInto(FunctionOpInterface f, ConcatOp concat, Value cache,
                           StringRef name, Value position);
-  LogicalResult rewriteStacked(func::FuncOp f, Pair p,
+  LogicalResult rewriteStacked(FunctionOpInterface f, Pair p,
                                std::array<ConcatOp, 2> halves, Value position);
   /// key j, query i: -inf where j - i > position, else 0 ([1, 1, S, T]).
   Value positionMask(OpBuilder &b, Location loc, RankedTensorType scores,
                      Value position);
   void maskAttention(AttentionOp op, Value mask);
-  void tagInputs(func::FuncOp f);
-  LogicalResult dropPresents(func::FuncOp f, const llvm::BitVector &presents,
+  void tagInputs(FunctionOpInterface f);
+  LogicalResult dropPresents(FunctionOpInterface f, const llvm::BitVector &presents,
                              const llvm::BitVector &stale);
   void runOnOperation() override;
 
   int64_t capacity = 0;
 };
 
-FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(func::FuncOp f) {
+FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(FunctionOpInterface f) {
   llvm::StringMap<unsigned> args, results;
   for (unsigned i = 0; i < f.getNumArguments(); ++i)
     args[argName(f, i)] = i;
@@ -178,15 +179,16 @@ FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(func::FuncOp f) {
     auto [past, present] = StringRef(spec).split('=');
     if (past.empty() || present.empty())
       return emitError(f.getLoc())
-             << "--kv-cache: '" << spec
+             << parc::optionRef("pairs") << ": '" << spec
              << "' is not PAST=PRESENT (e.g. past_0=present_0)";
     if (!args.count(past))
       return emitError(f.getLoc())
-             << "--kv-cache: the model has no input '" << past
+             << parc::optionRef("pairs") << ": the model has no input '" << past
              << "' (give a graph input holding a layer's past)";
     if (!results.count(present))
       return emitError(f.getLoc())
-             << "--kv-cache: the model has no output '" << present
+             << parc::optionRef("pairs") << ": the model has no output '"
+             << present
              << "' (give the graph output of that layer's present)";
     out.push_back({args[past], results[present]});
   }
@@ -198,14 +200,14 @@ FailureOr<SmallVector<Pair>> NNKVCachePass::findPairs(func::FuncOp f) {
       out.push_back({args[past], i});
   }
   if (out.empty())
-    return emitError(f.getLoc(),
-                     "no KV cache found: no output is named present.{i}.key/"
-                     "value or present_{i} with its past input (name the "
-                     "pairs with --kv-cache past=present,...)");
+    return emitError(f.getLoc())
+           << "no KV cache found: no output is named present.{i}.key/value "
+              "or present_{i} with its past input (name the pairs with "
+           << parc::optionRef("pairs", "past=present,...") << ")";
   return out;
 }
 
-LogicalResult NNKVCachePass::writeInto(func::FuncOp f, ConcatOp concat,
+LogicalResult NNKVCachePass::writeInto(FunctionOpInterface f, ConcatOp concat,
                                        Value cache, StringRef name,
                                        Value position) {
   const int64_t entries = concat.getType().getDimSize(concat.getAxis());
@@ -223,7 +225,7 @@ LogicalResult NNKVCachePass::writeInto(func::FuncOp f, ConcatOp concat,
   return success();
 }
 
-LogicalResult NNKVCachePass::rewriteStacked(func::FuncOp f, Pair p,
+LogicalResult NNKVCachePass::rewriteStacked(FunctionOpInterface f, Pair p,
                                             std::array<ConcatOp, 2> halves,
                                             Value position) {
   MLIRContext *ctx = f.getContext();
@@ -243,11 +245,11 @@ LogicalResult NNKVCachePass::rewriteStacked(func::FuncOp f, Pair p,
   return success();
 }
 
-LogicalResult NNKVCachePass::rewritePair(func::FuncOp f, Pair p, Value position,
+LogicalResult NNKVCachePass::rewritePair(FunctionOpInterface f, Pair p, Value position,
                                          llvm::BitVector &stale) {
-  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  Operation *ret = f.getFunctionBody().front().getTerminator();
   BlockArgument past = f.getArgument(p.arg);
-  Value present = ret.getOperand(p.result);
+  Value present = ret->getOperand(p.result);
   if (ConcatOp concat = matchConcatForm(present, past)) {
     past.setType(concat.getType());
     f.setArgAttr(p.arg, kRole, StringAttr::get(f.getContext(), "cache"));
@@ -298,7 +300,7 @@ void NNKVCachePass::maskAttention(AttentionOp op, Value mask) {
   yield.getValueMutable().assign(sum);
 }
 
-void NNKVCachePass::tagInputs(func::FuncOp f) {
+void NNKVCachePass::tagInputs(FunctionOpInterface f) {
   for (unsigned i = 0; i < f.getNumArguments(); ++i) {
     if (f.getArgAttr(i, kRole))
       continue;
@@ -314,14 +316,14 @@ void NNKVCachePass::tagInputs(func::FuncOp f) {
 
 /// Drops the presents from the results, and the stacked pasts (and what
 /// only they fed: the split into halves) from the arguments.
-LogicalResult NNKVCachePass::dropPresents(func::FuncOp f,
+LogicalResult NNKVCachePass::dropPresents(FunctionOpInterface f,
                                           const llvm::BitVector &presents,
                                           const llvm::BitVector &stale) {
-  auto ret = cast<func::ReturnOp>(f.getBody().front().getTerminator());
+  Operation *ret = f.getFunctionBody().front().getTerminator();
   ret->eraseOperands(presents);
   if (failed(f.eraseResults(presents)))
     return failure();
-  Block &body = f.getBody().front();
+  Block &body = f.getFunctionBody().front();
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (isOpTriviallyDead(&op))
       op.erase();
@@ -337,14 +339,15 @@ LogicalResult NNKVCachePass::dropPresents(func::FuncOp f,
   if (failed(f.eraseArguments(erase)))
     return failure();
   // The pasts were retyped to the caches' shapes.
-  f.setFunctionType(FunctionType::get(f.getContext(), body.getArgumentTypes(),
-                                      f.getResultTypes()));
+  f.setType(FunctionType::get(f.getContext(), body.getArgumentTypes(),
+                              f.getResultTypes()));
   return success();
 }
 
 void NNKVCachePass::runOnOperation() {
-  func::FuncOp f = getOperation();
-  if (f.getSymName() != "main" || f.isExternal())
+  FunctionOpInterface f = getOperation();
+  // Callees and declarations hold no model inputs and outputs.
+  if (!isGraphFunction(f))
     return;
   FailureOr<SmallVector<Pair>> found = findPairs(f);
   if (failed(found))

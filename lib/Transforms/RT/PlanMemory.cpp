@@ -53,9 +53,9 @@ struct RTPlanMemoryPass
     : parc::rt::impl::RTPlanMemoryBase<RTPlanMemoryPass> {
   using Base::Base;
 
-  LogicalResult tooLarge(func::FuncOp func, StringRef what,
+  LogicalResult tooLarge(FunctionOpInterface func, StringRef what,
                          std::optional<int64_t> bytes) {
-    auto diag = func.emitError() << "rank program '" << func.getSymName()
+    auto diag = func.emitError() << "rank program '" << func.getName()
                                  << "' " << what << " ";
     if (bytes)
       diag << humanBytes(*bytes);
@@ -68,7 +68,7 @@ struct RTPlanMemoryPass
   }
 
   /// Refuses a program whose buffers or weights no device could hold.
-  LogicalResult checkSizes(func::FuncOp func) {
+  LogicalResult checkSizes(FunctionOpInterface func) {
     int64_t weights = 0;
     WalkResult walk = func.walk([&](Operation *op) {
       if (!isa<AllocOp, WeightOp>(op))
@@ -91,7 +91,7 @@ struct RTPlanMemoryPass
   }
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    FunctionOpInterface func = getOperation();
     if (func.isExternal())
       return;
     if (failed(checkSizes(func)))

@@ -225,10 +225,10 @@ struct RTRerollPass : parc::rt::impl::RTRerollBase<RTRerollPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
-    if (!func.getBody().hasOneBlock())
+    FunctionOpInterface func = getOperation();
+    if (!func.getFunctionBody().hasOneBlock())
       return;
-    Block &block = func.getBody().front();
+    Block &block = func.getFunctionBody().front();
     SmallVector<Operation *> calls;
     for (Operation &op : block.without_terminator())
       if (!definesBuffer(&op))

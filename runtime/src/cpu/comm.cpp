@@ -510,18 +510,6 @@ parc_rt_status_t parc_rt_all_to_all_v_start(
   return started(rc, std::move(r), out_request);
 }
 
-parc_rt_status_t parc_rt_all_to_all_v(parc_rt_comm_t *comm, const void *send,
-                                      const int64_t *send_counts,
-                                      const int64_t *send_displs, void *recv,
-                                      const int64_t *recv_counts,
-                                      const int64_t *recv_displs,
-                                      parc_rt_dtype_t dtype) {
-  return blocking([&](parc_rt_request_t **r) {
-    return parc_rt_all_to_all_v_start(comm, send, send_counts, send_displs,
-                                      recv, recv_counts, recv_displs, dtype, r);
-  });
-}
-
 parc_rt_status_t parc_rt_barrier_start(parc_rt_comm_t *comm,
                                        parc_rt_request_t **out_request) {
   PARC_RT_RETURN_IF_ERROR(prologue("barrier", comm, out_request));

@@ -1,5 +1,5 @@
 // RUN: parc-opt %s --convert-nn-to-rt | FileCheck %s
-// RUN: parc-opt %s --convert-nn-to-rt --rt-plan-memory --convert-rt-to-emitc | parc-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
+// RUN: parc-opt %s --pass-pipeline='builtin.module(convert-nn-to-rt, func.func(rt-plan-memory), convert-rt-to-emitc)' | parc-translate --mlir-to-cpp | FileCheck %s --check-prefix=CPP
 
 // dist.all_to_all on 2 ranks. The runtime sends block j of the leading dim
 // to rank j and stacks block i from rank i. Split on dim 1 of [4, 6], joined

@@ -39,7 +39,7 @@ func.func @main(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %w2 = arith.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [-1.0, -2.0, -3.0, -4.0], [0.5, 0.25, 2.0, 4.0], [8.0, -8.0, 16.0, -16.0]]> : tensor<5x4xf32>
   %h = nn.linear %x, %w1, %b1 : (tensor<2x3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
   %g = nn.gelu %h : tensor<2x3x5xf32>
-  // expected-remark @+1 {{'nn.linear' ends an MLP of 5 features, padded with zero features to 6 for --tp 2}}
+  // expected-remark @+1 {{'nn.linear' ends an MLP of 5 features, padded with zero features to 6 for option 'tp=2'}}
   %y = nn.linear %g, %w2 : (tensor<2x3x5xf32>, tensor<5x4xf32>) -> tensor<2x3x4xf32>
   return %y : tensor<2x3x4xf32>
 }
@@ -74,7 +74,7 @@ func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %a = nn.mul %g, %s : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
   %ub = nn.add %u, %c : (tensor<2x5xf32>, tensor<5xf32>) -> tensor<2x5xf32>
   %m = nn.mul %a, %ub : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
-  // expected-remark @+1 {{'nn.linear' ends an MLP of 5 features, padded with zero features to 6 for --tp 2}}
+  // expected-remark @+1 {{'nn.linear' ends an MLP of 5 features, padded with zero features to 6 for option 'tp=2'}}
   %y = nn.linear %m, %wd {transpose_weight = true} : (tensor<2x5xf32>, tensor<4x5xf32>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }

@@ -41,7 +41,7 @@ dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @main(%x: tensor<16x32xf32>, %l: tensor<16x4xf32>) -> tensor<16x32xf32> {
   %w1 = arith.constant dense<0.5> : tensor<4x32x30xf32>
   %w2 = arith.constant dense<0.25> : tensor<4x30x32xf32>
-  // expected-error @+1 {{'nn.moe': --tp 4 does not fit this model: the experts' ffn of 30 does not divide}}
+  // expected-error @+1 {{'nn.moe': option 'tp=4' does not fit this model: the experts' ffn of 30 does not divide}}
   %y = nn.moe %x, %l, %w1, %w2 {top_k = 2 : i64} : (tensor<16x32xf32>, tensor<16x4xf32>, tensor<4x32x30xf32>, tensor<4x30x32xf32>) -> tensor<16x32xf32>
   return %y : tensor<16x32xf32>
 }

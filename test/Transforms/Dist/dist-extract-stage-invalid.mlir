@@ -9,8 +9,8 @@ func.func @main(%x: tensor<4xf32>) attributes {dist.pp_layout = array<i64: 1, 1>
 // -----
 
 // Only dist-pipeline's output has stages.
-// expected-error @+1 {{expected a @main from dist-pipeline (with dist.pp_layout)}}
 module {
+  // expected-error @+1 {{expected a program from dist-pipeline (with dist.pp_layout)}}
   func.func @main(%x: tensor<4xf32>) {
     return
   }

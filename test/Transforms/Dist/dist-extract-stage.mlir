@@ -1,5 +1,7 @@
 // RUN: parc-opt %s --dist-extract-stage=stage=0 | FileCheck %s --check-prefix=S0
 // RUN: parc-opt %s --dist-extract-stage=stage=1 | FileCheck %s --check-prefix=S1
+// RUN: sed 's/@main/@forward/' %s | parc-opt --dist-extract-stage=stage=1 | FileCheck %s --check-prefix=NAMED
+// NAMED: func.func @forward(%arg0: tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
 
 // Input: dist-pipeline's output for two one-layer stages and two
 // micro-batches. Each stage keeps its own ops and the constants they read;

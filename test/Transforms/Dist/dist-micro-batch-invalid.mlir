@@ -1,6 +1,6 @@
 // RUN: parc-opt %s --split-input-file --dist-micro-batch=micro-batches=2 -verify-diagnostics
 
-// expected-error @+1 {{input 'n' is a scalar: --micro-batches splits dim 0 of every input}}
+// expected-error @+1 {{input 'n' is a scalar: option 'micro-batches' splits dim 0 of every input}}
 func.func @main(%x: tensor<2x4xf32> {onnx.name = "x"}, %n: tensor<f32> {onnx.name = "n"}) -> tensor<2x4xf32> {
   %y = nn.mul %x, %n : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
@@ -19,7 +19,7 @@ func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32> {onnx.
 
 // -----
 
-// expected-error @+1 {{output 'loss' is a scalar: --micro-batches stacks micro-batches on dim 0 of every output}}
+// expected-error @+1 {{output 'loss' is a scalar: option 'micro-batches' stacks micro-batches on dim 0 of every output}}
 func.func @main(%x: tensor<2x4xf32>) -> (tensor<f32> {onnx.name = "loss"}) {
   %s = nn.reduce_sum %x {axes = array<i64: 0, 1>, keepdims = false} : tensor<2x4xf32> -> tensor<f32>
   return %s : tensor<f32>

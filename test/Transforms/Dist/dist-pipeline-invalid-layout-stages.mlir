@@ -1,7 +1,7 @@
 // RUN: parc-opt %s --verify-diagnostics --dist-pipeline="pp=2 layout=1,0,1"
 
 // One layer count per stage.
-// expected-error @+1 {{--pp-layout gives 3 stage(s), but --pp is 2}}
+// expected-error @+1 {{option 'layout' gives 3 stage(s), but option 'pp' is 2}}
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   ^bb0(%s: tensor<1x2x4x4xf32>):

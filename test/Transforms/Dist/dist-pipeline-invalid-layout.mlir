@@ -1,7 +1,7 @@
 // RUN: parc-opt %s --verify-diagnostics --dist-pipeline="pp=2 layout=1,2"
 
 // The layout must cover the model's two layers exactly.
-// expected-error @+1 {{--pp-layout sums to 3 layer(s), but the model has 2 (one per attention block)}}
+// expected-error @+1 {{option 'layout' sums to 3 layer(s), but the model has 2 (one per attention block)}}
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   ^bb0(%s: tensor<1x2x4x4xf32>):

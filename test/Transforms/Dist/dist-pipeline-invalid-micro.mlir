@@ -1,7 +1,7 @@
 // RUN: parc-opt %s --verify-diagnostics --dist-pipeline="pp=2 micro-batches=2"
 
 // Micro-batches stack on dim 0: a scalar input has none.
-// expected-error @+1 {{input 0 is a scalar: --micro-batches splits dim 0 of every input}}
+// expected-error @+1 {{input 0 is a scalar: option 'micro-batches' splits dim 0 of every input}}
 func.func @main(%t: tensor<f32>, %x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   ^bb0(%s: tensor<1x2x4x4xf32>):

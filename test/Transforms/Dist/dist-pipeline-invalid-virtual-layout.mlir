@@ -1,7 +1,7 @@
 // RUN: parc-opt %s --verify-diagnostics --dist-pipeline="pp=1 virtual=2 layout=2"
 
 // With virtual stages the layout lists one count per virtual stage.
-// expected-error @+1 {{--pp-layout gives 1 stage(s), but --pp 1 with --pp-virtual 2 has 2 virtual stages}}
+// expected-error @+1 {{option 'layout' gives 1 stage(s), but option 'pp=1' with option 'virtual=2' has 2 virtual stages}}
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   ^bb0(%s: tensor<1x2x4x4xf32>):

@@ -1,7 +1,7 @@
 // RUN: parc-opt %s --verify-diagnostics --dist-pipeline="pp=2 virtual=2"
 
 // Two stages with two virtual stages each need four layers.
-// expected-error @+1 {{--pp 2 with --pp-virtual 2 needs at least one layer per virtual stage (4), but the model has 2 layer(s) (one per attention block)}}
+// expected-error @+1 {{option 'pp=2' with option 'virtual=2' needs at least one layer per virtual stage (4), but the model has 2 layer(s) (one per attention block)}}
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   ^bb0(%s: tensor<1x2x4x4xf32>):

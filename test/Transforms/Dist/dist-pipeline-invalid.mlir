@@ -12,7 +12,7 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 // More stages than layers.
-// expected-error @+1 {{--pp 2 needs at least one layer per stage, but the model has 1 layer(s) (one per attention block)}}
+// expected-error @+1 {{option 'pp=2' needs at least one layer per stage, but the model has 1 layer(s) (one per attention block)}}
 func.func @main(%x: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   %a0 = nn.attention %x, %x, %x {scale = 0.125 : f32} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
   ^bb0(%s: tensor<1x2x4x4xf32>):

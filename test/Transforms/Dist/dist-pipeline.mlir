@@ -2,6 +2,9 @@
 // RUN: parc-opt %s --split-input-file --dist-pipeline="pp=4 async=false" | FileCheck %s --check-prefix=FOUR
 // RUN: parc-opt %s --split-input-file --dist-pipeline="pp=2 layout=2,2 micro-batches=2" | FileCheck %s --check-prefix=GPIPE
 // RUN: parc-opt %s --split-input-file --dist-pipeline="pp=2 virtual=2 micro-batches=2" | FileCheck %s --check-prefix=VIRT
+// The stages' program keeps the name of the function it was cut from.
+// RUN: sed 's/@main/@forward/' %s | parc-opt --split-input-file --dist-pipeline="pp=2 async=false" | FileCheck %s --check-prefix=NAMED --implicit-check-not=@main --implicit-check-not=@pipelined
+// NAMED: func.func @forward
 
 // Four layers (one per attention). Costs by the pass's model: the
 // "embedding" linear 2*64*8 = 1024, each attention 4*64*4 = 1024, each add

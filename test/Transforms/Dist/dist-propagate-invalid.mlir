@@ -9,8 +9,8 @@ module {
     %wq = arith.constant dense_resource<__elided__> : tensor<12x12xf32>
     %wo = arith.constant dense<0.25> : tensor<12x12xf32>
     %q = nn.linear %x, %wq {dist.region = 0 : i64, dist.result_shardings = [#dist.sharding<@mesh, [[], ["tp"]]>]} : (tensor<3x12xf32>, tensor<12x12xf32>) -> tensor<3x12xf32>
-    // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
-    // expected-error @+1 {{--tp 4 does not fit this model: 6 heads do not divide by --tp 4 (use a tp that divides 6)}}
+    // expected-note @+2 {{option 'tp' values that fit every region of this model: 2, 3, 6}}
+    // expected-error @+1 {{option 'tp=4' does not fit this model: 6 heads do not divide by option 'tp=4' (use a tp that divides 6)}}
     %qh = nn.reshape %q : tensor<3x12xf32> to tensor<1x3x6x2xf32>
     %qt = nn.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x6x2xf32> -> tensor<1x6x3x2xf32>
     %o = nn.attention %qt, %qt, %qt {scale = 0.5 : f32} : (tensor<1x6x3x2xf32>, tensor<1x6x3x2xf32>, tensor<1x6x3x2xf32>) -> tensor<1x6x3x2xf32> {

@@ -4,7 +4,7 @@
 // which a shared constant cannot say.
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %c = arith.constant dense<0.5> : tensor<4x8xf32>
-  // expected-error @+1 {{'nn.add': an operand computed without the inputs spans the batch: the batch of 4 that this model fixes cannot be split into 2 parts (--micro-batches / --dp); a model with a dynamic batch dim can}}
+  // expected-error @+1 {{'nn.add': an operand computed without the inputs spans the batch: the batch of 4 that this model fixes cannot be split into 2 parts (option 'parts'); a model with a dynamic batch dim can}}
   %y = nn.add %x, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }

@@ -7,8 +7,8 @@ func.func @main(%x: tensor<3x12xf32>) -> tensor<3x12xf32> {
   %wq = arith.constant dense_resource<__elided__> : tensor<12x12xf32>
   %wo = arith.constant dense<0.25> : tensor<12x12xf32>
   %q = nn.linear %x, %wq : (tensor<3x12xf32>, tensor<12x12xf32>) -> tensor<3x12xf32>
-  // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
-  // expected-error @+1 {{--tp 4 does not fit this model: 6 heads do not divide by --tp 4 (use a tp that divides 6)}}
+  // expected-note @+2 {{option 'tp' values that fit every region of this model: 2, 3, 6}}
+  // expected-error @+1 {{option 'tp=4' does not fit this model: 6 heads do not divide by option 'tp=4' (use a tp that divides 6)}}
   %qh = nn.reshape %q : tensor<3x12xf32> to tensor<1x3x6x2xf32>
   %qt = nn.transpose %qh {perm = array<i64: 0, 2, 1, 3>} : tensor<1x3x6x2xf32> -> tensor<1x6x3x2xf32>
   %o = nn.attention %qt, %qt, %qt {scale = 0.5 : f32} : (tensor<1x6x3x2xf32>, tensor<1x6x3x2xf32>, tensor<1x6x3x2xf32>) -> tensor<1x6x3x2xf32> {
@@ -29,8 +29,8 @@ func.func @main(%x: tensor<3x12xf32>) -> tensor<3x12xf32> {
 func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x6xf32>
   %w2 = arith.constant dense<0.5> : tensor<6x8xf32>
-  // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
-  // expected-error @+1 {{--tp 4 does not fit this model: its 6 output features do not divide by --tp 4}}
+  // expected-note @+2 {{option 'tp' values that fit every region of this model: 2, 3, 6}}
+  // expected-error @+1 {{option 'tp=4' does not fit this model: its 6 output features do not divide by option 'tp=4'}}
   %h = nn.linear %x, %w1 : (tensor<2x8xf32>, tensor<8x6xf32>) -> tensor<2x6xf32>
   %g = nn.sigmoid %h : tensor<2x6xf32>
   %y = nn.linear %g, %w2 : (tensor<2x6xf32>, tensor<6x8xf32>) -> tensor<2x8xf32>
@@ -45,8 +45,8 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x6xf32>
   %w2 = arith.constant dense<0.5> : tensor<6x8xf32>
   %one = arith.constant dense<1.0> : tensor<1xf32>
-  // expected-note @+2 {{--tp values that fit every region of this model: 2, 3, 6}}
-  // expected-error @+1 {{--tp 4 does not fit this model: its 6 output features do not divide by --tp 4}}
+  // expected-note @+2 {{option 'tp' values that fit every region of this model: 2, 3, 6}}
+  // expected-error @+1 {{option 'tp=4' does not fit this model: its 6 output features do not divide by option 'tp=4'}}
   %h = nn.linear %x, %w1 : (tensor<2x8xf32>, tensor<8x6xf32>) -> tensor<2x6xf32>
   %g = nn.relu %h : tensor<2x6xf32>
   %a = nn.add %g, %one : (tensor<2x6xf32>, tensor<1xf32>) -> tensor<2x6xf32>

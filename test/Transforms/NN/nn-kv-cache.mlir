@@ -129,7 +129,7 @@ func.func @main(%p: tensor<2x1x2x7x4xf32> {onnx.name = "past_0"})
 
 // -----
 
-// expected-error @+1 {{no KV cache found: no output is named present.{i}.key/value or present_{i} with its past input (name the pairs with --kv-cache past=present,...)}}
+// expected-error @+1 {{no KV cache found: no output is named present.{i}.key/value or present_{i} with its past input (name the pairs with option 'pairs=past=present,...')}}
 func.func @main(%x: tensor<2xf32> {onnx.name = "x"}) -> (tensor<2xf32> {onnx.name = "y"}) {
   return %x : tensor<2xf32>
 }

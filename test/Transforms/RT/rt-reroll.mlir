@@ -1,4 +1,4 @@
-// RUN: parc-opt %s --split-input-file --rt-reroll=min-ops=4 --mlir-print-local-scope | FileCheck %s
+// RUN: parc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(rt-reroll{min-ops=4}))' --mlir-print-local-scope | FileCheck %s
 
 // Three identical layers (norm, linear, all-reduce started and waited, add),
 // each on its own weights and arena buffers: one rt.repeat of the first

@@ -11,6 +11,11 @@
 // replicated), and a consumer that wants another layout reads it through a
 // `dist.shard ... annotate_for_users` (a resharding).
 //
+// The module passes transform the model's entry function (nn::entryFunction:
+// the one marked `parc.entry`, else the one public function with a body;
+// `@main` in what the importer writes) and keep its name; "@main" below is
+// that function.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef PARC_TRANSFORMS_DIST_PASSES
@@ -21,7 +26,8 @@ include "mlir/Pass/PassBase.td"
 def DistAnnotate : Pass<"dist-annotate", "::mlir::ModuleOp"> {
   let summary = "seed Megatron shardings on the fused nn ops";
   let description = [{
-    Input: fused nn IR (`func.func @main`, after parc-nn-optimize). Adds
+    Input: fused nn IR (an entry function such as `func.func @main`, after
+    parc-nn-optimize). Adds
     `dist.mesh @mesh` with the one axis `tp` of size `tp` and seeds shardings
     with Megatron's rules:
 
@@ -287,7 +293,8 @@ def DistMicroBatch : Pass<"dist-micro-batch", "::mlir::ModuleOp"> {
 def DistPipeline : Pass<"dist-pipeline", "::mlir::ModuleOp"> {
   let summary = "Cut the model into pipeline stages with micro-batches and send/recv";
   let description = [{
-    Input: fused nn IR (`func.func @main`, after parc-nn-optimize and, when
+    Input: fused nn IR (an entry function such as `func.func @main`, after
+    parc-nn-optimize and, when
     composed with tensor parallelism, after dist-tensor-parallel), computing
     one micro-batch: every input and output carries the batch on dim 0 (or
     the dim its `onnx.batch_dim` names).

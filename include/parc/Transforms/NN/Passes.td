@@ -53,7 +53,7 @@ def NNFuseMoE : Pass<"nn-fuse-moe"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def NNConvertDType : Pass<"nn-convert-dtype", "::mlir::func::FuncOp"> {
+def NNConvertDType : InterfacePass<"nn-convert-dtype", "::mlir::FunctionOpInterface"> {
   let summary = "Compute in bf16 or f16 instead of f32";
   let description = [{
     Input: nn IR computing in f32. Output: the same computation with every
@@ -70,7 +70,7 @@ def NNConvertDType : Pass<"nn-convert-dtype", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def NNKVCache : Pass<"nn-kv-cache", "::mlir::func::FuncOp"> {
+def NNKVCache : InterfacePass<"nn-kv-cache", "::mlir::FunctionOpInterface"> {
   let summary = "Turn a decoder's past/present I/O into a static KV cache";
   let description = [{
     Input: fused nn IR of a decoder exported with its cache, where each
@@ -92,7 +92,8 @@ def NNKVCache : Pass<"nn-kv-cache", "::mlir::func::FuncOp"> {
     gets an additive mask that hides keys past the query's own position
     (key j, query i: j > position + i). Inputs are tagged with their role
     in the token loop (`parc.kv_role`: cache, position, tokens, positions,
-    attention_mask).
+    attention_mask). Only public functions with a body are model graphs:
+    callees and declarations are left alone.
   }];
   let options = [
     ListOption<"pairs", "pairs", "std::string",

@@ -5,7 +5,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def RTPlanMemory : Pass<"rt-plan-memory", "::mlir::func::FuncOp"> {
+def RTPlanMemory : InterfacePass<"rt-plan-memory", "::mlir::FunctionOpInterface"> {
   let summary = "Place every buffer in one statically planned arena";
   let description = [{
     Input: an rt function whose `rt.alloc` ops have no offset. Computes each
@@ -29,7 +29,7 @@ def RTPlanMemory : Pass<"rt-plan-memory", "::mlir::func::FuncOp"> {
   ];
 }
 
-def RTReroll : Pass<"rt-reroll", "::mlir::func::FuncOp"> {
+def RTReroll : InterfacePass<"rt-reroll", "::mlir::FunctionOpInterface"> {
   let summary = "Roll repeated stretches of calls (a model's layers) into rt.repeat";
   let description = [{
     Input: a placed rt program (after `rt-plan-memory`). A model's layers
