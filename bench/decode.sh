@@ -12,6 +12,10 @@
 #     compile --prefill-len 128) against onnxruntime's, and its tokens;
 #   parc --tp 2 against 1 rank, where parc compile --max-seq builds --tp 2
 #     (it prints "not available" while it refuses it);
+#   parc --pp 2 at batch 4 (with the prefill), the 4 sequences in 2 groups
+#     (--micro-batches 2: stage 0 steps one group while stage 1 steps the
+#     other) against one group of 4: tokens/s, and whether their tokens
+#     agree;
 #   parc's per-token latency as a share of one full-sequence forward:
 #     onnxruntime's forward of all 192 tokens over an empty past, the cost
 #     of re-running the sequence for a token.
@@ -31,13 +35,19 @@ scripts/build.sh >/dev/null
   --out "$work" --only llama_past_100m >/dev/null
 /usr/bin/python3 -c "import numpy as np; r = np.random.default_rng(0); \
   np.save('$work/prompt.npy', r.integers(0, 16384, (1, $prompt))); \
-  np.save('$work/full.npy', r.integers(0, 16384, (1, $maxseq)))"
+  np.save('$work/full.npy', r.integers(0, 16384, (1, $maxseq))); \
+  np.save('$work/prompt4.npy', r.integers(0, 16384, (4, $prompt)))"
 build/bin/parc compile "$model" -o "$work/tp1" --max-seq "$maxseq" --quiet
 build/bin/parc compile "$model" -o "$work/pre" --max-seq "$maxseq" \
   --prefill-len "$prompt" --quiet
 tp2=yes
 build/bin/parc compile "$model" -o "$work/tp2" --max-seq "$maxseq" --tp 2 \
   --quiet 2>"$work/tp2.err" || tp2=
+for groups in 1 2; do
+  build/bin/parc compile "$model" -o "$work/pp2g$groups" --max-seq "$maxseq" \
+    --prefill-len "$prompt" --pp 2 --micro-batches "$groups" \
+    --input-shape input_ids=4x1 --quiet
+done
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 
 parc() { # DIR THREADS -> "TTFT P50"
@@ -52,6 +62,11 @@ ort() { # PROMPT NEW -> "TTFT P50"
     "$work/$1" "$2" "$work/ort-$1" |
     sed -nE 's/.*TTFT ([0-9.]+) ms, per-token latency p50 ([0-9.]+) ms.*/\1 \2/p'
 }
+groups() { # DIR -> tokens/s of the batch of 4
+  build/bin/parc-run "$work/$1" --prompt "$work/prompt4.npy" \
+    --max-new-tokens "$new" --greedy --warmup 1 --kernel-threads "$threads" \
+    --output-dir "$work/out-$1" | sed -nE 's/^parc: ([0-9.]+) tokens\/s.*/\1/p'
+}
 declare -A runs
 for round in $(seq "$rounds"); do
   runs[parc]+="$(parc tp1 "$threads");"
@@ -59,6 +74,8 @@ for round in $(seq "$rounds"); do
   runs[ort]+="$(ort prompt.npy "$new");"
   runs[full]+="$(ort full.npy 1);"
   [ -z "$tp2" ] || runs[tp2]+="$(parc tp2 "$threads");"
+  runs[g1]+="$(groups pp2g1);"
+  runs[g2]+="$(groups pp2g2);"
 done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 same() { # DIR -> equal | DIFFERENT (its tokens against onnxruntime's)
@@ -67,12 +84,14 @@ same() { # DIR -> equal | DIFFERENT (its tokens against onnxruntime's)
     np.load('$work/ort-prompt.npy')) else 'DIFFERENT')"
 }
 /usr/bin/python3 - "$rounds" "$threads" "$(same tp1)" "${runs[parc]}" "${runs[ort]}" \
-  "${runs[full]}" "${runs[tp2]:-}" "${runs[pre]}" "$(same pre)" <<'PY'
+  "${runs[full]}" "${runs[tp2]:-}" "${runs[pre]}" "$(same pre)" "${runs[g1]}" \
+  "${runs[g2]}" "$(cmp -s "$work/out-pp2g1/tokens.npy" "$work/out-pp2g2/tokens.npy" \
+  && echo equal || echo DIFFERENT)" <<'PY'
 import statistics as st, sys
 rounds, threads, same = sys.argv[1:4]
 def med(text, i):
     return st.median(float(r.split()[i]) for r in text.split(";") if r)
-parc, ort, full, tp2, pre, pre_same = sys.argv[4:10]
+parc, ort, full, tp2, pre, pre_same, g1, g2, g_same = sys.argv[4:13]
 p_ttft, p_tok = med(parc, 0), med(parc, 1)
 o_ttft, o_tok, f = med(ort, 0), med(ort, 1), med(full, 0)
 print(f"llama_past_100m, batch 1, prompt 128, 64 new tokens, {threads} thread(s), "
@@ -91,6 +110,9 @@ if tp2:
           f"speed-up {p_tok / t:.2f}x")
 else:
     print("--tp 2 vs 1 rank   not available (parc compile --max-seq refuses --tp)")
+one, two = med(g1, 0), med(g2, 0)
+print(f"--pp 2, batch 4    2 groups {two:.1f} tokens/s vs 1 group {one:.1f}: "
+      f"speed-up {two / one:.2f}x (--micro-batches 2; tokens: {g_same})")
 print(f"decode step vs full forward  parc step {p_tok:.3f} ms = "
       f"{100 * p_tok / f:.1f}% of onnxruntime's 192-token forward ({f:.3f} ms)")
 PY

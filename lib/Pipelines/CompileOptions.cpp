@@ -73,12 +73,19 @@ llvm::Error checkGeneration(const CompileOptions &o, OptionSpeller spell) {
                                 *o.maxSeq - 1, maxSeq, *o.maxSeq));
   // The cache is sharded like the attention under tp and per stage under
   // pp; batch splits and expert meshes are not there yet.
-  if (o.dp > 1 || o.ep > 1 || o.microBatches > 1 || o.autoPlan)
+  if (o.dp > 1 || o.ep > 1 || o.autoPlan)
     return refuse(llvm::formatv(
-        "{0}: generation runs under {1} and {2} so far: {3}, {4}, {5} and {6} "
+        "{0}: generation runs under {1} and {2} so far: {3}, {4} and {5} "
         "do not combine with it yet",
         maxSeq, spell("tp"), spell("pp"), spell("dp"), spell("ep"),
-        spell("micro-batches"), spell("auto")));
+        spell("auto")));
+  // Groups of sequences keep the stages busy: alone they only step in turn.
+  if (o.microBatches > 1 && o.pp == 1)
+    return refuse(llvm::formatv(
+        "{0}: {1} {2} interleaves the decode steps of {2} groups of "
+        "sequences across pipeline stages: it needs {3} (without stages, "
+        "compile the whole batch)",
+        maxSeq, spell("micro-batches"), o.microBatches, spell("pp")));
   if (o.sp)
     return refuse(llvm::formatv(
         "{0}: {1} splits the sequence over {2}, but a decode step has one "

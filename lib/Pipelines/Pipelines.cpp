@@ -138,7 +138,9 @@ void parc::buildParcPartitionPipeline(OpPassManager &pm,
     dist::DistPipelineOptions pipeline;
     pipeline.pp = options.pp;
     pipeline.layout.assign(options.ppLayout.begin(), options.ppLayout.end());
-    pipeline.microBatches = options.microBatches;
+    // A generating program takes one group of sequences per forward; the
+    // token loop interleaves the groups across steps.
+    pipeline.microBatches = options.maxSeq ? 1 : options.microBatches;
     pipeline.virtualStages = options.ppVirtual;
     pipeline.explain = options.explain;
     pm.addPass(dist::createDistPipeline(pipeline));

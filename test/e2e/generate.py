@@ -61,6 +61,16 @@ that shares the decode program's weights (at least one shared, and one
 arena of the larger size for both). At 1 rank a prompt shorter than P goes
 through decode steps alone and still gives onnxruntime's tokens.
 
+Groups of sequences (`parc compile --pp 2 --micro-batches 2`, GROUP_CASES
+at --pp 2 and --pp 2 --tp 2: the generated Llama at batch 4, GPT-2 at batch
+2, onnxruntime-genai's GPT-2 with --prefill-len): each rank holds a cache
+per group and the loop interleaves the groups' steps; the batch's tokens
+must be onnxruntime's loop's on the whole batch exactly and every step's
+logits within 1e-4, the cache bytes the formula's for the whole batch, and
+with one row per group --eos stops row 0's group after its first token
+while row 1's goes on. Mixed prompt lengths with one row per group (GROUP_MIXED) must give
+each row's tokens alone.
+
 Prints one row per case and `N passed, N failed`; exits 1 on any failure.
 """
 import argparse
@@ -153,20 +163,23 @@ def check_logits(got, want, rtol=RTOL):
 _COMPILED = {}
 
 
-def compile_model(tools, model, batch, tp, pp, out, log, prefill=None):
-    """`parc compile` into `out` (once per model, batch, configuration and
-    --prefill-len: a later call returns the first call's folder) and its
-    manifest."""
-    key = (model, batch, tp, pp, prefill)
+def compile_model(tools, model, batch, tp, pp, out, log, prefill=None,
+                  groups=1):
+    """`parc compile` into `out` (once per model, batch, configuration,
+    --prefill-len and --micro-batches: a later call returns the first call's
+    folder) and its manifest."""
+    key = (model, batch, tp, pp, prefill, groups)
     if key in _COMPILED:
         return _COMPILED[key]
     _COMPILED[key] = out, _compile(tools, model, batch, tp, pp, out, log,
-                                   prefill)
+                                   prefill, groups)
     return _COMPILED[key]
 
 
-def _compile(tools, model, batch, tp, pp, out, log, prefill):
+def _compile(tools, model, batch, tp, pp, out, log, prefill, groups):
     extra = ["--prefill-len", str(prefill)] if prefill else []
+    if groups > 1:
+        extra += ["--micro-batches", str(groups)]
     run([os.path.join(tools, "parc"), "compile", model, "-o", out,
          "--max-seq", str(MAX_SEQ), "--quiet", "--tp", str(tp), "--pp", str(pp),
          "--input-shape", f"input_ids={batch}x1", *extra], log)
@@ -334,17 +347,20 @@ def check_mixed_row(got, logits, b, row, total, ort, parc, pad, rtol):
     return worst
 
 
-def run_mixed_case(args, index, name, rows, new, config, log, real=False):
-    """Rows of different prompt lengths in one batch, each equal to itself
-    alone; at 1 rank also with --eos and the bad lengths files."""
+def run_mixed_case(args, index, name, rows, new, config, log, real=False,
+                   groups=1):
+    """Rows of different prompt lengths in one batch (in `groups` groups of
+    sequences), each equal to itself alone; at 1 rank also with --eos and
+    the bad lengths files."""
     label, tp, pp = config
-    work = os.path.join(args.work, f"mixed{index}-{name}", label)
+    work = os.path.join(args.work, f"mixed{index}-{name}",
+                        label + (f"-groups{groups}" if groups > 1 else ""))
     os.makedirs(work, exist_ok=True)
     model = (os.path.join(ROOT, "test", "Inputs", "models", REAL[name][0] + ".onnx")
              if real else os.path.join(args.work, name + ".onnx"))
     ids, lens = write_mixed(work, rows)
     out, _ = compile_model(args.tools, model, len(rows), tp, pp,
-                           os.path.join(work, "compiled"), log)
+                           os.path.join(work, "compiled"), log, groups=groups)
     total = max(len(r) for r in rows) + new
     singles = [alone(args, model, r, new, os.path.join(work, f"row{b}"), config, log)
                for b, r in enumerate(rows)]
@@ -354,7 +370,7 @@ def run_mixed_case(args, index, name, rows, new, config, log, real=False):
     worst = max(check_mixed_row(got, logits, b, r, total, *singles[b], -1, rtol)
                 for b, r in enumerate(rows))
     lengths = "+".join(str(len(r)) for r in rows)
-    if label != "1" or real:
+    if label != "1" or real or groups > 1:
         return f"prompts {lengths}, {new} new, equal alone, logits {worst:.1e}"
     # --eos: the short row's second new token, so it stops early.
     short = min(range(len(rows)), key=lambda b: len(rows[b]))
@@ -485,6 +501,77 @@ def run_prefill_case(args, index, name, rows, new, prefill, config, log):
     return row + f"; prompt of {prefill - 1} through decode steps"
 
 
+# Groups of sequences (--micro-batches M under --pp), at GROUP_CONFIGS:
+# (model, prompt rows, new tokens, M, --prefill-len or None, --eos case).
+# The batch's tokens must be onnxruntime's loop's on the whole batch, every
+# step's logits within 1e-4. The --eos case (one row per group) stops row
+# 0's group at its first new token, which row 1 never generates, while
+# row 1's group goes on.
+GROUP_CASES = [
+    ("llama_past", [[9, 80, 11, 2, 45, 70], [1, 2, 3, 4, 5, 6],
+                    [60, 7, 33, 21, 1, 4], [5, 17, 42, 3, 88, 6]], 10, 2, None,
+     False),
+    ("llama_past", [[9, 80, 11, 2, 45, 70], [1, 2, 3, 4, 5, 6]], 8, 2, None,
+     True),
+    ("gpt2_past", [[5, 17, 42, 3, 88], [9, 80, 11, 2, 45]], 8, 2, None, False),
+    ("ort_gpt2_past", [[9, 80, 11, 2, 45, 70], [60, 7, 33, 21, 1, 4]], 6, 2, 4,
+     False),
+]
+GROUP_CONFIGS = ("pp2", "pp2tp2")
+# Mixed prompt lengths, one row per group (each group its own prompt end).
+GROUP_MIXED = [("llama_past", [[1, 2, 3], [60, 7, 33, 21, 1, 4, 9]], 10)]
+
+
+def run_group_case(args, index, name, rows, new, groups, prefill, eos_case,
+                   config, log):
+    label, tp, pp = config
+    work = os.path.join(args.work, f"groups{index}-{name}", label)
+    os.makedirs(work, exist_ok=True)
+    model = model_path(args, name)
+    prompt_path = os.path.join(work, "prompt.npy")
+    np.save(prompt_path, np.array(rows, dtype=np.int64))
+    want, want_logits = ort_tokens(model, prompt_path, new,
+                                   os.path.join(work, "ort.npy"), log)
+    out, manifest = compile_model(args.tools, model, len(rows), tp, pp,
+                                  os.path.join(work, "compiled"), log, prefill,
+                                  groups)
+    if manifest["generation"].get("groups") != groups:
+        raise RuntimeError(f"manifest groups {manifest['generation'].get('groups')}")
+    if name in MODELS:
+        check_cache_bytes(manifest, cache_bytes_per_rank(MODELS[name], len(rows),
+                                                         tp, pp))
+    expect = [f"{groups} groups of {len(rows) // groups} rows"]
+    if prefill:
+        expect.append(f"prefill of {prefill} prompt tokens in one step")
+    got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log,
+                              expect=expect)
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
+    rtol = REAL[name][5] if name in REAL else RTOL
+    err = check_logits(logits, want_logits, rtol)
+    row = (f"{groups} groups of {len(rows) // groups}"
+           + (f", --prefill-len {prefill}" if prefill else "")
+           + f", {new} new, logits {err:.1e}")
+    if not eos_case:
+        return row
+    eos = int(want[0, len(rows[0])])
+    if eos in want[1, len(rows[1]):]:
+        raise RuntimeError(f"row 1 generates row 0's first token {eos} too: "
+                           "pick prompts whose groups stop apart")
+    want, want_logits = ort_tokens(model, prompt_path, new,
+                                   os.path.join(work, "ort-eos.npy"), log, eos)
+    got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log, eos)
+    if not np.array_equal(got, want):
+        raise RuntimeError(f"--eos {eos}: parc {got.tolist()} ort {want.tolist()}")
+    # Row 0 chose one token (zeros after: parc logs no step it does not
+    # take); row 1 every step.
+    check_logits(logits[:1, :1], want_logits[:1, :1], rtol)
+    check_logits(logits[:, 1:], want_logits[:, 1:], rtol)
+    if np.any(logits[1:, 0]):
+        raise RuntimeError("--eos: row 0's logits after its end are not zero")
+    return row + f", --eos {eos} stops row 0's group after 1 token"
+
+
 def run_cases(args, cases, runner, width, log):
     """Runs `cases` (model, rows, new) through `runner`; (passed, failed)."""
     passed = failed = 0
@@ -580,6 +667,35 @@ def main():
                     row, ok = f"FAIL: {e}", False
                 print(f"{config[0]:7} {name:13} batch {len(rows)} prompt "
                       f"{len(rows[0]):2}  {row}", flush=True)
+                p2, f2 = p2 + ok, f2 + (not ok)
+        for config in CONFIGS:
+            if config[0] not in GROUP_CONFIGS or (
+                    args.configs and config[0] not in args.configs):
+                continue
+            for i, (name, rows, new, groups, prefill, eos_case) in enumerate(
+                    GROUP_CASES):
+                if args.only and name not in args.only:
+                    continue
+                try:
+                    row, ok = "PASS: " + run_group_case(
+                        args, i, name, rows, new, groups, prefill, eos_case,
+                        config, log), True
+                except RuntimeError as e:
+                    row, ok = f"FAIL: {e}", False
+                print(f"{config[0]:7} {name:13} batch {len(rows)} prompt "
+                      f"{len(rows[0]):2}  {row}", flush=True)
+                p2, f2 = p2 + ok, f2 + (not ok)
+            for i, (name, rows, new) in enumerate(GROUP_MIXED):
+                if args.only and name not in args.only:
+                    continue
+                try:
+                    row, ok = "PASS: " + run_mixed_case(
+                        args, i, name, rows, new, config, log,
+                        groups=len(rows)), True
+                except RuntimeError as e:
+                    row, ok = f"FAIL: {e}", False
+                print(f"{config[0]:7} {name:13} batch {len(rows)} mixed, "
+                      f"{len(rows)} groups  {row}", flush=True)
                 p2, f2 = p2 + ok, f2 + (not ok)
     passed, failed = passed + p2, failed + f2
     print(f"{passed} passed, {failed} failed")

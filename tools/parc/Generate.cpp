@@ -72,7 +72,8 @@ Expected<StringSet<>> pastInputs(StringRef modelPath, const onnx::GraphProto &g,
 } // namespace
 
 Error parc::driver::bindStep(StringRef modelPath, int64_t maxSeq,
-                             int64_t tokens, ArrayRef<std::string> pairs,
+                             int64_t tokens, int64_t groups,
+                             ArrayRef<std::string> pairs,
                              parc::OnnxImportOptions &options) {
   if (maxSeq < 2)
     return error(formatv("--max-seq {0}: the cache needs room for at least 2 "
@@ -87,6 +88,23 @@ Error parc::driver::bindStep(StringRef modelPath, int64_t maxSeq,
   auto pasts = pastInputs(modelPath, g, pairs);
   if (!pasts)
     return pasts.takeError();
+  // --micro-batches: a forward takes one group of the bound batch.
+  for (auto &entry : options.inputShapes) {
+    auto &shape = entry.getValue();
+    if (groups == 1 || shape.empty())
+      continue;
+    if (pasts->count(entry.getKey()))
+      return error(formatv("{0}: --micro-batches {1}: bind the batch on the "
+                           "token input (--input-shape input_ids=Bx1), not "
+                           "on the cache input '{2}'",
+                           modelPath, groups, entry.getKey()));
+    if (shape.front() % groups)
+      return error(formatv("{0}: --micro-batches {1} does not divide the "
+                           "batch {2} of input '{3}' (each group of "
+                           "sequences has the same size)",
+                           modelPath, groups, shape.front(), entry.getKey()));
+    shape.front() /= groups;
+  }
   int64_t batch = 1;
   for (const auto &entry : options.inputShapes)
     if (!entry.getValue().empty())

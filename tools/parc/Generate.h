@@ -18,10 +18,12 @@ namespace parc::driver {
 /// every past input to maxSeq - tokens entries (so that Concat(past, new)
 /// has the cache's capacity), `attention_mask` to maxSeq, the other
 /// symbolic dims to `tokens`; the batch is dim 0 of a shape the user bound
-/// (--input-shape), or 1. Shapes the user bound are kept, except the
-/// sequence dim of a prefill's. `pairs` are --kv-cache's PAST=PRESENT.
+/// (--input-shape), or 1, divided by `groups` (--micro-batches: a forward
+/// takes one group of sequences). Shapes the user bound are kept, except
+/// the sequence dim of a prefill's and the batch of a group. `pairs` are
+/// --kv-cache's PAST=PRESENT.
 llvm::Error bindStep(llvm::StringRef modelPath, int64_t maxSeq, int64_t tokens,
-                     llvm::ArrayRef<std::string> pairs,
+                     int64_t groups, llvm::ArrayRef<std::string> pairs,
                      parc::OnnxImportOptions &options);
 
 /// The bytes of the KV cache buffers `main` holds (its inputs nn-kv-cache

@@ -172,7 +172,10 @@ cl::opt<int64_t>
                  cl::desc("Split the batch (dim 0 of every input) "
                           "into this many micro-batches (pipeline "
                           "micro-batches with --pp; without, "
-                          "chains whose communication interleaves)"),
+                          "chains whose communication interleaves; "
+                          "with --max-seq --pp, groups of sequences "
+                          "whose decode steps interleave across the "
+                          "stages)"),
                  cl::value_desc("N"), cl::init(1), cl::sub(compileCmd),
                  cl::cat(parallelCategory));
 cl::opt<int64_t> dp("dp",
@@ -620,11 +623,15 @@ OwningOpRef<ModuleOp> Compilation::importModel() {
   if (auto err = parc::parseInputShapes(inputShapes, options))
     return (void)fail(llvm::toString(std::move(err))), nullptr;
   options.maxConstantBytes = maxConstantBytes;
-  if ((opts.microBatches > 1 || opts.dp > 1) && failed(bindMicroBatch(options)))
+  // A generating program's micro-batches are groups the token loop steps
+  // in turn: bindStep gives the program one group's batch.
+  if (!opts.maxSeq && (opts.microBatches > 1 || opts.dp > 1) &&
+      failed(bindMicroBatch(options)))
     return nullptr;
   if (opts.maxSeq)
     if (auto err = parc::driver::bindStep(modelPath, *opts.maxSeq, stepTokens,
-                                          opts.kvCache, options))
+                                          opts.microBatches, opts.kvCache,
+                                          options))
       return (void)fail(llvm::toString(std::move(err))), nullptr;
 
   progress("importing " + modelPath);
@@ -780,8 +787,9 @@ LogicalResult Compilation::emitPrograms(OwningOpRef<ModuleOp> module) {
 
 void Compilation::addProgram(ProgramInfo info, int64_t stage,
                              int64_t kvBytes) {
+  // A rank holds a cache per group of sequences (--micro-batches).
   if (opts.maxSeq)
-    info.json["kv_cache_bytes"] = kvBytes;
+    kvBytes *= opts.microBatches, info.json["kv_cache_bytes"] = kvBytes;
   totals.kvBytes = std::max(totals.kvBytes, kvBytes);
   totals.commBytes += info.commBytes;
   totals.sendBytes += info.sendBytes;
@@ -854,7 +862,9 @@ LogicalResult Compilation::writeManifest() {
     manifest["micro_batches"] = opts.microBatches;
   if (opts.maxSeq)
     manifest["generation"] = llvm::json::Object{
-        {"max_seq", *opts.maxSeq}, {"kv_cache_bytes_per_rank", totals.kvBytes}};
+        {"max_seq", *opts.maxSeq},
+        {"kv_cache_bytes_per_rank", totals.kvBytes},
+        {"groups", opts.microBatches}};
   if (opts.prefillLen)
     (*manifest.getObject("generation"))["prefill_len"] = *opts.prefillLen;
   if (pp > 1)

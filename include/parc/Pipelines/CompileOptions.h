@@ -39,6 +39,8 @@ struct CompileOptions {
   double capacityFactor = 0;
   std::vector<int64_t> ppLayout;
   int64_t ppVirtual = 1;
+  /// Pipeline micro-batches per forward; with maxSeq, groups of sequences
+  /// the token loop steps in turn (each forward takes one group).
   int64_t microBatches = 1;
   /// The model fixes its batch: dist-split-batch cuts it into this many
   /// parts (dp · micro-batches), 1 for none. Set by whoever imported it.

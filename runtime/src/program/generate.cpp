@@ -19,6 +19,11 @@
 // keeps every step's logits (LogitsLog). Across ranks (--tp, --pp)
 // every rank runs every step on its part of the weights and cache, and the
 // rank holding the logits sends its choice to all (TokenAgreement).
+// A prompt of k times the program's batch runs as k groups of rows
+// (parc compile --micro-batches k under --pp): each group has its own
+// caches and steps in turn, and a group's choice is agreed on while the
+// next group computes, so the pipeline's stages work on different groups
+// at once instead of waiting for every step's last stage (runGeneration).
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,13 +179,30 @@ struct Rows {
     return std::all_of(done.begin(), done.end(), [](char d) { return d; });
   }
   int64_t generated(int64_t b) const { return filled[b] - lengths[b]; }
+
+  /// Rows first..first+count-1, as a batch of their own (the same total).
+  Rows group(int64_t first, int64_t count) const {
+    Rows g;
+    g.batch = count, g.total = total;
+    g.lengths.assign(&lengths[first], &lengths[first + count]);
+    g.filled.assign(&filled[first], &filled[first + count]);
+    g.done.assign(&done[first], &done[first + count]);
+    g.tokens.assign(&tokens[first * total], &tokens[(first + count) * total]);
+    g.shortest = *std::min_element(g.lengths.begin(), g.lengths.end());
+    g.longest = *std::max_element(g.lengths.begin(), g.lengths.end());
+    return g;
+  }
+  /// Writes group `g` back as rows first.. of this batch.
+  void store(const Rows &g, int64_t first) {
+    std::copy(g.filled.begin(), g.filled.end(), &filled[first]);
+    std::copy(g.done.begin(), g.done.end(), &done[first]);
+    std::copy(g.tokens.begin(), g.tokens.end(), &tokens[first * total]);
+  }
 };
 
-void printFigures(const Rows &rows, double ttftMs,
-                  const std::vector<double> &stepMs, int64_t prefilled) {
-  double total = ttftMs;
-  for (double ms : stepMs)
-    total += ms;
+void printFigures(const Rows &rows, int64_t groups, double ttftMs,
+                  const std::vector<double> &stepMs, double totalMs,
+                  int64_t prefilled) {
   int64_t newTokens = 0, most = 0;
   for (int64_t b = 0; b < rows.batch; ++b) {
     newTokens += rows.generated(b);
@@ -196,6 +218,11 @@ void printFigures(const Rows &rows, double ttftMs,
                 "up to %lld new tokens per sequence\n",
                 (long long)rows.batch, (long long)rows.shortest,
                 (long long)rows.longest, (long long)most);
+  if (groups > 1)
+    std::printf("parc: generate: %lld groups of %lld rows, each with its own "
+                "cache, stepping in turn (one group's choice is agreed on "
+                "while the next computes)\n",
+                (long long)groups, (long long)(rows.batch / groups));
   if (prefilled > 0)
     std::printf("parc: TTFT %.3f ms (every sequence's first new token; "
                 "prefill of %lld prompt tokens in one step, the rest one "
@@ -206,11 +233,12 @@ void printFigures(const Rows &rows, double ttftMs,
                 "prompt fed one token per step)\n",
                 ttftMs);
   std::printf("parc: per-token latency p50 %.3f ms, p99 %.3f ms over %zu "
-              "decode steps\n",
-              percentile(stepMs, 0.5), percentile(stepMs, 0.99), stepMs.size());
+              "decode steps%s\n",
+              percentile(stepMs, 0.5), percentile(stepMs, 0.99), stepMs.size(),
+              groups > 1 ? " (a group's time from one token to its next)" : "");
   std::printf("parc: %.1f tokens/s (new tokens of every sequence over the "
               "whole generation)\n",
-              total > 0 ? double(newTokens) * 1e3 / total : 0.0);
+              totalMs > 0 ? double(newTokens) * 1e3 / totalMs : 0.0);
 }
 
 /// --prompt-lengths: i64 [batch], each 1..width (the prompt's row width);
@@ -249,12 +277,15 @@ parc_rt_status_t readPrompt(const parc_rt_program_t *p,
   int64_t rank = 0, dims[PARC_RT_MAX_RANK];
   PARC_RT_RETURN_IF_ERROR(
       parc_rt_npy_info(o.prompt.c_str(), &dtype, &rank, dims));
-  if (dtype != PARC_RT_I64 || rank != 2 || dims[0] != batch || dims[1] < 1)
+  if (dtype != PARC_RT_I64 || rank != 2 || dims[0] < batch ||
+      dims[0] % batch || dims[1] < 1)
     return fail(PARC_RT_INVALID_ARGUMENT,
                 "--prompt '%s' must hold i64 [%lld, prompt length] token ids "
-                "(the batch the program was compiled for)",
-                o.prompt.c_str(), (long long)batch);
+                "(the batch the program was compiled for, or a multiple of "
+                "it: groups of %lld rows stepping in turn)",
+                o.prompt.c_str(), (long long)batch, (long long)batch);
   const int64_t width = dims[1];
+  batch = dims[0];
   rows.batch = batch;
   PARC_RT_RETURN_IF_ERROR(readLengths(o, batch, width, rows.lengths));
   rows.shortest = *std::min_element(rows.lengths.begin(), rows.lengths.end());
@@ -280,9 +311,10 @@ parc_rt_status_t readPrompt(const parc_rt_program_t *p,
 }
 
 /// A program's buffers for the whole generation: its inputs (the caches
-/// among them start zeroed) and its arena. A prefill's are the decode
-/// program's caches and arena (`shared`): it runs between, never beside,
-/// decode steps.
+/// among them start zeroed) and its arena. Every group of rows has its own
+/// inputs and caches; a prefill's caches are its group's decode buffers
+/// (`cachesOf`, inputs of `cacheProgram` of the same names). All of them
+/// run in one arena (`arenaOf`'s): one forward at a time.
 struct StepBuffers {
   std::vector<void *> in, out;
   std::vector<char> owned;
@@ -297,25 +329,26 @@ struct StepBuffers {
       parc_rt_arena_release(arena);
   }
   parc_rt_status_t create(const parc_rt_program_t *p, int64_t arenaSize,
-                          const parc_rt_program_t *sharedProgram = nullptr,
-                          const StepBuffers *shared = nullptr) {
+                          const StepBuffers *arenaOf = nullptr,
+                          const parc_rt_program_t *cacheProgram = nullptr,
+                          const StepBuffers *cachesOf = nullptr) {
     in.assign(p->num_inputs, nullptr);
     owned.assign(p->num_inputs, 0);
     out.assign(p->num_outputs, nullptr);
     for (int64_t i = 0; i < p->num_inputs; ++i) {
-      if (shared && p->input_roles[i] == PARC_RT_ROLE_CACHE)
-        for (int64_t j = 0; j < sharedProgram->num_inputs; ++j)
-          if (std::strcmp(sharedProgram->inputs[j].name, p->inputs[i].name) ==
+      if (cachesOf && p->input_roles[i] == PARC_RT_ROLE_CACHE)
+        for (int64_t j = 0; j < cacheProgram->num_inputs; ++j)
+          if (std::strcmp(cacheProgram->inputs[j].name, p->inputs[i].name) ==
               0)
-            in[i] = shared->in[j];
+            in[i] = cachesOf->in[j];
       if (in[i])
         continue;
       PARC_RT_RETURN_IF_ERROR(
           deviceAlloc(bytesOf(p->inputs[i]), "inputs", &in[i]));
       owned[i] = 1;
     }
-    if (shared) {
-      arenaBase = shared->arenaBase;
+    if (arenaOf) {
+      arenaBase = arenaOf->arenaBase;
       return PARC_RT_OK;
     }
     PARC_RT_RETURN_IF_ERROR(
@@ -452,16 +485,18 @@ struct LogitsLog {
   std::vector<float> data; // [max new tokens, batch, vocab]
   int64_t steps = 0;
 
-  /// Step t's logits, before takeNext: rows choosing at t.
-  void add(const Rows &rows, long maxNew, int64_t t,
-           const std::vector<float> &step) {
-    const int64_t batch = rows.batch, vocab = int64_t(step.size()) / batch;
+  /// Step t's logits of a group (`rows`, rows first.. of a batch of
+  /// `batch`), before takeNext: rows choosing at t.
+  void add(const Rows &rows, int64_t first, int64_t batch, long maxNew,
+           int64_t t, const std::vector<float> &step) {
+    const int64_t vocab = int64_t(step.size()) / rows.batch;
     data.resize(size_t(maxNew * batch * vocab));
-    for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t b = 0; b < rows.batch; ++b) {
       if (!rows.choosesAt(b, t))
         continue;
       const int64_t i = rows.generated(b);
-      std::copy_n(&step[b * vocab], vocab, &data[(i * batch + b) * vocab]);
+      std::copy_n(&step[b * vocab], vocab,
+                  &data[(i * batch + first + b) * vocab]);
       steps = std::max(steps, i + 1);
     }
   }
@@ -496,15 +531,23 @@ public:
                   root, parc_rt_comm_size(world));
     return deviceAlloc(bytes, "token agreement", &ids);
   }
-  /// `next` holds the chooser's tokens on every rank afterwards.
-  parc_rt_status_t agree(std::vector<int64_t> &next) {
+  /// Starts sending the chooser's `next`; finish() waits for it. A group's
+  /// agreement is in flight while other groups compute (every rank starts
+  /// and finishes the groups' agreements in one order).
+  parc_rt_status_t start(const std::vector<int64_t> &next) {
     if (!ids)
       return PARC_RT_OK;
     PARC_RT_RETURN_IF_ERROR(copyToDevice(ids, next.data(), bytes));
-    parc_rt_request_t *request = nullptr;
-    PARC_RT_RETURN_IF_ERROR(parc_rt_broadcast_start(
-        world, ids, int64_t(next.size()), PARC_RT_I64, root, &request));
-    PARC_RT_RETURN_IF_ERROR(parc_rt_wait(request));
+    return parc_rt_broadcast_start(world, ids, int64_t(next.size()),
+                                   PARC_RT_I64, root, &request);
+  }
+  /// `next` holds the chooser's tokens on every rank afterwards.
+  parc_rt_status_t finish(std::vector<int64_t> &next) {
+    if (!ids)
+      return PARC_RT_OK;
+    parc_rt_request_t *r = request;
+    request = nullptr;
+    PARC_RT_RETURN_IF_ERROR(parc_rt_wait(r));
     return copyToHost(next.data(), ids, bytes);
   }
 
@@ -513,6 +556,7 @@ private:
   int root = 0;
   size_t bytes = 0;
   void *ids = nullptr;
+  parc_rt_request_t *request = nullptr;
 };
 
 /// Step t's agreed choice becomes token t + 1 of every row choosing at t;
@@ -527,48 +571,20 @@ void takeNext(const std::vector<int64_t> &next, const GenerateOptions &o,
   }
 }
 
-/// One generation: the programs, their buffers, the rows, and what picks
-/// and agrees on each next token.
-struct Generation {
-  Generation(parc_rt_context_t *ctx, const GenerateOptions &o, void **weights,
-             bool writer)
-      : ctx(ctx), o(o), weights(weights), writer(writer), sampler(o) {}
-
-  /// Runs `f` on `b` feeding tokens t..t+n-1 of every row.
-  parc_rt_status_t forward(const parc_rt_program_t *f, StepBuffers &b,
-                           int64_t t, int64_t n) {
-    PARC_RT_RETURN_IF_ERROR(feedStep(f, b, rows, o.eos, t, n));
-    f->forward(ctx, b.arenaBase, b.in.data(), weights, b.out.data());
-    return deviceSynchronize();
-  }
-  /// After the forward of `f` whose last token is t: from the shortest
-  /// prompt's last step on, each choosing row takes its next token.
-  parc_rt_status_t choose(const parc_rt_program_t *f, const StepBuffers &b,
-                          int64_t t) {
-    if (t + 1 < rows.shortest)
-      return PARC_RT_OK;
-    if (f->num_outputs > 0) {
-      PARC_RT_RETURN_IF_ERROR(readLogits(f, b, rows.batch, logits));
-      pickNext(logits, sampler, next);
-      if (writer && !o.logitsPath.empty())
-        logitsLog.add(rows, o.maxNewTokens, t, logits);
-    }
-    PARC_RT_RETURN_IF_ERROR(agreement.agree(next));
-    takeNext(next, o, t, rows);
-    return PARC_RT_OK;
-  }
-
-  parc_rt_context_t *ctx;
-  const GenerateOptions &o;
-  void **weights;
-  bool writer;
+/// A group of rows that steps together: its own inputs, caches and token
+/// agreement, and where it is in the loop.
+struct Group {
+  int64_t first = 0; // its first row in the batch
   Rows rows;
   StepBuffers buf, prefillBuf;
   TokenAgreement agreement;
   std::vector<int64_t> next;
-  std::vector<float> logits;
-  Sampler sampler;
-  LogitsLog logitsLog;
+  int64_t t = 0;         // the first token its next forward feeds
+  int64_t choosing = -1; // the step whose agreement is in flight, or -1
+  bool running = true;
+  // The writer's figures: when each new token became known.
+  double ttftMs = 0, lastMs = 0;
+  std::vector<double> stepMs;
 };
 
 double msSince(std::chrono::steady_clock::time_point start) {
@@ -577,20 +593,87 @@ double msSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// One generation: the programs, the groups of rows, and what picks the
+/// next tokens.
+struct Generation {
+  Generation(parc_rt_context_t *ctx, const GenerateOptions &o, void **weights,
+             bool writer)
+      : ctx(ctx), o(o), weights(weights), writer(writer), sampler(o) {}
+
+  /// Runs `f` on `b` feeding tokens t..t+n-1 of every row of `g`.
+  parc_rt_status_t forward(const parc_rt_program_t *f, StepBuffers &b,
+                           const Group &g, int64_t t, int64_t n) {
+    PARC_RT_RETURN_IF_ERROR(feedStep(f, b, g.rows, o.eos, t, n));
+    f->forward(ctx, b.arenaBase, b.in.data(), weights, b.out.data());
+    return deviceSynchronize();
+  }
+  /// After the forward of `f` whose last token is t: from the shortest
+  /// prompt's last step on, the ranks holding logits pick each row's next
+  /// token (before the arena holding them is reused) and the agreement
+  /// starts.
+  parc_rt_status_t startChoice(const parc_rt_program_t *f,
+                               const StepBuffers &b, Group &g, int64_t t) {
+    if (t + 1 < g.rows.shortest)
+      return PARC_RT_OK;
+    if (f->num_outputs > 0) {
+      PARC_RT_RETURN_IF_ERROR(readLogits(f, b, g.rows.batch, logits));
+      pickNext(logits, sampler, g.next);
+      if (writer && !o.logitsPath.empty())
+        logitsLog.add(g.rows, g.first, batch, o.maxNewTokens, t, logits);
+    }
+    g.choosing = t;
+    return g.agreement.start(g.next);
+  }
+  /// The agreed choice of g's last step becomes each choosing row's next
+  /// token; the writer notes when.
+  parc_rt_status_t finishChoice(Group &g) {
+    if (g.choosing < 0)
+      return PARC_RT_OK;
+    const int64_t t = g.choosing;
+    g.choosing = -1;
+    PARC_RT_RETURN_IF_ERROR(g.agreement.finish(g.next));
+    takeNext(g.next, o, t, g.rows);
+    const double now = msSince(start);
+    if (t + 1 == g.rows.longest)
+      g.ttftMs = now;
+    else if (t + 1 > g.rows.longest)
+      g.stepMs.push_back(now - g.lastMs);
+    g.lastMs = now;
+    return PARC_RT_OK;
+  }
+
+  parc_rt_context_t *ctx;
+  const GenerateOptions &o;
+  void **weights;
+  bool writer;
+  int64_t batch = 0; // rows of every group
+  std::vector<Group> groups;
+  std::vector<float> logits;
+  Sampler sampler;
+  LogitsLog logitsLog;
+  std::chrono::steady_clock::time_point start;
+};
+
 /// The rank holding the outputs: tokens.npy, the figures, --logits.
 parc_rt_status_t writeResults(const parc_rt_program_t *p, Generation &g,
-                              const std::string &outputDir, double ttftMs,
-                              const std::vector<double> &stepMs,
-                              int64_t prefilled) {
-  Rows &rows = g.rows;
+                              Rows &rows, const std::string &outputDir,
+                              double totalMs, int64_t prefilled) {
   const GenerateOptions &o = g.o;
+  double ttftMs = 0;
+  std::vector<double> stepMs;
+  for (const Group &group : g.groups) {
+    rows.store(group.rows, group.first);
+    ttftMs = std::max(ttftMs, group.ttftMs);
+    stepMs.insert(stepMs.end(), group.stepMs.begin(), group.stepMs.end());
+  }
   // After its end (--eos, its own --max-new-tokens, or a shorter prompt)
   // a row holds --eos, or -1 without one.
   for (int64_t b = 0; b < rows.batch; ++b) {
     auto row = rows.tokens.begin() + b * rows.total;
     std::fill(row + rows.filled[b], row + rows.total, o.eos);
   }
-  printFigures(rows, ttftMs, stepMs, prefilled);
+  printFigures(rows, int64_t(g.groups.size()), ttftMs, stepMs, totalMs,
+               prefilled);
   if (!o.logitsPath.empty())
     PARC_RT_RETURN_IF_ERROR(
         g.logitsLog.write(o.logitsPath, rows.batch, p->outputs[0].dims[2]));
@@ -600,6 +683,30 @@ parc_rt_status_t writeResults(const parc_rt_program_t *p, Generation &g,
   const int64_t shape[2] = {rows.batch, rows.total};
   return parc_rt_npy_write(path.c_str(), PARC_RT_I64, 2, shape,
                            rows.tokens.data());
+}
+
+/// The groups of `rows` (the program's batch each), their buffers in one
+/// arena for both programs, and their token agreements.
+parc_rt_status_t createGroups(const parc_rt_program_t *p, int64_t programBatch,
+                              const Rows &rows, Generation &g) {
+  const parc_rt_program_t *f = p->prefill;
+  g.batch = rows.batch;
+  g.groups = std::vector<Group>(size_t(rows.batch / programBatch));
+  for (size_t i = 0; i < g.groups.size(); ++i) {
+    Group &group = g.groups[i];
+    group.first = int64_t(i) * programBatch;
+    group.rows = rows.group(group.first, programBatch);
+    group.next.assign(size_t(programBatch), 0);
+    const StepBuffers *arena = i ? &g.groups[0].buf : nullptr;
+    PARC_RT_RETURN_IF_ERROR(group.buf.create(
+        p, std::max(p->arena_size, f ? f->arena_size : int64_t(0)), arena));
+    if (f)
+      PARC_RT_RETURN_IF_ERROR(
+          group.prefillBuf.create(f, 0, &group.buf, p, &group.buf));
+    PARC_RT_RETURN_IF_ERROR(
+        group.agreement.create(g.ctx, g.o.outputRank, programBatch));
+  }
+  return PARC_RT_OK;
 }
 
 } // namespace
@@ -614,49 +721,52 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
   if (f)
     PARC_RT_RETURN_IF_ERROR(checkPrefill(p, f, batch, prefillLen));
   Generation g(ctx, o, weights, writer);
-  Rows &rows = g.rows;
+  Rows rows;
   PARC_RT_RETURN_IF_ERROR(readPrompt(p, o, batch, rows));
-  // One arena for both programs: they run one after the other.
-  PARC_RT_RETURN_IF_ERROR(
-      g.buf.create(p, std::max(p->arena_size, f ? f->arena_size : int64_t(0))));
-  if (f)
-    PARC_RT_RETURN_IF_ERROR(g.prefillBuf.create(f, 0, p, &g.buf));
+  PARC_RT_RETURN_IF_ERROR(createGroups(p, batch, rows, g));
   // The prefill takes the first P tokens when every row has them; shorter
   // prompts are fed a token per step.
   const int64_t prefilled = f && rows.shortest >= prefillLen ? prefillLen : 0;
-  PARC_RT_RETURN_IF_ERROR(g.agreement.create(ctx, o.outputRank, batch));
-  g.next.assign(size_t(batch), 0);
-  std::vector<double> stepMs;
-  double ttftMs = 0, elapsed = 0;
+  Group &first = g.groups.front();
   for (long w = 0; w < o.warmup; ++w) {
-    PARC_RT_RETURN_IF_ERROR(g.forward(p, g.buf, 0, 1));
+    PARC_RT_RETURN_IF_ERROR(g.forward(p, first.buf, first, 0, 1));
     if (prefilled)
-      PARC_RT_RETURN_IF_ERROR(g.forward(f, g.prefillBuf, 0, prefilled));
+      PARC_RT_RETURN_IF_ERROR(
+          g.forward(f, first.prefillBuf, first, 0, prefilled));
   }
-  int64_t t = 0;
-  if (prefilled) {
-    auto start = std::chrono::steady_clock::now();
-    PARC_RT_RETURN_IF_ERROR(g.forward(f, g.prefillBuf, 0, prefilled));
-    PARC_RT_RETURN_IF_ERROR(g.choose(f, g.prefillBuf, prefilled - 1));
-    elapsed = msSince(start);
-    if (prefilled == rows.longest)
-      ttftMs = elapsed;
-    t = prefilled;
+  g.start = std::chrono::steady_clock::now();
+  // Each group's step, then its choice in flight while the next group's
+  // step runs: under --pp a stage computes one group while the later
+  // stages compute the groups before it. Every rank visits the groups in
+  // the same order and stops a group on the same agreed tokens.
+  for (Group &group : g.groups) {
+    if (!prefilled)
+      continue;
+    PARC_RT_RETURN_IF_ERROR(
+        g.forward(f, group.prefillBuf, group, 0, prefilled));
+    PARC_RT_RETURN_IF_ERROR(
+        g.startChoice(f, group.prefillBuf, group, prefilled - 1));
+    group.t = prefilled;
   }
-  for (; t + 1 < rows.total && !rows.allDone(); ++t) {
-    auto start = std::chrono::steady_clock::now();
-    PARC_RT_RETURN_IF_ERROR(g.forward(p, g.buf, t, 1));
-    PARC_RT_RETURN_IF_ERROR(g.choose(p, g.buf, t));
-    const double ms = msSince(start);
-    elapsed += ms;
-    if (t + 1 == rows.longest)
-      ttftMs = elapsed;
-    else if (t + 1 > rows.longest)
-      stepMs.push_back(ms);
+  for (bool any = true; any;) {
+    any = false;
+    for (Group &group : g.groups) {
+      if (!group.running)
+        continue;
+      PARC_RT_RETURN_IF_ERROR(g.finishChoice(group));
+      group.running = group.t + 1 < group.rows.total && !group.rows.allDone();
+      if (!group.running)
+        continue;
+      any = true;
+      PARC_RT_RETURN_IF_ERROR(g.forward(p, group.buf, group, group.t, 1));
+      PARC_RT_RETURN_IF_ERROR(g.startChoice(p, group.buf, group, group.t));
+      ++group.t;
+    }
   }
+  const double totalMs = msSince(g.start);
   if (!writer)
     return PARC_RT_OK;
-  return writeResults(p, g, outputDir, ttftMs, stepMs, prefilled);
+  return writeResults(p, g, rows, outputDir, totalMs, prefilled);
 }
 
 } // namespace parc::rt
