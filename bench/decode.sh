@@ -18,7 +18,12 @@
 #     agree;
 #   parc's per-token latency as a share of one full-sequence forward:
 #     onnxruntime's forward of all 192 tokens over an empty past, the cost
-#     of re-running the sequence for a token.
+#     of re-running the sequence for a token;
+#   the bytes a decode step moves in and out of the program, from the
+#     model's shape (analytic): parc's (ids, positions, mask in, logits
+#     out; the cache stays) against onnxruntime's past/present loop (the
+#     cache in and out again at the mean position) and the full-sequence
+#     forward's (192 ids in, 192 rows of logits out).
 # Each round runs every side once; the figures are medians over ROUNDS.
 # Usage: bench/decode.sh [ROUNDS] [THREADS]   (defaults 3 and 1)
 set -euo pipefail
@@ -115,4 +120,17 @@ print(f"--pp 2, batch 4    2 groups {two:.1f} tokens/s vs 1 group {one:.1f}: "
       f"speed-up {two / one:.2f}x (--micro-batches 2; tokens: {g_same})")
 print(f"decode step vs full forward  parc step {p_tok:.3f} ms = "
       f"{100 * p_tok / f:.1f}% of onnxruntime's 192-token forward ({f:.3f} ms)")
+sys.path.insert(0, "examples/models")
+from generate_past import BENCH_MODELS
+c = BENCH_MODELS["llama_past_100m"]
+prompt, new, maxseq = 128, 64, 192
+step = 8 + 8 + 8 * maxseq + 4 * c.vocab  # ids, position, mask; logits
+mean_past = prompt + (new - 1) / 2
+cache = 2 * c.layers * c.kv_heads * (c.hidden // c.heads) * 4  # B per token
+ort_step = 8 + 8 + 8 * (mean_past + 1) + 4 * c.vocab + cache * (2 * mean_past + 1)
+full = 8 * maxseq * 3 + 4 * c.vocab * maxseq
+print(f"bytes per decode step (analytic)  parc {step / 1e3:.1f} KB = "
+      f"{100 * step / full:.2f}% of the full forward's {full / 1e6:.2f} MB; "
+      f"onnxruntime's past/present step {ort_step / 1e6:.2f} MB (the cache "
+      f"in and out at the mean position {mean_past:.1f})")
 PY

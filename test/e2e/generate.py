@@ -26,7 +26,9 @@ the draws: --top-k 1 and --temperature 1e-6 give onnxruntime's greedy
 tokens; one seed gives the same tokens twice; every sampled token is among
 the top-k ids numpy finds in the logits parc wrote for its step.
 
-The two real onnxruntime-genai decoders of test/Inputs/models run too:
+The two real onnxruntime-genai decoders of test/Inputs/models run too, at
+REAL_CONFIGS (1 rank, --tp 2, --tp 4, --pp 2, --pp 2 --tp 2; each rank's
+cache its kv heads' and its stage's layers'):
 GPT-2 with com.microsoft Attention and its stacked past_{i} [2, batch,
 heads, past, head] (int32 ids, positions and mask), and the fp16 Qwen with
 GroupQueryAttention (seqlens_k computed in the graph from the int64
@@ -114,6 +116,8 @@ REAL = {
     "ort_gpt2_past": ("ort_genai_tiny_gpt2_past", 5, 4, 8, 4, 1e-4),
     "ort_qwen35_gqa_fp16": ("ort_genai_tiny_qwen35_gqa_fp16", 2, 2, 16, 2, 4e-3),
 }
+# The configurations the real decoders run at.
+REAL_CONFIGS = ("1", "tp2", "tp4", "pp2", "pp2tp2")
 # Batch 1 and (GPT-2) 2; the Qwen file's GroupQueryAttention in
 # onnxruntime needs batch 1 for a prompt of several tokens with a past.
 REAL_CASES = [
@@ -407,26 +411,50 @@ def check_bad_lengths(args, out, ids, work, log):
                                f"no '{message}' in {r.stdout.strip()!r}")
 
 
-def run_real_case(args, index, name, rows, new, log):
+def run_real_case(args, index, name, rows, new, log, config=("1", 1, 1)):
     """A real decoder: tokens exact, every step's logits within the model's
-    tolerance, cache bytes by the formula."""
+    tolerance, cache bytes by the formula (kv heads over tp, one per rank
+    where tp is a multiple of them; layers over pp)."""
+    label, tp, pp = config
     file, layers, kv_heads, head_dim, elem, rtol = REAL[name]
     work = os.path.join(args.work, f"real{index}-{name}")
     os.makedirs(work, exist_ok=True)
     model = os.path.join(ROOT, "test", "Inputs", "models", file + ".onnx")
     prompt_path = os.path.join(work, "prompt.npy")
     np.save(prompt_path, np.array(rows, dtype=np.int64))
+    ort_path = os.path.join(work, "ort.npy")
+    if os.path.exists(ort_path):
+        want = np.load(ort_path)
+        want_logits = np.load(ort_path.replace(".npy", "-logits.npy"))
+    else:
+        want, want_logits = ort_tokens(model, prompt_path, new, ort_path, log)
+    work = os.path.join(work, label)
+    os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "compiled")
-    out, manifest = compile_model(args.tools, model, len(rows), 1, 1, out, log)
-    check_cache_bytes(manifest, len(rows) * MAX_SEQ * layers * kv_heads *
-                      head_dim * 2 * elem)
-    want, want_logits = ort_tokens(model, prompt_path, new,
-                                   os.path.join(work, "ort.npy"), log)
+    out, manifest = compile_model(args.tools, model, len(rows), tp, pp, out, log)
+    heads = kv_heads // tp if kv_heads % tp == 0 else 1
+    per_layer = len(rows) * MAX_SEQ * heads * head_dim * 2 * elem
+    # Each stage holds its layers' caches: the layout is dist-pipeline's
+    # (GPT-2's 5 layers over 2 stages by cost), the bytes per layer the
+    # formula's; the manifest gives the largest stage's.
+    stages = manifest["pipeline"]["layers_per_stage"] if pp > 1 else [layers]
+    if sum(stages) != layers:
+        raise RuntimeError(f"layers per stage {stages} do not add up to {layers}")
+    got = manifest["generation"]["kv_cache_bytes_per_rank"]
+    if got != per_layer * max(stages):
+        raise RuntimeError(f"manifest KV-cache bytes {got}, formula gives "
+                           f"{per_layer * max(stages)} ({max(stages)} layers)")
+    for prog in manifest["programs"]:
+        if prog.get("kv_cache_bytes") not in [per_layer * n for n in stages]:
+            raise RuntimeError(f"program {prog.get('name')} holds "
+                               f"{prog.get('kv_cache_bytes')} B of cache, not "
+                               f"a stage's {stages} layers' worth")
     got, logits = parc_tokens(args.tools, out, prompt_path, new, work, log)
     if not np.array_equal(got, want):
         raise RuntimeError(f"tokens differ: parc {got.tolist()} ort {want.tolist()}")
     err = check_logits(logits, want_logits, rtol)
-    return f"{new} new tokens x {len(rows)}, logits {err:.2e} (rtol {rtol:g})"
+    return (f"{label:6} {new} new tokens x {len(rows)}, logits {err:.2e} "
+            f"(rtol {rtol:g})")
 
 
 # --prefill-len: (model, prompt rows, new tokens, P). P the prompt's length
@@ -617,7 +645,7 @@ def main():
                    help="models to run")
     p.add_argument("--configs", nargs="*", choices=[c[0] for c in CONFIGS],
                    help="parallel configurations of the generated models "
-                        "(default: all; the real decoders run at 1 rank)")
+                        "(default: all; the real decoders at REAL_CONFIGS)")
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)
     subprocess.run([sys.executable, os.path.join(ROOT, "examples", "models",
@@ -646,7 +674,15 @@ def main():
                     continue
                 ok = mixed_row(args, i, name, rows, new, config, log)
                 passed, failed = passed + ok, failed + (not ok)
-        p2, f2 = run_cases(args, REAL_CASES, run_real_case, 19, log)
+        p2 = f2 = 0
+        for config in CONFIGS:
+            if config[0] not in REAL_CONFIGS or (
+                    args.configs and config[0] not in args.configs):
+                continue
+            p, f = run_cases(args, REAL_CASES,
+                             lambda *a, c=config: run_real_case(*a, config=c),
+                             19, log)
+            p2, f2 = p2 + p, f2 + f
         for i, (name, rows, new) in enumerate(REAL_MIXED):
             if args.only and name not in args.only:
                 continue

@@ -631,7 +631,9 @@ struct Generation {
       return PARC_RT_OK;
     const int64_t t = g.choosing;
     g.choosing = -1;
+    auto begin = std::chrono::steady_clock::now();
     PARC_RT_RETURN_IF_ERROR(g.agreement.finish(g.next));
+    waitMs += msSince(begin);
     takeNext(g.next, o, t, g.rows);
     const double now = msSince(start);
     if (t + 1 == g.rows.longest)
@@ -652,7 +654,48 @@ struct Generation {
   Sampler sampler;
   LogitsLog logitsLog;
   std::chrono::steady_clock::time_point start;
+  // This rank's wall time in each forward of a decode step, and blocked
+  // waiting for agreed tokens.
+  std::vector<double> stepsMs;
+  double waitMs = 0;
 };
+
+/// Every rank's figures, gathered to the writer (a collective): its decode
+/// forwards' p50, their share of the generation, its wait for tokens. With
+/// --pp a stage's share is the work it does; the rest it waits for its
+/// neighbours.
+parc_rt_status_t reportRanks(const Generation &g, double totalMs) {
+  parc_rt_comm_t *world = parc_rt_context_world(g.ctx);
+  const int size = parc_rt_comm_size(world), rank = parc_rt_comm_rank(world);
+  constexpr int kFigures = 3;
+  std::vector<double> mine(size_t(kFigures * size), 0.0), all(mine.size());
+  double busy = 0;
+  for (double ms : g.stepsMs)
+    busy += ms;
+  double *m = &mine[size_t(kFigures * rank)];
+  m[0] = percentile(g.stepsMs, 0.5);
+  m[1] = totalMs > 0 ? busy / totalMs : 0;
+  m[2] = g.waitMs;
+  if (size > 1)
+    PARC_RT_RETURN_IF_ERROR(parc_rt_all_reduce(world, mine.data(), all.data(),
+                                               int64_t(mine.size()), PARC_RT_F64,
+                                               PARC_RT_REDUCE_SUM));
+  else
+    all = mine;
+  if (!g.writer)
+    return PARC_RT_OK;
+  for (int r = 0; r < size; ++r) {
+    const double *a = &all[size_t(kFigures * r)];
+    const std::string label = size_t(r) < g.o.rankLabels.size()
+                                  ? g.o.rankLabels[size_t(r)]
+                                  : "rank " + std::to_string(r);
+    std::printf("parc: %s: decode forward p50 %.3f ms (a stage's wait for "
+                "its neighbour's activations included), %.0f%% of the "
+                "generation in forwards, %.3f ms waiting for tokens\n",
+                label.c_str(), a[0], 100 * a[1], a[2]);
+  }
+  return PARC_RT_OK;
+}
 
 /// The rank holding the outputs: tokens.npy, the figures, --logits.
 parc_rt_status_t writeResults(const parc_rt_program_t *p, Generation &g,
@@ -758,15 +801,18 @@ parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
       if (!group.running)
         continue;
       any = true;
+      auto begin = std::chrono::steady_clock::now();
       PARC_RT_RETURN_IF_ERROR(g.forward(p, group.buf, group, group.t, 1));
+      g.stepsMs.push_back(msSince(begin));
       PARC_RT_RETURN_IF_ERROR(g.startChoice(p, group.buf, group, group.t));
       ++group.t;
     }
   }
   const double totalMs = msSince(g.start);
-  if (!writer)
-    return PARC_RT_OK;
-  return writeResults(p, g, rows, outputDir, totalMs, prefilled);
+  if (writer)
+    PARC_RT_RETURN_IF_ERROR(
+        writeResults(p, g, rows, outputDir, totalMs, prefilled));
+  return reportRanks(g, totalMs);
 }
 
 } // namespace parc::rt

@@ -6,6 +6,7 @@
 #include "parc/program.h"
 
 #include <string>
+#include <vector>
 
 namespace parc::rt {
 
@@ -33,6 +34,8 @@ struct GenerateOptions {
   /// The rank whose logits choose every next token, broadcast to all
   /// ranks (the manifest's output_rank: the last stage's first rank).
   int outputRank = 0;
+  /// Each world rank's name in the figures ("rank 1 (stage 0, tp 1)").
+  std::vector<std::string> rankLabels;
 };
 
 /// Runs the prompt and then one step per new token through `p` (a program
@@ -41,7 +44,8 @@ struct GenerateOptions {
 /// share each step's position: a shorter row starts generating earlier. The
 /// rank holding the outputs writes `outputDir`/tokens.npy ([batch, longest
 /// prompt + new], each row its prompt, its new tokens, then --eos or -1)
-/// and prints the figures.
+/// and prints the figures, overall and per rank (a collective: every rank
+/// sends its own).
 parc_rt_status_t runGeneration(parc_rt_context_t *ctx,
                                const parc_rt_program_t *p,
                                const GenerateOptions &o, void **weights,

@@ -782,6 +782,8 @@ extern "C" int parc_rt_program_main(int argc, char **argv,
   if (!o.generate.prompt.empty()) {
     o.generate.warmup = o.warmup;
     o.generate.outputRank = int(o.outputRank);
+    for (int r = 0; r < parc_rt_context_size(ctx); ++r)
+      o.generate.rankLabels.push_back(rankLabel(r, p));
     parc_rt_check(ctx,
                   runGeneration(ctx, p, o.generate, slots.weights.data(),
                                 o.outputDir, rank == o.outputRank),
