@@ -268,21 +268,9 @@ def check_sampling(args, out, prompt_path, prompt_len, greedy, new, work, log):
 
 def run_case(args, index, name, rows, new, config, log):
     label, tp, pp = config
-    work = os.path.join(args.work, f"{index}-{name}")
-    os.makedirs(work, exist_ok=True)
-    model = os.path.join(args.work, name + ".onnx")
     prompt = np.array(rows, dtype=np.int64)
-    prompt_path = os.path.join(work, "prompt.npy")
-    np.save(prompt_path, prompt)
-    ort_path = os.path.join(work, "ort.npy")
-    # onnxruntime's loop once per case, for every configuration.
-    if os.path.exists(ort_path):
-        want = np.load(ort_path)
-        want_logits = np.load(ort_path.replace(".npy", "-logits.npy"))
-    else:
-        want, want_logits = ort_tokens(model, prompt_path, new, ort_path, log)
-    work = os.path.join(work, label)
-    os.makedirs(work, exist_ok=True)
+    work, model, prompt_path, want, want_logits = prepare(
+        args, f"{index}-{name}", name, rows, new, label, log)
     out = os.path.join(work, "compiled")
     out, manifest = compile_model(args.tools, model, len(rows), tp, pp, out, log)
     check_cache_bytes(manifest, cache_bytes_per_rank(MODELS[name], len(rows), tp, pp))
@@ -416,20 +404,9 @@ def run_real_case(args, index, name, rows, new, log, config=("1", 1, 1)):
     tolerance, cache bytes by the formula (kv heads over tp, one per rank
     where tp is a multiple of them; layers over pp)."""
     label, tp, pp = config
-    file, layers, kv_heads, head_dim, elem, rtol = REAL[name]
-    work = os.path.join(args.work, f"real{index}-{name}")
-    os.makedirs(work, exist_ok=True)
-    model = os.path.join(ROOT, "test", "Inputs", "models", file + ".onnx")
-    prompt_path = os.path.join(work, "prompt.npy")
-    np.save(prompt_path, np.array(rows, dtype=np.int64))
-    ort_path = os.path.join(work, "ort.npy")
-    if os.path.exists(ort_path):
-        want = np.load(ort_path)
-        want_logits = np.load(ort_path.replace(".npy", "-logits.npy"))
-    else:
-        want, want_logits = ort_tokens(model, prompt_path, new, ort_path, log)
-    work = os.path.join(work, label)
-    os.makedirs(work, exist_ok=True)
+    _, layers, kv_heads, head_dim, elem, rtol = REAL[name]
+    work, model, prompt_path, want, want_logits = prepare(
+        args, f"real{index}-{name}", name, rows, new, label, log)
     out = os.path.join(work, "compiled")
     out, manifest = compile_model(args.tools, model, len(rows), tp, pp, out, log)
     heads = kv_heads // tp if kv_heads % tp == 0 else 1
@@ -490,15 +467,27 @@ def model_path(args, name):
     return os.path.join(args.work, name + ".onnx")
 
 
-def run_prefill_case(args, index, name, rows, new, prefill, config, log):
-    label, tp, pp = config
-    work = os.path.join(args.work, f"prefill{index}-{name}", label)
-    os.makedirs(work, exist_ok=True)
+def prepare(args, case, name, rows, new, label, log):
+    """A case's folder (case/label), model, prompt file, and onnxruntime's
+    tokens and logits (its loop once per case, for every configuration)."""
+    work = os.path.join(args.work, case)
+    os.makedirs(os.path.join(work, label), exist_ok=True)
     model = model_path(args, name)
     prompt_path = os.path.join(work, "prompt.npy")
     np.save(prompt_path, np.array(rows, dtype=np.int64))
-    want, want_logits = ort_tokens(model, prompt_path, new,
-                                   os.path.join(work, "ort.npy"), log)
+    ort_path = os.path.join(work, "ort.npy")
+    if os.path.exists(ort_path):
+        want = np.load(ort_path)
+        want_logits = np.load(ort_path.replace(".npy", "-logits.npy"))
+    else:
+        want, want_logits = ort_tokens(model, prompt_path, new, ort_path, log)
+    return os.path.join(work, label), model, prompt_path, want, want_logits
+
+
+def run_prefill_case(args, index, name, rows, new, prefill, config, log):
+    label, tp, pp = config
+    work, model, prompt_path, want, want_logits = prepare(
+        args, f"prefill{index}-{name}", name, rows, new, label, log)
     out, manifest = compile_model(args.tools, model, len(rows), tp, pp,
                                   os.path.join(work, "compiled"), log, prefill)
     check_prefill_manifest(manifest, prefill)
@@ -553,13 +542,8 @@ GROUP_MIXED = [("llama_past", [[1, 2, 3], [60, 7, 33, 21, 1, 4, 9]], 10)]
 def run_group_case(args, index, name, rows, new, groups, prefill, eos_case,
                    config, log):
     label, tp, pp = config
-    work = os.path.join(args.work, f"groups{index}-{name}", label)
-    os.makedirs(work, exist_ok=True)
-    model = model_path(args, name)
-    prompt_path = os.path.join(work, "prompt.npy")
-    np.save(prompt_path, np.array(rows, dtype=np.int64))
-    want, want_logits = ort_tokens(model, prompt_path, new,
-                                   os.path.join(work, "ort.npy"), log)
+    work, model, prompt_path, want, want_logits = prepare(
+        args, f"groups{index}-{name}", name, rows, new, label, log)
     out, manifest = compile_model(args.tools, model, len(rows), tp, pp,
                                   os.path.join(work, "compiled"), log, prefill,
                                   groups)
