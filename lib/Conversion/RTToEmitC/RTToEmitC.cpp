@@ -19,12 +19,14 @@
 #include "nn/NodeLocation.h"
 #include "rt/RTDTypes.h"
 #include "rt/RTDialect.h"
+#include "rt/RTKernels.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/JSON.h"
 
 #define DEBUG_TYPE "convert-rt-to-emitc"
@@ -362,6 +364,13 @@ Value Emitter::meshComm(Operation *op) {
 }
 
 void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef comm) {
+  // Every call is to an entry point RTKernels.td declares (and runtime.h
+  // was checked against) with the arguments it declares.
+  std::optional<unsigned> arity = rt::getEntryArity(callee);
+  if (!arity || *arity != call.args.size())
+    llvm::report_fatal_error(llvm::Twine("convert-rt-to-emitc: call of ") +
+                             callee + " with " + llvm::Twine(call.args.size()) +
+                             " arguments, which RTKernels.td does not declare");
   auto status = emitc::CallOpaqueOp::create(b, loc, opaque("parc_rt_status_t"),
                                             callee, b.getArrayAttr(call.args),
                                             ArrayAttr(), call.operands);
