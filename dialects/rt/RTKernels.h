@@ -24,12 +24,15 @@
 namespace parc::rt {
 
 /// A kernel parameter: the attribute `name`, which `matches` accepts
-/// (`kind` says what it must be).
+/// (`kind` says what it must be). An `annotation` is a dialect-prefixed
+/// attribute of the op that later stages read off the kernel; the C call
+/// does not take it.
 struct KernelParam {
   llvm::StringRef name;
   llvm::StringRef kind;
   bool (*matches)(mlir::Attribute);
   bool optional;
+  bool annotation;
 };
 
 /// One rt kernel. Counts of -1 are unbounded.

@@ -196,8 +196,20 @@ class RT_Param<string n, RT_ParamKind k, bit opt = 0> {
   string name = n;
   RT_ParamKind kind = k;
   bit optional = opt;
+  bit annotation = 0;
 }
 class RT_Opt<string n, RT_ParamKind k> : RT_Param<n, k, 1>;
+/// A dialect-prefixed attribute an earlier pass leaves on the op that a
+/// stage after convert-nn-to-rt reads off the kernel, though the C call
+/// does not take it. convert-nn-to-rt passes it through; other prefixed
+/// attributes stay behind.
+class RT_Annotation<string n, RT_ParamKind k> : RT_Param<n, k, 1> {
+  let annotation = 1;
+}
+
+// The experts' FFN is split this many ways (--etp); the manifest
+// (tools/parc/MoeManifest.cpp) scales the experts' weight bytes by it.
+defvar FfnShards = RT_Annotation<"dist.ffn_shards", RT_I64>;
 
 // The group of a collective: which mesh axes it spans.
 defvar MeshParams = [RT_Opt<"mesh", RT_Symbol>, RT_Opt<"mesh_axes", RT_StrArray>];
@@ -339,7 +351,8 @@ def RT_KernelAttentionFused : RT_Kernel<"attention_fused",
 
 def RT_KernelMoe : RT_Kernel<"moe", RT_EntryMoe, 4, 5, 1, 1,
     [RT_Param<"top_k", RT_I64>, RT_Opt<"normalize", RT_Bool>,
-     RT_Opt<"activation", RT_MoeActivation>, RT_Opt<"capacity", RT_I64>],
+     RT_Opt<"activation", RT_MoeActivation>, RT_Opt<"capacity", RT_I64>,
+     FfnShards],
     ["nn.moe"]> {
   let operands = "x, logits, fc1, fc2 (, fc3) and one output";
 }
@@ -350,7 +363,8 @@ def RT_KernelMoePermute : RT_Kernel<"moe_permute", RT_EntryMoePermute,
     3, 3, 5, 5, !listconcat(MeshParams, [RT_Opt<"capacity", RT_I64>]),
     ["dist.moe_permute"]>;
 def RT_KernelMoeExperts : RT_Kernel<"moe_experts", RT_EntryMoeExperts,
-    4, 5, 1, 1, [RT_Opt<"activation", RT_MoeActivation>], ["nn.moe_experts"]> {
+    4, 5, 1, 1, [RT_Opt<"activation", RT_MoeActivation>, FfnShards],
+    ["nn.moe_experts"]> {
   let operands = "rows, layout, fc1, fc2 (, fc3) and one output";
 }
 def RT_KernelMoeCombine : RT_Kernel<"moe_combine", RT_EntryMoeCombine,

@@ -106,10 +106,11 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
       os << "static const ::parc::rt::KernelParam rtParams" << id << "[] = {\n";
       for (const Record *p : params) {
         const Record *kind = p->getValueAsDef("kind");
-        os << formatv("  {{\"{0}\", \"{1}\", rtParamIs{2}, {3}},\n",
+        os << formatv("  {{\"{0}\", \"{1}\", rtParamIs{2}, {3}, {4}},\n",
                       p->getValueAsString("name"),
                       kind->getValueAsString("summary"), kind->getName(),
-                      p->getValueAsBit("optional") ? "true" : "false");
+                      p->getValueAsBit("optional") ? "true" : "false",
+                      p->getValueAsBit("annotation") ? "true" : "false");
       }
       os << "};\n";
     }

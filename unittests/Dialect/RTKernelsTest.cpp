@@ -81,7 +81,7 @@ TEST_F(RTKernelsTest, GenericLoweringsPassTheDeclaredParameters) {
             << producer.str() << " has attribute '" << attr.str()
             << "', which kernel " << k.name.str() << " does not declare";
       for (const rt::KernelParam &p : k.params)
-        EXPECT_TRUE(attrs.contains(p.name))
+        EXPECT_TRUE(p.annotation || attrs.contains(p.name))
             << k.name.str() << " declares parameter '" << p.name.str()
             << "', which " << producer.str() << " does not have";
     }
@@ -100,6 +100,22 @@ TEST_F(RTKernelsTest, EveryKernelCallsADeclaredEntry) {
   EXPECT_EQ(rt::getEntryArity("parc_rt_matmul"), 10u);
   EXPECT_EQ(rt::getEntryArity("parc_rt_all_reduce_start"), 7u);
   EXPECT_FALSE(rt::lookupKernel("fft"));
+}
+
+/// An annotation is a dialect-prefixed attribute of one of the kernel's
+/// producers, never a parameter of the C call.
+TEST_F(RTKernelsTest, AnnotationsAreDialectPrefixed) {
+  for (const rt::KernelDecl &k : rt::getKernels())
+    for (const rt::KernelParam &p : k.params) {
+      auto [ns, rest] = p.name.split('.');
+      EXPECT_EQ(p.annotation, !rest.empty())
+          << k.name.str() << ": parameter '" << p.name.str()
+          << "' must be an RT_Annotation exactly when it is prefixed";
+      if (p.annotation) {
+        EXPECT_TRUE(p.optional) << p.name.str();
+        EXPECT_TRUE(ctx.getLoadedDialect(ns)) << p.name.str();
+      }
+    }
 }
 
 } // namespace

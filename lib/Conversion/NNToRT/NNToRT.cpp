@@ -69,14 +69,20 @@ bool onlyCut(Operation *op) {
   });
 }
 
-/// Passes `from`'s attributes to the kernel call `to` as its parameters.
-/// Annotations earlier passes left (dialect-prefixed, `dist.ffn_shards`)
-/// are not parameters of any kernel (RTKernels.td) and stay behind.
-void copyParams(Operation *from, Operation *to) {
-  for (NamedAttribute attr : from->getAttrDictionary())
-    if (attr.getName() != "operandSegmentSizes" &&
-        !attr.getName().getValue().contains('.'))
-      to->setAttr(attr.getName(), attr.getValue());
+/// Passes `from`'s attributes to the call `to` of `kernel` as its
+/// parameters. A dialect-prefixed annotation an earlier pass left stays
+/// behind unless RTKernels.td declares it on the kernel for a later stage
+/// that reads it (`dist.ffn_shards`: the MoE manifest's expert split); any
+/// other attribute is passed for the rt verifier to check against the
+/// declaration.
+void copyParams(Operation *from, Operation *to, const rt::KernelDecl &kernel) {
+  for (NamedAttribute attr : from->getAttrDictionary()) {
+    StringRef name = attr.getName().getValue();
+    if (name == "operandSegmentSizes" ||
+        (name.contains('.') && !kernel.lookupParam(name)))
+      continue;
+    to->setAttr(attr.getName(), attr.getValue());
+  }
 }
 
 MemRefType bufferType(Type tensor) {
@@ -338,7 +344,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     map.map(r, outs.back());
   }
   auto kernel = rt::KernelOp::create(b, loc, decl->name, ins, outs);
-  copyParams(op, kernel);
+  copyParams(op, kernel, *decl);
   return success();
 }
 
@@ -426,7 +432,8 @@ LogicalResult Lowering::lowerComm(Operation *op) {
   Location loc = op->getLoc();
   StringRef callee = op->getName().stripDialect();
   bool async = callee.consume_back("_start");
-  if (!rt::lookupKernel(callee))
+  const rt::KernelDecl *decl = rt::lookupKernel(callee);
+  if (!decl)
     return op->emitOpError("has no runtime kernel");
   Value result = op->getNumResults() ? op->getResult(0) : Value();
   RankedTensorType type;
@@ -512,7 +519,7 @@ LogicalResult Lowering::lowerComm(Operation *op) {
                                callee, ins, outs);
   else
     call = rt::KernelOp::create(b, loc, callee, ins, outs);
-  copyParams(op, call);
+  copyParams(op, call, *decl);
   if (async)
     started[result] = {call->getResult(0), finish};
   else if (Value r = finish())

@@ -198,6 +198,24 @@ func.func @kernel_operands_described(%a: memref<4xf32>) {
 
 // -----
 
+// An annotation a later stage reads (RT_Annotation) is typed like a
+// parameter; any other dialect-prefixed attribute is undeclared.
+func.func @kernel_annotation_kind(%x: memref<16x32xf32>, %l: memref<16x4xf32>, %w1: memref<4x32x64xf32>, %w2: memref<4x64x32xf32>, %y: memref<16x32xf32>) {
+  // expected-error @+1 {{'rt.kernel' op parameter 'dist.ffn_shards' of moe must be a 64-bit integer, not "2"}}
+  rt.kernel "moe" ins(%x, %l, %w1, %w2 : memref<16x32xf32>, memref<16x4xf32>, memref<4x32x64xf32>, memref<4x64x32xf32>) outs(%y : memref<16x32xf32>) {top_k = 2 : i64, dist.ffn_shards = "2"}
+  return
+}
+
+// -----
+
+func.func @kernel_undeclared_annotation(%x: memref<16x32xf32>, %l: memref<16x4xf32>, %w1: memref<4x32x64xf32>, %w2: memref<4x64x32xf32>, %y: memref<16x32xf32>) {
+  // expected-error @+1 {{'rt.kernel' op moe takes no parameter 'dist.region'}}
+  rt.kernel "moe" ins(%x, %l, %w1, %w2 : memref<16x32xf32>, memref<16x4xf32>, memref<4x32x64xf32>, memref<4x64x32xf32>) outs(%y : memref<16x32xf32>) {top_k = 2 : i64, dist.region = 0 : i64}
+  return
+}
+
+// -----
+
 func.func @kernel_missing_param(%a: memref<4xf32>, %b: memref<4xf32>) {
   // expected-error @+1 {{'rt.kernel' op softmax needs parameter 'axis' (a 64-bit integer)}}
   rt.kernel "softmax" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
