@@ -39,6 +39,8 @@ struct KernelParam {
 struct KernelDecl {
   llvm::StringRef name;
   Kernel kernel;
+  /// Which convert-rt-to-emitc emitter lays out its C call.
+  KernelFamily family;
   /// The C entry point (`parc_rt_<entry>`), with a `_start` form if
   /// `hasStart`.
   llvm::StringRef entry;

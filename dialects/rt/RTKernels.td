@@ -219,15 +219,30 @@ defvar PeerParams = [RT_Opt<"peer", RT_I64>, RT_Opt<"shift", RT_I64>];
 // Kernels
 //===----------------------------------------------------------------------===//
 
+/// How convert-rt-to-emitc lays out a kernel's C call: one emitter per
+/// family (rt::KernelFamily), so a kernel declared here always has one.
+class RT_Family;
+def RT_FamilyElementwise : RT_Family;
+def RT_FamilyLinalg : RT_Family;
+def RT_FamilyNorm : RT_Family;
+def RT_FamilyMovement : RT_Family;
+def RT_FamilyConcatSplit : RT_Family;
+def RT_FamilyWindowed : RT_Family;
+def RT_FamilyAttention : RT_Family;
+def RT_FamilyCollective : RT_Family;
+def RT_FamilyMoe : RT_Family;
+def RT_FamilyMoeStep : RT_Family;
+
 /// An rt.kernel / rt.start callee. `minIns..maxIns` buffers read and
 /// `minOuts..maxOuts` written (-1: any number); `operands` says what they
 /// are when the counts do not. `producers` are the nn/dist ops whose
 /// lowering emits it. `sameElementType`: every buffer has one element type
 /// (the entry takes one dtype). An rt.start of it needs an entry with a
-/// `_start` form.
+/// `_start` form. `family` is set by the `let` blocks below.
 class RT_Kernel<string n, RT_Entry e, int mi, int xi, int mo, int xo,
                 list<RT_Param> ps, list<string> prods> {
   string name = n;
+  RT_Family family = ?;
   RT_Entry entry = e;
   int minIns = mi;
   int maxIns = xi;
@@ -245,6 +260,7 @@ class RT_Elementwise<string n, RT_Entry e, list<RT_Param> ps = []>
   let sameElementType = 1;
 }
 
+let family = RT_FamilyElementwise in {
 foreach op = ["neg", "exp", "log", "sqrt", "reciprocal", "tanh", "erf",
               "sigmoid", "relu", "not", "silu"] in
   def RT_Kernel_ # op : RT_Elementwise<op, RT_EntryUnary>;
@@ -271,6 +287,8 @@ def RT_KernelCopy : RT_Kernel<"copy", RT_EntryCopy, 1, 1, 1, 1, [],
                               ["func.return"]> {
   let sameElementType = 1;
 }
+} // Elementwise
+let family = RT_FamilyLinalg in {
 def RT_KernelMatmul : RT_Kernel<"matmul", RT_EntryMatmul, 2, 2, 1, 1, [],
                                 ["nn.matmul"]>;
 def RT_KernelGemm : RT_Kernel<"gemm", RT_EntryGemm, 2, 3, 1, 1,
@@ -279,6 +297,8 @@ def RT_KernelGemm : RT_Kernel<"gemm", RT_EntryGemm, 2, 3, 1, 1,
     ["nn.gemm"]>;
 def RT_KernelLinear : RT_Kernel<"linear", RT_EntryGemm, 2, 3, 1, 1,
     [RT_Param<"transpose_weight", RT_Bool>], ["nn.linear"]>;
+} // Linalg
+let family = RT_FamilyNorm in {
 // The softmax between attention scores and values too.
 def RT_KernelSoftmax : RT_Kernel<"softmax", RT_EntrySoftmax, 1, 1, 1, 1,
     [RT_Param<"axis", RT_I64>], ["nn.softmax", "nn.attention"]> {
@@ -288,6 +308,8 @@ def RT_KernelLayerNorm : RT_Kernel<"layer_norm", RT_EntryLayerNorm, 2, 3, 1, 1,
     [RT_Param<"axis", RT_I64>, RT_Param<"epsilon", RT_F32>], ["nn.layer_norm"]>;
 def RT_KernelRmsNorm : RT_Kernel<"rms_norm", RT_EntryRmsNorm, 2, 2, 1, 1,
     [RT_Param<"axis", RT_I64>, RT_Param<"epsilon", RT_F32>], ["nn.rms_norm"]>;
+} // Norm
+let family = RT_FamilyMovement in {
 // Also the moves around collectives that run on the leading dim.
 def RT_KernelTranspose : RT_Kernel<"transpose", RT_EntryTranspose, 1, 1, 1, 1,
     [RT_Param<"perm", RT_I64Array>],
@@ -301,14 +323,6 @@ def RT_KernelSlice : RT_Kernel<"slice", RT_EntrySlice, 1, 1, 1, 1,
   let sameElementType = 1;
 }
 def RT_KernelExpand : RT_Elementwise<"expand", RT_EntryExpand>;
-def RT_KernelConcat : RT_Kernel<"concat", RT_EntryConcat, 1, -1, 1, 1,
-    [RT_Param<"axis", RT_I64>], ["nn.concat"]> {
-  let sameElementType = 1;
-}
-def RT_KernelSplit : RT_Kernel<"split", RT_EntrySplit, 1, 1, 1, -1,
-    [RT_Param<"axis", RT_I64>], ["nn.split"]> {
-  let sameElementType = 1;
-}
 def RT_KernelGather : RT_Kernel<"gather", RT_EntryGather, 2, 2, 1, 1,
     [RT_Param<"axis", RT_I64>], ["nn.gather"]>;
 def RT_KernelScatterElements : RT_Kernel<"scatter_elements",
@@ -320,6 +334,18 @@ def RT_KernelTrilu : RT_Elementwise<"trilu", RT_EntryTrilu,
 def RT_KernelTopk : RT_Kernel<"topk", RT_EntryTopk, 1, 1, 2, 2,
     [RT_Param<"k", RT_I64>, RT_Param<"axis", RT_I64>,
      RT_Opt<"largest", RT_Bool>, RT_Opt<"sorted", RT_Bool>], ["nn.topk"]>;
+} // Movement
+let family = RT_FamilyConcatSplit in {
+def RT_KernelConcat : RT_Kernel<"concat", RT_EntryConcat, 1, -1, 1, 1,
+    [RT_Param<"axis", RT_I64>], ["nn.concat"]> {
+  let sameElementType = 1;
+}
+def RT_KernelSplit : RT_Kernel<"split", RT_EntrySplit, 1, 1, 1, -1,
+    [RT_Param<"axis", RT_I64>], ["nn.split"]> {
+  let sameElementType = 1;
+}
+} // ConcatSplit
+let family = RT_FamilyWindowed in {
 def RT_KernelConv : RT_Kernel<"conv", RT_EntryConv, 2, 3, 1, 1,
     [RT_Param<"strides", RT_I64Array>, RT_Param<"pads", RT_I64Array>,
      RT_Param<"dilations", RT_I64Array>, RT_Param<"group", RT_I64>],
@@ -328,6 +354,8 @@ def RT_KernelMaxPool : RT_Kernel<"max_pool", RT_EntryMaxPool, 1, 1, 1, 1,
     [RT_Param<"kernel_shape", RT_I64Array>, RT_Param<"strides", RT_I64Array>,
      RT_Param<"pads", RT_I64Array>, RT_Param<"dilations", RT_I64Array>],
     ["nn.max_pool"]>;
+} // Windowed
+let family = RT_FamilyAttention in {
 def RT_KernelRotary : RT_Kernel<"rotary", RT_EntryRotary, 3, 3, 1, 1, [],
                                 ["nn.rotary"]>;
 def RT_KernelKVCacheWrite : RT_Kernel<"kv_cache_write", RT_EntryKVCacheWrite,
@@ -348,7 +376,9 @@ def RT_KernelAttentionFused : RT_Kernel<"attention_fused",
     ["nn.attention"]> {
   let operands = "q, k, v (, mask) and one output";
 }
+} // Attention
 
+let family = RT_FamilyMoe in {
 def RT_KernelMoe : RT_Kernel<"moe", RT_EntryMoe, 4, 5, 1, 1,
     [RT_Param<"top_k", RT_I64>, RT_Opt<"normalize", RT_Bool>,
      RT_Opt<"activation", RT_MoeActivation>, RT_Opt<"capacity", RT_I64>,
@@ -356,6 +386,8 @@ def RT_KernelMoe : RT_Kernel<"moe", RT_EntryMoe, 4, 5, 1, 1,
     ["nn.moe"]> {
   let operands = "x, logits, fc1, fc2 (, fc3) and one output";
 }
+} // Moe
+let family = RT_FamilyMoeStep in {
 def RT_KernelMoeRoute : RT_Kernel<"moe_route", RT_EntryMoeRoute, 1, 1, 3, 3,
     [RT_Param<"top_k", RT_I64>, RT_Opt<"normalize", RT_Bool>],
     ["nn.moe_route"]>;
@@ -369,6 +401,7 @@ def RT_KernelMoeExperts : RT_Kernel<"moe_experts", RT_EntryMoeExperts,
 }
 def RT_KernelMoeCombine : RT_Kernel<"moe_combine", RT_EntryMoeCombine,
     3, 3, 1, 1, [], ["nn.moe_combine"]>;
+} // MoeStep
 
 // Communication: blocking as rt.kernel, or rt.start + rt.wait where the
 // entry has a `_start` form.
@@ -377,6 +410,7 @@ class RT_Collective<string n, RT_Entry e, list<RT_Param> ps,
     : RT_Kernel<n, e, 1, 1, 1, 1, !listconcat(MeshParams, ps), prods> {
   let sameElementType = 1;
 }
+let family = RT_FamilyCollective in {
 def RT_KernelAllReduce : RT_Collective<"all_reduce", RT_EntryAllReduce,
     [RT_Opt<"reduction", RT_Reduction>]>;
 def RT_KernelAllGather : RT_Collective<"all_gather", RT_EntryAllGather,
@@ -399,6 +433,7 @@ def RT_KernelSend : RT_Kernel<"send", RT_EntrySend, 1, 1, 0, 0,
     !listconcat(MeshParams, PeerParams), ["dist.send", "dist.send_start"]>;
 def RT_KernelRecv : RT_Kernel<"recv", RT_EntryRecv, 0, 0, 1, 1,
     !listconcat(MeshParams, PeerParams), ["dist.recv", "dist.recv_start"]>;
+} // Collective
 
 //===----------------------------------------------------------------------===//
 // Ops lowered to no kernel

@@ -17,6 +17,8 @@
 #include "llvm/TableGen/Record.h"
 #include "llvm/TableGen/TableGenBackend.h"
 
+#include <cstring>
+
 using namespace llvm;
 
 namespace {
@@ -63,10 +65,15 @@ std::vector<const Record *> sortedDefs(const RecordKeeper &records,
 
 bool checkKernels(ArrayRef<const Record *> kernels) {
   StringSet<> names;
-  for (const Record *k : kernels)
+  for (const Record *k : kernels) {
     if (!names.insert(k->getValueAsString("name")).second)
       PrintFatalError(k, "kernel '" + k->getValueAsString("name") +
                              "' is declared twice");
+    // `?`: a kernel outside every family's `let` block.
+    if (!isa<DefInit>(k->getValue("family")->getValue()))
+      PrintFatalError(k, "kernel '" + k->getValueAsString("name") +
+                             "' has no family (convert-rt-to-emitc emitter)");
+  }
   return false;
 }
 
@@ -79,7 +86,11 @@ bool emitDecls(raw_ostream &os, const RecordKeeper &records) {
   for (const Record *k : kernels)
     os << "  " << camel(k->getValueAsString("name")) << ",\n";
   os << "};\n\ninline constexpr unsigned kNumKernels = " << kernels.size()
-     << ";\n\n} // namespace parc::rt\n";
+     << ";\n\n/// How convert-rt-to-emitc lays out a kernel's C call.\n"
+        "enum class KernelFamily : unsigned {\n";
+  for (const Record *f : sortedDefs(records, "RT_Family"))
+    os << "  " << f->getName().drop_front(strlen("RT_Family")) << ",\n";
+  os << "};\n\n} // namespace parc::rt\n";
   return false;
 }
 
@@ -124,7 +135,8 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
     std::string id = camel(k->getValueAsString("name"));
     const Record *entry = k->getValueAsDef("entry");
     bool hasParams = !k->getValueAsListOfDefs("params").empty();
-    os << formatv("  {{\"{0}\", ::parc::rt::Kernel::{1}, \"{2}\", {3}, {4}, "
+    os << formatv("  {{\"{0}\", ::parc::rt::Kernel::{1}, "
+                  "::parc::rt::KernelFamily::{11}, \"{2}\", {3}, {4}, "
                   "{5}, {6}, {7}, {8}, \"{9}\", {10}, rtProducers{1}},\n",
                   k->getValueAsString("name"), id,
                   entry->getValueAsString("symbol"), k->getValueAsInt("minIns"),
@@ -134,7 +146,9 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
                   k->getValueAsBit("sameElementType") ? "true" : "false",
                   k->getValueAsString("operands"),
                   hasParams ? "rtParams" + id
-                            : "::llvm::ArrayRef<::parc::rt::KernelParam>()");
+                            : "::llvm::ArrayRef<::parc::rt::KernelParam>()",
+                  k->getValueAsDef("family")->getName().drop_front(
+                      strlen("RT_Family")));
   }
   os << "};\n\n";
   // Arity of every C entry (and _start form) generated code calls.
