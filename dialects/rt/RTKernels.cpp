@@ -51,6 +51,10 @@ std::optional<unsigned> parc::rt::getEntryArity(StringRef symbol) {
   return std::nullopt;
 }
 
+ArrayRef<RuntimeOnlyEntry> parc::rt::getRuntimeOnlyEntries() {
+  return rtRuntimeOnlyTable;
+}
+
 ArrayRef<NoKernelOp> parc::rt::getOpsWithoutKernel() { return rtNoKernelTable; }
 
 /// "1 input", "2 to 3 inputs", "at least 1 input".

@@ -57,10 +57,19 @@ struct KernelDecl {
   const KernelParam *lookupParam(llvm::StringRef param) const;
 };
 
-/// A C entry point and how many arguments it takes.
+/// A C entry point and how many arguments it takes. A `support` entry is
+/// called around kernels (checks, communicators, requests), not by one.
 struct EntryDecl {
   llvm::StringRef symbol;
   unsigned arity;
+  bool support;
+};
+
+/// A function of runtime.h / program.h that generated code does not call,
+/// and who does.
+struct RuntimeOnlyEntry {
+  llvm::StringRef symbol;
+  llvm::StringRef why;
 };
 
 /// An nn/dist op that lowers to no kernel, and what becomes of it.
@@ -80,6 +89,7 @@ inline llvm::StringRef kernelName(Kernel kernel) {
 /// includes its request), if generated code may call it.
 std::optional<unsigned> getEntryArity(llvm::StringRef symbol);
 llvm::ArrayRef<EntryDecl> getEntries();
+llvm::ArrayRef<RuntimeOnlyEntry> getRuntimeOnlyEntries();
 llvm::ArrayRef<NoKernelOp> getOpsWithoutKernel();
 
 /// Checks a call of `callee` on `ins`/`outs` with parameters `params`

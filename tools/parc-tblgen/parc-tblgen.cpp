@@ -155,11 +155,20 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
   os << "static const ::parc::rt::EntryDecl rtEntryTable[] = {\n";
   for (const Record *e : sortedDefs(records, "RT_Entry")) {
     size_t n = e->getValueAsListOfStrings("params").size();
-    os << formatv("  {{\"{0}\", {1}},\n", e->getValueAsString("symbol"), n);
+    StringRef support = e->getValueAsBit("support") ? "true" : "false";
+    os << formatv("  {{\"{0}\", {1}, {2}},\n", e->getValueAsString("symbol"),
+                  n, support);
     if (e->getValueAsBit("hasStart"))
-      os << formatv("  {{\"{0}_start\", {1}},\n", e->getValueAsString("symbol"),
-                    n + 1);
+      os << formatv("  {{\"{0}_start\", {1}, {2}},\n",
+                    e->getValueAsString("symbol"), n + 1, support);
   }
+  // runtime.h functions generated code does not call, and why.
+  os << "};\n\nstatic const ::parc::rt::RuntimeOnlyEntry "
+        "rtRuntimeOnlyTable[] = {\n";
+  for (const Record *r : sortedDefs(records, "RT_RuntimeOnly"))
+    for (StringRef symbol : r->getValueAsListOfStrings("symbols"))
+      os << formatv("  {{\"{0}\", \"{1}\"},\n", symbol,
+                    r->getValueAsString("why"));
   os << "};\n\nstatic const ::parc::rt::NoKernelOp rtNoKernelTable[] = {\n";
   for (const Record *r : sortedDefs(records, "RT_NoKernel"))
     os << formatv("  {{\"{0}\", \"{1}\"},\n", r->getValueAsString("op"),

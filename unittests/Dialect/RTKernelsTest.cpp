@@ -3,8 +3,10 @@
 // Ties dialects/rt/RTKernels.td to the ops convert-nn-to-rt lowers: every
 // kernel has a producer that exists, every nn/dist op has a kernel or says
 // why it needs none, and a kernel named after its op takes exactly that
-// op's attributes as parameters. (runtime.h is checked at build time by
-// the generated RTABICheck.cpp.)
+// op's attributes as parameters, and every function of runtime.h /
+// program.h is an entry generated code calls or deliberately runtime-only.
+// (The entries' signatures are checked at build time by the generated
+// RTABICheck.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,13 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 using namespace mlir;
 namespace rt = parc::rt;
@@ -116,6 +125,103 @@ TEST_F(RTKernelsTest, AnnotationsAreDialectPrefixed) {
         EXPECT_TRUE(ctx.getLoadedDialect(ns)) << p.name.str();
       }
     }
+}
+
+/// Every entry is called by a kernel or around kernels, and a `_start`
+/// form is reached by a started producer (`dist.<op>_start`).
+TEST_F(RTKernelsTest, EveryEntryHasACaller) {
+  llvm::StringSet<> called, started;
+  for (const rt::KernelDecl &k : rt::getKernels()) {
+    called.insert(k.entry);
+    if (llvm::any_of(k.producers,
+                     [](StringRef p) { return p.ends_with("_start"); }))
+      started.insert((k.entry + "_start").str());
+  }
+  for (const rt::EntryDecl &e : rt::getEntries()) {
+    if (e.support)
+      continue;
+    StringRef symbol = e.symbol;
+    if (symbol.ends_with("_start"))
+      EXPECT_TRUE(started.contains(symbol))
+          << symbol.str() << ": no producer starts it (declare the entry "
+          << "without hasStart, or the runtime function RT_RuntimeOnly)";
+    else
+      EXPECT_TRUE(called.contains(symbol))
+          << symbol.str() << " is called by no kernel";
+  }
+}
+
+/// The text of a C header without comments and preprocessor lines.
+std::string codeOf(const std::string &path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in) << "cannot read " << path;
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  std::string code;
+  bool lineStart = true;
+  for (size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "/*") == 0) {
+      i = std::min(text.find("*/", i + 2), text.size() - 2) + 2;
+    } else if (text.compare(i, 2, "//") == 0 ||
+               (lineStart && text[i] == '#')) {
+      // To the end of the line, continued ones included.
+      while (i < text.size() && !(text[i] == '\n' && text[i - 1] != '\\'))
+        ++i;
+    } else {
+      if (text[i] == '\n')
+        lineStart = true;
+      else if (!isspace(text[i]))
+        lineStart = false;
+      code += text[i++];
+    }
+  }
+  return code;
+}
+
+/// The functions a header declares: with comments and preprocessor lines
+/// gone, every `parc_rt_x(` left is a declaration.
+std::vector<std::string> declaredFunctions(const std::string &path) {
+  std::string code = codeOf(path);
+  std::vector<std::string> names;
+  for (size_t at = code.find("parc_rt_"); at != std::string::npos;
+       at = code.find("parc_rt_", at + 1)) {
+    if (at > 0 && (isalnum(code[at - 1]) || code[at - 1] == '_'))
+      continue;
+    size_t end = at;
+    while (end < code.size() && (isalnum(code[end]) || code[end] == '_'))
+      ++end;
+    size_t paren = code.find_first_not_of(" \t\n", end);
+    if (paren != std::string::npos && code[paren] == '(')
+      names.push_back(code.substr(at, end - at));
+  }
+  return names;
+}
+
+/// runtime.h and program.h against the contract: each function is an
+/// entry generated code calls (whose signature RTABICheck.cpp checks) or
+/// deliberately runtime-only, and each runtime-only name still exists.
+TEST(RTKernelsABITest, EveryRuntimeFunctionIsAccountedFor) {
+  llvm::StringSet<> entries, runtimeOnly, declared;
+  for (const rt::EntryDecl &e : rt::getEntries())
+    entries.insert(e.symbol);
+  for (const rt::RuntimeOnlyEntry &e : rt::getRuntimeOnlyEntries()) {
+    EXPECT_TRUE(runtimeOnly.insert(e.symbol).second) << e.symbol.str();
+    EXPECT_FALSE(entries.contains(e.symbol))
+        << e.symbol.str() << " is both an RT_Entry and RT_RuntimeOnly";
+  }
+  for (const char *header : {"runtime.h", "program.h"})
+    for (const std::string &name :
+         declaredFunctions(std::string(PARC_RUNTIME_INCLUDE_DIR) + "/" + header)) {
+      declared.insert(name);
+      EXPECT_TRUE(entries.contains(name) || runtimeOnly.contains(name))
+          << header << " declares " << name
+          << ", which no kernel calls: declare its producer in "
+             "RTKernels.td, or list it RT_RuntimeOnly with who calls it";
+    }
+  EXPECT_GT(declared.size(), 50u) << "the header scan found too little";
+  for (StringRef name : runtimeOnly.keys())
+    EXPECT_TRUE(declared.contains(name))
+        << name.str() << " is RT_RuntimeOnly but not in the runtime headers";
 }
 
 } // namespace
