@@ -135,20 +135,19 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
     std::string id = camel(k->getValueAsString("name"));
     const Record *entry = k->getValueAsDef("entry");
     bool hasParams = !k->getValueAsListOfDefs("params").empty();
-    os << formatv("  {{\"{0}\", ::parc::rt::Kernel::{1}, "
-                  "::parc::rt::KernelFamily::{11}, \"{2}\", {3}, {4}, "
-                  "{5}, {6}, {7}, {8}, \"{9}\", {10}, rtProducers{1}},\n",
-                  k->getValueAsString("name"), id,
-                  entry->getValueAsString("symbol"), k->getValueAsInt("minIns"),
-                  k->getValueAsInt("maxIns"), k->getValueAsInt("minOuts"),
-                  k->getValueAsInt("maxOuts"),
-                  entry->getValueAsBit("hasStart") ? "true" : "false",
-                  k->getValueAsBit("sameElementType") ? "true" : "false",
-                  k->getValueAsString("operands"),
-                  hasParams ? "rtParams" + id
-                            : "::llvm::ArrayRef<::parc::rt::KernelParam>()",
-                  k->getValueAsDef("family")->getName().drop_front(
-                      strlen("RT_Family")));
+    os << formatv(
+        "  {{\"{0}\", ::parc::rt::Kernel::{1}, "
+        "::parc::rt::KernelFamily::{11}, \"{2}\", {3}, {4}, "
+        "{5}, {6}, {7}, {8}, \"{9}\", {10}, rtProducers{1}},\n",
+        k->getValueAsString("name"), id, entry->getValueAsString("symbol"),
+        k->getValueAsInt("minIns"), k->getValueAsInt("maxIns"),
+        k->getValueAsInt("minOuts"), k->getValueAsInt("maxOuts"),
+        entry->getValueAsBit("hasStart") ? "true" : "false",
+        k->getValueAsBit("sameElementType") ? "true" : "false",
+        k->getValueAsString("operands"),
+        hasParams ? "rtParams" + id
+                  : "::llvm::ArrayRef<::parc::rt::KernelParam>()",
+        k->getValueAsDef("family")->getName().drop_front(strlen("RT_Family")));
   }
   os << "};\n\n";
   // Arity of every C entry (and _start form) generated code calls.
@@ -156,8 +155,8 @@ bool emitDefs(raw_ostream &os, const RecordKeeper &records) {
   for (const Record *e : sortedDefs(records, "RT_Entry")) {
     size_t n = e->getValueAsListOfStrings("params").size();
     StringRef support = e->getValueAsBit("support") ? "true" : "false";
-    os << formatv("  {{\"{0}\", {1}, {2}},\n", e->getValueAsString("symbol"),
-                  n, support);
+    os << formatv("  {{\"{0}\", {1}, {2}},\n", e->getValueAsString("symbol"), n,
+                  support);
     if (e->getValueAsBit("hasStart"))
       os << formatv("  {{\"{0}_start\", {1}, {2}},\n",
                     e->getValueAsString("symbol"), n + 1, support);

@@ -162,8 +162,7 @@ std::string codeOf(const std::string &path) {
   for (size_t i = 0; i < text.size();) {
     if (text.compare(i, 2, "/*") == 0) {
       i = std::min(text.find("*/", i + 2), text.size() - 2) + 2;
-    } else if (text.compare(i, 2, "//") == 0 ||
-               (lineStart && text[i] == '#')) {
+    } else if (text.compare(i, 2, "//") == 0 || (lineStart && text[i] == '#')) {
       // To the end of the line, continued ones included.
       while (i < text.size() && !(text[i] == '\n' && text[i - 1] != '\\'))
         ++i;
@@ -210,8 +209,8 @@ TEST(RTKernelsABITest, EveryRuntimeFunctionIsAccountedFor) {
         << e.symbol.str() << " is both an RT_Entry and RT_RuntimeOnly";
   }
   for (const char *header : {"runtime.h", "program.h"})
-    for (const std::string &name :
-         declaredFunctions(std::string(PARC_RUNTIME_INCLUDE_DIR) + "/" + header)) {
+    for (const std::string &name : declaredFunctions(
+             std::string(PARC_RUNTIME_INCLUDE_DIR) + "/" + header)) {
       declared.insert(name);
       EXPECT_TRUE(entries.contains(name) || runtimeOnly.contains(name))
           << header << " declares " << name
