@@ -35,7 +35,7 @@ def Dist_Dialect : Dialect {
       a sharding (weights sliced per rank, no communication).
     * Collectives (`dist.all_reduce`, `dist.all_gather`,
       `dist.reduce_scatter`, `dist.all_to_all`, `dist.all_to_all_v`,
-      `dist.broadcast`, `dist.send`, `dist.recv`) operate on rank-local
+      `dist.send`, `dist.recv`) operate on rank-local
       tensors within the groups of ranks that share every coordinate except
       those on `mesh_axes`. `*_start` forms return a `!dist.async` value and
       `dist.wait` completes it, so `dist-overlap` can move compute between

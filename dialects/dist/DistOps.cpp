@@ -445,15 +445,6 @@ static LogicalResult checkComm(RecvStartOp op, std::optional<int64_t> n) {
   return checkP2P(op, n);
 }
 
-static LogicalResult checkComm(BroadcastOp op,
-                               std::optional<int64_t> groupSize) {
-  if (groupSize && static_cast<int64_t>(op.getRoot()) >= *groupSize)
-    return op.emitOpError()
-           << "root " << op.getRoot() << " is out of range for a group of "
-           << *groupSize << " ranks";
-  return success();
-}
-
 /// all_to_all_v and its started form: `output` is the exchanged tensor.
 template <typename OpTy>
 static LogicalResult checkAllToAllV(OpTy op, RankedTensorType output,
@@ -566,7 +557,6 @@ DIST_COMM_VERIFIERS(AllToAllStartOp)
 DIST_COMM_VERIFIERS(AllToAllVOp)
 DIST_COMM_VERIFIERS(AllToAllVStartOp)
 DIST_COMM_VERIFIERS(MoePermuteOp)
-DIST_COMM_VERIFIERS(BroadcastOp)
 DIST_COMM_VERIFIERS(SendOp)
 DIST_COMM_VERIFIERS(SendStartOp)
 DIST_COMM_VERIFIERS(RecvOp)

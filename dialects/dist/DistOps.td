@@ -359,23 +359,6 @@ def Dist_MoePermuteOp : Dist_CommOp<"moe_permute"> {
     " `,` type($recv_counts)";
 }
 
-def Dist_BroadcastOp : Dist_CommOp<"broadcast", [SameOperandsAndResultType]> {
-  let summary = "copy the root's tensor to every member of its group";
-  let description = [{
-    Every rank receives the input of group member `root`; the inputs of the
-    other members are ignored.
-
-    ```mlir
-    %y = dist.broadcast %x on @mesh mesh_axes = ["tp"] root = 0 : tensor<8xi64>
-    ```
-  }];
-  let arguments = !con(commonArgs, (ins Dist_Tensor:$input,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$root));
-  let results = (outs Dist_Tensor:$result);
-  let assemblyFormat = "$input " # meshFormat #
-    " `root` `=` $root attr-dict `:` type($input)";
-}
-
 def Dist_SendOp : Dist_P2POp<"send"> {
   let summary = "send a tensor to one member of the group";
   let description = [{

@@ -1,6 +1,7 @@
 //===- RTDialect.cpp - the rt dialect ---------------------------*- C++ -*-===//
 
 #include "rt/RTDialect.h"
+#include "rt/RTKernels.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -111,10 +112,9 @@ LogicalResult ViewOp::verify() {
 }
 
 LogicalResult KernelOp::verify() {
-  // A send only reads its buffer.
-  if (getOuts().empty() && getCallee() != "send")
-    return emitOpError("a kernel writes at least one buffer");
-  return success();
+  return verifyKernelCall(*this, getCallee(), getIns(), getOuts(),
+                          (*this)->getDiscardableAttrDictionary(),
+                          /*started=*/false);
 }
 
 LogicalResult StartOp::verify() {
@@ -122,7 +122,9 @@ LogicalResult StartOp::verify() {
     return emitOpError("an asynchronous call moves at least one buffer");
   if (!getRequest().hasOneUse() || !isa<WaitOp>(*getRequest().getUsers().begin()))
     return emitOpError("its request must be completed by exactly one rt.wait");
-  return success();
+  return verifyKernelCall(*this, getCallee(), getIns(), getOuts(),
+                          (*this)->getDiscardableAttrDictionary(),
+                          /*started=*/true);
 }
 
 LogicalResult WaitOp::verify() {

@@ -13,6 +13,7 @@
 #include "nn/NNOps.h"
 #include "parc/Conversion/Passes.h"
 #include "rt/RTDialect.h"
+#include "rt/RTKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -68,6 +69,22 @@ bool onlyCut(Operation *op) {
   });
 }
 
+/// Passes `from`'s attributes to the call `to` of `kernel` as its
+/// parameters. A dialect-prefixed annotation an earlier pass left stays
+/// behind unless RTKernels.td declares it on the kernel for a later stage
+/// that reads it (`dist.ffn_shards`: the MoE manifest's expert split); any
+/// other attribute is passed for the rt verifier to check against the
+/// declaration.
+void copyParams(Operation *from, Operation *to, const rt::KernelDecl &kernel) {
+  for (NamedAttribute attr : from->getAttrDictionary()) {
+    StringRef name = attr.getName().getValue();
+    if (name == "operandSegmentSizes" ||
+        (name.contains('.') && !kernel.lookupParam(name)))
+      continue;
+    to->setAttr(attr.getName(), attr.getValue());
+  }
+}
+
 MemRefType bufferType(Type tensor) {
   auto t = cast<RankedTensorType>(tensor);
   return MemRefType::get(t.getShape(), t.getElementType());
@@ -96,7 +113,7 @@ private:
                        RankedTensorType result);
   /// A dist.local_part `op` of `in` along `axis`, which the runtime's
   /// `kernel` runs on the leading dim: `axis` is moved to the front around it.
-  Value lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+  Value lowerOnLeadingDim(Operation *op, rt::Kernel kernel, Value in,
                           RankedTensorType result, int64_t axis);
   /// A transposed copy of `buf` (out[i] = in[perm[i]]), or a view when only
   /// dims of size 1 move.
@@ -167,7 +184,8 @@ LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
       root = view.getSource();
     if (!root.getDefiningOp<rt::AllocOp>() || !published.insert(root).second) {
       Value copy = alloc(loc, v.getType());
-      rt::KernelOp::create(b, loc, "copy", ValueRange{buf}, ValueRange{copy});
+      rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Copy),
+                           ValueRange{buf}, ValueRange{copy});
       buf = copy;
     }
     rt::OutputOp::create(b, loc, i, outName, buf);
@@ -257,8 +275,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         !s.getBlocks().empty() || !s.getReplicas().empty())
       return op->emitOpError("a computed value is sliced only evenly, along "
                              "one dimension over one mesh axis");
-    map.map(part.getResult(), lowerOnLeadingDim(op, "local_chunk", part.getInput(),
-                                                part.getType(), dims[0]));
+    map.map(part.getResult(),
+            lowerOnLeadingDim(op, rt::Kernel::LocalChunk, part.getInput(),
+                              part.getType(), dims[0]));
     return success();
   }
   if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op);
@@ -300,7 +319,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     // that buffer (nothing else reads the cache before the write).
     Value cache = buffer(write.getCache());
     auto kernel = rt::KernelOp::create(
-        b, loc, "kv_cache_write",
+        b, loc, kernelName(rt::Kernel::KvCacheWrite),
         ValueRange{buffer(write.getUpdate()), buffer(write.getPosition())},
         ValueRange{cache});
     kernel->setAttr("axis", write.getAxisAttr());
@@ -309,10 +328,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   // An expert-parallel MoE's permutation reads its counts from buffers:
   // one kernel on the operands and results, like an nn op (the group is in
-  // the attributes).
+  // the attributes). The kernel is the one named after the op, if
+  // RTKernels.td declares it.
   bool moeStep = isa<dist::MoePermuteOp>(op);
+  const rt::KernelDecl *decl = rt::lookupKernel(op->getName().stripDialect());
   if ((!moeStep && !isa_and_nonnull<nn::NNDialect>(op->getDialect())) ||
-      op->getNumRegions())
+      op->getNumRegions() || !decl)
     return op->emitOpError("has no runtime kernel");
 
   SmallVector<Value> ins, outs;
@@ -322,11 +343,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
     outs.push_back(alloc(loc, r.getType()));
     map.map(r, outs.back());
   }
-  auto kernel = rt::KernelOp::create(
-      b, loc, op->getName().stripDialect(), ins, outs);
-  for (NamedAttribute attr : op->getAttrDictionary())
-    if (attr.getName() != "operandSegmentSizes")
-      kernel->setAttr(attr.getName(), attr.getValue());
+  auto kernel = rt::KernelOp::create(b, loc, decl->name, ins, outs);
+  copyParams(op, kernel, *decl);
   return success();
 }
 
@@ -370,13 +388,13 @@ Value Lowering::permuted(Location loc, Value buf, ArrayRef<int64_t> perm) {
     return rt::ViewOp::create(b, loc, MemRefType::get(shape, t.getElementType()),
                               buf);
   Value out = alloc(loc, RankedTensorType::get(shape, t.getElementType()));
-  auto tr = rt::KernelOp::create(b, loc, "transpose", ValueRange{buf},
-                                 ValueRange{out});
+  auto tr = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Transpose),
+                                 ValueRange{buf}, ValueRange{out});
   tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
   return out;
 }
 
-Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
+Value Lowering::lowerOnLeadingDim(Operation *op, rt::Kernel kernel, Value in,
                                   RankedTensorType result, int64_t axis) {
   Location loc = op->getLoc();
   auto [toFront, back] = leadingPerms(result.getRank(), axis);
@@ -386,7 +404,7 @@ Value Lowering::lowerOnLeadingDim(Operation *op, StringRef kernel, Value in,
   for (int64_t d : toFront)
     shape.push_back(result.getDimSize(d));
   Value out = alloc(loc, RankedTensorType::get(shape, result.getElementType()));
-  auto call = rt::KernelOp::create(b, loc, kernel, ValueRange{src},
+  auto call = rt::KernelOp::create(b, loc, kernelName(kernel), ValueRange{src},
                                    ValueRange{out});
   // The group: the mesh axes the local part's dimension is split over.
   auto sharding = cast<dist::LocalPartOp>(op).getSharding();
@@ -414,6 +432,9 @@ LogicalResult Lowering::lowerComm(Operation *op) {
   Location loc = op->getLoc();
   StringRef callee = op->getName().stripDialect();
   bool async = callee.consume_back("_start");
+  const rt::KernelDecl *decl = rt::lookupKernel(callee);
+  if (!decl)
+    return op->emitOpError("has no runtime kernel");
   Value result = op->getNumResults() ? op->getResult(0) : Value();
   RankedTensorType type;
   if (result) {
@@ -498,8 +519,7 @@ LogicalResult Lowering::lowerComm(Operation *op) {
                                callee, ins, outs);
   else
     call = rt::KernelOp::create(b, loc, callee, ins, outs);
-  for (NamedAttribute attr : op->getAttrDictionary())
-    call->setAttr(attr.getName(), attr.getValue());
+  copyParams(op, call, *decl);
   if (async)
     started[result] = {call->getResult(0), finish};
   else if (Value r = finish())
@@ -515,8 +535,8 @@ void Lowering::lowerFusedAttention(nn::AttentionOp op,
   if (mod.mask)
     ins.push_back(buffer(mod.mask));
   Value out = alloc(loc, op.getType());
-  auto kernel = rt::KernelOp::create(b, loc, "attention_fused", ins,
-                                     ValueRange{out});
+  auto kernel = rt::KernelOp::create(
+      b, loc, kernelName(rt::Kernel::AttentionFused), ins, ValueRange{out});
   kernel->setAttr("scale", op.getScaleAttr());
   if (mod.causalOffset)
     kernel->setAttr("causal_offset", b.getI64IntegerAttr(*mod.causalOffset));
@@ -537,8 +557,9 @@ LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
   RankedTensorType scoreType = op.getScoreType();
   Value scores = alloc(loc, scoreType);
   auto scoreKernel = rt::KernelOp::create(
-      b, loc, "attention_scores",
-      ValueRange{buffer(op.getQuery()), buffer(op.getKey())}, ValueRange{scores});
+      b, loc, kernelName(rt::Kernel::AttentionScores),
+      ValueRange{buffer(op.getQuery()), buffer(op.getKey())},
+      ValueRange{scores});
   scoreKernel->setAttr("scale", op.getScaleAttr());
 
   Block &mod = op.getScoreModBlock();
@@ -551,12 +572,13 @@ LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
   Value modified = buffer(cast<nn::YieldOp>(mod.getTerminator()).getValue());
 
   Value probs = alloc(loc, scoreType);
-  auto softmax = rt::KernelOp::create(b, loc, "softmax", ValueRange{modified},
-                                      ValueRange{probs});
+  auto softmax = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Softmax),
+                                      ValueRange{modified}, ValueRange{probs});
   softmax->setAttr("axis", b.getI64IntegerAttr(3));
   Value out = alloc(loc, op.getType());
-  rt::KernelOp::create(b, loc, "attention_values",
-                       ValueRange{probs, buffer(op.getValue())}, ValueRange{out});
+  rt::KernelOp::create(b, loc, kernelName(rt::Kernel::AttentionValues),
+                       ValueRange{probs, buffer(op.getValue())},
+                       ValueRange{out});
   map.map(op.getResult(), out);
   return success();
 }

@@ -19,12 +19,14 @@
 #include "nn/NodeLocation.h"
 #include "rt/RTDTypes.h"
 #include "rt/RTDialect.h"
+#include "rt/RTKernels.h"
 
 #include "mlir/Dialect/EmitC/IR/EmitC.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/JSON.h"
 
 #define DEBUG_TYPE "convert-rt-to-emitc"
@@ -41,12 +43,6 @@ namespace rt = parc::rt;
 namespace {
 
 MemRefType memrefOf(Value v) { return cast<MemRefType>(v.getType()); }
-
-/// The parc_rt_ function of a comm callee: all_to_all_v moves slices of
-/// the leading dim with counts in buffers, not the element-count form.
-std::string runtimeCallee(StringRef callee) {
-  return callee == "all_to_all_v" ? "all_to_all_v_slices" : callee.str();
-}
 
 using parc::nn::nodeName;
 
@@ -83,12 +79,14 @@ struct Call {
 struct Kernel {
   rt::KernelOp op;
   StringRef name;
+  /// Its declaration in RTKernels.td (the verifier made sure there is one).
+  const rt::KernelDecl *decl;
   Location loc;
   ValueRange ins, outs;
 
   explicit Kernel(rt::KernelOp op)
-      : op(op), name(op.getCallee()), loc(op.getLoc()), ins(op.getIns()),
-        outs(op.getOuts()) {}
+      : op(op), name(op.getCallee()), decl(rt::lookupKernel(name)),
+        loc(op.getLoc()), ins(op.getIns()), outs(op.getOuts()) {}
   Attribute attr(StringRef n) const { return op->getAttr(n); }
   int64_t intAttr(StringRef n) const {
     return cast<IntegerAttr>(attr(n)).getInt();
@@ -165,12 +163,12 @@ private:
   /// A pointer from `args` (base, offset or slot): parc_rt_at (base +
   /// offset) or parc_rt_slot (slot of base).
   Value pointerCall(Location loc, StringRef helper, Call &args);
-  /// An rt.kernel: its family's emitter from kernelEmitters().
+  /// An rt.kernel: the emitter of its family (RTKernels.td).
   LogicalResult emitKernel(rt::KernelOp op);
   using KernelEmitter = LogicalResult (Emitter::*)(const Kernel &);
-  /// Every rt kernel name and the member that emits its runtime call.
-  static const llvm::StringMap<KernelEmitter> &kernelEmitters();
-  // One emitter per op family (kernelEmitters() lists their names).
+  /// The member that emits the runtime calls of a family's kernels.
+  static KernelEmitter familyEmitter(rt::KernelFamily family);
+  // One emitter per rt::KernelFamily.
   LogicalResult emitElementwise(const Kernel &k);
   LogicalResult emitLinalg(const Kernel &k);
   LogicalResult emitNorm(const Kernel &k);
@@ -362,6 +360,13 @@ Value Emitter::meshComm(Operation *op) {
 }
 
 void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef comm) {
+  // Every call is to an entry point RTKernels.td declares (and runtime.h
+  // was checked against) with the arguments it declares.
+  std::optional<unsigned> arity = rt::getEntryArity(callee);
+  if (!arity || *arity != call.args.size())
+    llvm::report_fatal_error(llvm::Twine("convert-rt-to-emitc: call of ") +
+                             callee + " with " + llvm::Twine(call.args.size()) +
+                             " arguments, which RTKernels.td does not declare");
   auto status = emitc::CallOpaqueOp::create(b, loc, opaque("parc_rt_status_t"),
                                             callee, b.getArrayAttr(call.args),
                                             ArrayAttr(), call.operands);
@@ -402,49 +407,39 @@ static const llvm::StringMap<StringRef> &reductionKinds() {
   return kinds;
 }
 
-const llvm::StringMap<Emitter::KernelEmitter> &Emitter::kernelEmitters() {
-  static const llvm::StringMap<KernelEmitter> table = [] {
-    llvm::StringMap<KernelEmitter> t;
-    auto add = [&](KernelEmitter emit, ArrayRef<StringRef> names) {
-      for (StringRef name : names) {
-        bool inserted = t.try_emplace(name, emit).second;
-        assert(inserted && "an rt kernel name in two families");
-        (void)inserted;
-      }
-    };
-    for (const auto *kinds : {&unaryKinds(), &binaryKinds(), &reductionKinds()})
-      for (const auto &kind : *kinds)
-        add(&Emitter::emitElementwise, {kind.getKey()});
-    add(&Emitter::emitElementwise, {"where", "cast", "copy"});
-    add(&Emitter::emitLinalg, {"matmul", "gemm", "linear"});
-    add(&Emitter::emitNorm, {"softmax", "layer_norm", "rms_norm"});
-    add(&Emitter::emitMovement, {"transpose", "slice", "expand", "gather",
-                                 "scatter_elements", "trilu", "topk"});
-    add(&Emitter::emitConcatSplit, {"concat", "split"});
-    add(&Emitter::emitWindowed, {"conv", "max_pool"});
-    add(&Emitter::emitAttention,
-        {"rotary", "kv_cache_write", "attention_scores", "attention_values",
-         "attention_fused"});
-    add(&Emitter::emitCollective,
-        {"all_reduce", "all_gather", "send", "recv", "reduce_scatter",
-         "local_chunk", "all_to_all", "all_to_all_v"});
-    add(&Emitter::emitMoe, {"moe"});
-    add(&Emitter::emitMoeStep,
-        {"moe_route", "moe_permute", "moe_experts", "moe_combine"});
-    return t;
-  }();
-  return table;
+Emitter::KernelEmitter Emitter::familyEmitter(rt::KernelFamily family) {
+  switch (family) {
+  case rt::KernelFamily::Elementwise:
+    return &Emitter::emitElementwise;
+  case rt::KernelFamily::Linalg:
+    return &Emitter::emitLinalg;
+  case rt::KernelFamily::Norm:
+    return &Emitter::emitNorm;
+  case rt::KernelFamily::Movement:
+    return &Emitter::emitMovement;
+  case rt::KernelFamily::ConcatSplit:
+    return &Emitter::emitConcatSplit;
+  case rt::KernelFamily::Windowed:
+    return &Emitter::emitWindowed;
+  case rt::KernelFamily::Attention:
+    return &Emitter::emitAttention;
+  case rt::KernelFamily::Collective:
+    return &Emitter::emitCollective;
+  case rt::KernelFamily::Moe:
+    return &Emitter::emitMoe;
+  case rt::KernelFamily::MoeStep:
+    return &Emitter::emitMoeStep;
+  }
+  llvm_unreachable("an rt::KernelFamily without an emitter");
 }
 
-/// Kernels by rt name: the family emitter that knows how the runtime call's
-/// arguments are laid out.
+/// Kernels by their RTKernels.td family: the emitter that knows how the
+/// runtime call's arguments are laid out.
 LogicalResult Emitter::emitKernel(rt::KernelOp op) {
   Kernel k(op);
-  const auto &table = kernelEmitters();
-  auto it = table.find(k.name);
-  if (it == table.end())
+  if (!k.decl)
     return op.emitOpError() << "no runtime kernel named '" << k.name << "'";
-  return (this->*it->second)(k);
+  return (this->*familyEmitter(k.decl->family))(k);
 }
 
 /// Pointwise and reducing kernels: unary (with GELU's tanh form), binary
@@ -708,7 +703,7 @@ LogicalResult Emitter::emitCollective(const Kernel &k) {
   Call call(b.getContext());
   if (failed(commCall(k.op, k.name, k.ins, k.outs, call)))
     return failure();
-  emitCall(k.loc, "parc_rt_" + runtimeCallee(k.name), call, k.name);
+  emitCall(k.loc, k.decl->entry, call, k.name);
   return success();
 }
 
@@ -774,9 +769,10 @@ void Emitter::emitStart(rt::StartOp op, Call &call) {
                                         emitc::OpaqueAttr::get(b.getContext(), "nullptr"));
   Value address = emitc::ApplyOp::create(b, loc, ptr(request), "&", var);
   call.value(address);
+  // The entry's _start form (all_to_all_v: parc_rt_all_to_all_v_slices).
   std::string name = (op.getCallee() + "_start").str();
-  emitCall(loc, "parc_rt_" + runtimeCallee(op.getCallee()) + "_start", call,
-           name);
+  emitCall(loc, (rt::lookupKernel(op.getCallee())->entry + "_start").str(),
+           call, name);
   requests[op.getRequest()] = var;
   inFlight.insert(op.getRequest());
 }

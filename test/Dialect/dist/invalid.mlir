@@ -882,15 +882,6 @@ func.func @moe_permute_group(%x: tensor<8x32xf32>, %i: tensor<8x2xi64>, %c: tens
 // -----
 
 dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
-func.func @broadcast_root(%x: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error @+1 {{'dist.broadcast' op root 4 is out of range for a group of 4 ranks}}
-  %0 = dist.broadcast %x on @mesh mesh_axes = ["tp"] root = 4 : tensor<8xf32>
-  return %0 : tensor<8xf32>
-}
-
-// -----
-
-dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
 func.func @all_reduce_type(%x: tensor<8xf32>) -> tensor<8xf16> {
   // expected-error @+1 {{'dist.all_reduce' op requires the same type for all operands and results}}
   %0 = "dist.all_reduce"(%x) <{mesh = @mesh, mesh_axes = ["tp"]}> : (tensor<8xf32>) -> tensor<8xf16>

@@ -78,8 +78,6 @@ func.func @collectives(%x: tensor<8x16xf32>, %u: tensor<3x8xf32>, %v: tensor<10x
   %6 = dist.all_to_all %x on @mesh mesh_axes = ["tp"] split_axis = 1 concat_axis = 0 : tensor<8x16xf32> -> tensor<32x4xf32>
   // CHECK: dist.all_to_all %[[X]] on @mesh mesh_axes = ["tp"] split_axis = 0 concat_axis = 0 : tensor<8x16xf32> -> tensor<8x16xf32>
   %7 = dist.all_to_all %x on @mesh mesh_axes = ["tp"] split_axis = 0 concat_axis = 0 : tensor<8x16xf32> -> tensor<8x16xf32>
-  // CHECK: dist.broadcast %[[X]] on @mesh mesh_axes = ["tp"] root = 3 : tensor<8x16xf32>
-  %8 = dist.broadcast %x on @mesh mesh_axes = ["tp"] root = 3 : tensor<8x16xf32>
   // CHECK: dist.send %[[X]] on @mesh mesh_axes = ["tp"] shift = 1 : tensor<8x16xf32>
   dist.send %x on @mesh mesh_axes = ["tp"] shift = 1 : tensor<8x16xf32>
   // CHECK: dist.recv on @mesh mesh_axes = ["tp"] shift = 1 : tensor<8x16xf32>

@@ -97,7 +97,7 @@ module attributes {rt.mesh = {axes = ["tp"], shape = array<i64: 2>, sym_name = "
 // -----
 
 func.func @kernel_without_outputs(%b: memref<4xf32>) {
-  // expected-error @+1 {{a kernel writes at least one buffer}}
+  // expected-error @+1 {{relu takes 1 input and 1 output, not 1 and 0}}
   "rt.kernel"(%b) <{callee = "relu", operandSegmentSizes = array<i32: 1, 0>}> : (memref<4xf32>) -> ()
   return
 }
@@ -158,5 +158,142 @@ func.func @repeat_locations(%a: memref<8xf32>) {
   ^bb0(%x: memref<8xf32>):
     rt.kernel "relu" ins(%x : memref<8xf32>) outs(%x : memref<8xf32>)
   } {locations = [loc("a")]}
+  return
+}
+
+// -----
+
+// The kernel contract (dialects/rt/RTKernels.td): a callee is a declared
+// kernel, with its buffer counts and typed parameters.
+
+func.func @kernel_undeclared(%b: memref<4xf32>) {
+  // expected-error @+1 {{no runtime kernel named 'fft'}}
+  rt.kernel "fft" ins(%b : memref<4xf32>) outs(%b : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @kernel_too_many_inputs(%a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op matmul takes 2 inputs and 1 output, not 1 and 2}}
+  rt.kernel "matmul" ins(%a : memref<4xf32>) outs(%a, %b : memref<4xf32>, memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @kernel_variadic_too_few(%a: memref<4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op concat takes at least 1 input and 1 output, not 0 and 1}}
+  rt.kernel "concat" outs(%a : memref<4xf32>) {axis = 0 : i64}
+  return
+}
+
+// -----
+
+func.func @kernel_operands_described(%a: memref<4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op moe takes x, logits, fc1, fc2 (, fc3) and one output}}
+  rt.kernel "moe" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {top_k = 2 : i64}
+  return
+}
+
+// -----
+
+// An annotation a later stage reads (RT_Annotation) is typed like a
+// parameter; any other dialect-prefixed attribute is undeclared.
+func.func @kernel_annotation_kind(%x: memref<16x32xf32>, %l: memref<16x4xf32>, %w1: memref<4x32x64xf32>, %w2: memref<4x64x32xf32>, %y: memref<16x32xf32>) {
+  // expected-error @+1 {{'rt.kernel' op parameter 'dist.ffn_shards' of moe must be a 64-bit integer, not "2"}}
+  rt.kernel "moe" ins(%x, %l, %w1, %w2 : memref<16x32xf32>, memref<16x4xf32>, memref<4x32x64xf32>, memref<4x64x32xf32>) outs(%y : memref<16x32xf32>) {top_k = 2 : i64, dist.ffn_shards = "2"}
+  return
+}
+
+// -----
+
+func.func @kernel_undeclared_annotation(%x: memref<16x32xf32>, %l: memref<16x4xf32>, %w1: memref<4x32x64xf32>, %w2: memref<4x64x32xf32>, %y: memref<16x32xf32>) {
+  // expected-error @+1 {{'rt.kernel' op moe takes no parameter 'dist.region'}}
+  rt.kernel "moe" ins(%x, %l, %w1, %w2 : memref<16x32xf32>, memref<16x4xf32>, memref<4x32x64xf32>, memref<4x64x32xf32>) outs(%y : memref<16x32xf32>) {top_k = 2 : i64, dist.region = 0 : i64}
+  return
+}
+
+// -----
+
+func.func @kernel_missing_param(%a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op softmax needs parameter 'axis' (a 64-bit integer)}}
+  rt.kernel "softmax" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @kernel_param_kind(%a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op parameter 'axis' of softmax must be a 64-bit integer, not 0.000000e+00 : f32}}
+  rt.kernel "softmax" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {axis = 0.0 : f32}
+  return
+}
+
+// -----
+
+func.func @kernel_param_array_kind(%a: memref<4x2xf32>, %b: memref<2x4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op parameter 'perm' of transpose must be an array<i64>, not [1, 0]}}
+  rt.kernel "transpose" ins(%a : memref<4x2xf32>) outs(%b : memref<2x4xf32>) {perm = [1, 0]}
+  return
+}
+
+// -----
+
+func.func @kernel_enum_kind(%a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op parameter 'approximation' of gelu must be a #nn.gelu_approximation, not "tanh"}}
+  rt.kernel "gelu" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {approximation = "tanh"}
+  return
+}
+
+// -----
+
+func.func @kernel_undeclared_param(%a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'rt.kernel' op relu takes no parameter 'alpha'}}
+  rt.kernel "relu" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {alpha = 1.0 : f32}
+  return
+}
+
+// -----
+
+func.func @kernel_element_types(%a: memref<4xf32>, %b: memref<4xf16>) {
+  // expected-error @+1 {{'rt.kernel' op relu needs one element type on every buffer}}
+  rt.kernel "relu" ins(%a : memref<4xf32>) outs(%b : memref<4xf16>)
+  return
+}
+
+// -----
+
+func.func @start_without_start_form(%a: memref<8xf32>, %b: memref<2xf32>) {
+  // expected-error @+1 {{'rt.start' op local_chunk has no asynchronous form (parc_rt_local_chunk_start)}}
+  %r = rt.start "local_chunk" ins(%a : memref<8xf32>) outs(%b : memref<2xf32>)
+  rt.wait %r
+  return
+}
+
+// -----
+
+func.func @start_of_compute(%a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'rt.start' op relu has no asynchronous form (parc_rt_unary_start)}}
+  %r = rt.start "relu" ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+  rt.wait %r
+  return
+}
+
+// -----
+
+func.func @start_undeclared(%a: memref<4xf32>) {
+  // expected-error @+1 {{no runtime kernel named 'broadcast'}}
+  %r = rt.start "broadcast" outs(%a : memref<4xf32>) {root = 0 : i64}
+  rt.wait %r
+  return
+}
+
+// -----
+
+func.func @start_counts(%a: memref<4xf32>) {
+  // expected-error @+1 {{'rt.start' op send takes 1 input and 0 outputs, not 1 and 1}}
+  %r = rt.start "send" ins(%a : memref<4xf32>) outs(%a : memref<4xf32>) {peer = 1 : i64}
+  rt.wait %r
   return
 }

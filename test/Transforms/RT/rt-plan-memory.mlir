@@ -16,7 +16,7 @@ func.func @chain() {
   %b = rt.alloc : memref<32xf32>
   rt.kernel "concat" ins(%a, %a : memref<16xf32>, memref<16xf32>) outs(%b : memref<32xf32>) {axis = 0 : i64}
   %c = rt.alloc : memref<16xf32>
-  rt.kernel "reduce_sum" ins(%b : memref<32xf32>) outs(%c : memref<16xf32>)
+  rt.kernel "reduce_sum" ins(%b : memref<32xf32>) outs(%c : memref<16xf32>) {axes = array<i64: 0>}
   %d = rt.alloc : memref<16xf32>
   rt.kernel "relu" ins(%c : memref<16xf32>) outs(%d : memref<16xf32>)
   rt.output 0 "y", %d : memref<16xf32>
