@@ -661,9 +661,9 @@ struct Generation {
 };
 
 /// Every rank's figures, gathered to the writer (a collective): its decode
-/// forwards' p50, their share of the generation, its wait for tokens. With
-/// --pp a stage's share is the work it does; the rest it waits for its
-/// neighbours.
+/// forwards' p50 (a later stage's includes its wait for the earlier
+/// stage's activations), their share of the generation's wall time, and
+/// its time blocked waiting for agreed tokens.
 parc_rt_status_t reportRanks(const Generation &g, double totalMs) {
   parc_rt_comm_t *world = parc_rt_context_world(g.ctx);
   const int size = parc_rt_comm_size(world), rank = parc_rt_comm_rank(world);
