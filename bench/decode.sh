@@ -129,7 +129,7 @@ sys.path.insert(0, "examples/models")
 from generate_past import BENCH_MODELS
 c = BENCH_MODELS["llama_past_100m"]
 prompt, new, maxseq = 128, 64, 192
-step = 8 + 8 + 8 * maxseq + 4 * c.vocab  # ids, position, mask; logits
+step = 3 * 8 + 8 * maxseq + 4 * c.vocab  # id, position ids, cache position, mask; logits
 mean_past = prompt + (new - 1) / 2
 cache = 2 * c.layers * c.kv_heads * (c.hidden // c.heads) * 4  # B per token
 ort_step = 8 + 8 + 8 * (mean_past + 1) + 4 * c.vocab + cache * (2 * mean_past + 1)

@@ -788,8 +788,10 @@ LogicalResult Compilation::emitPrograms(OwningOpRef<ModuleOp> module) {
 void Compilation::addProgram(ProgramInfo info, int64_t stage,
                              int64_t kvBytes) {
   // A rank holds a cache per group of sequences (--micro-batches).
-  if (opts.maxSeq)
-    kvBytes *= opts.microBatches, info.json["kv_cache_bytes"] = kvBytes;
+  if (opts.maxSeq) {
+    kvBytes *= opts.microBatches;
+    info.json["kv_cache_bytes"] = kvBytes;
+  }
   totals.kvBytes = std::max(totals.kvBytes, kvBytes);
   totals.commBytes += info.commBytes;
   totals.sendBytes += info.sendBytes;

@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "generate.h"
+#include "report.h"
 
 #include "../device.h"
 #include "../half.h"
@@ -180,6 +181,11 @@ struct Rows {
   }
   int64_t generated(int64_t b) const { return filled[b] - lengths[b]; }
 
+  /// The shortest and longest prompt, from `lengths`.
+  void measure() {
+    shortest = *std::min_element(lengths.begin(), lengths.end());
+    longest = *std::max_element(lengths.begin(), lengths.end());
+  }
   /// Rows first..first+count-1, as a batch of their own (the same total).
   Rows group(int64_t first, int64_t count) const {
     Rows g;
@@ -188,8 +194,7 @@ struct Rows {
     g.filled.assign(&filled[first], &filled[first + count]);
     g.done.assign(&done[first], &done[first + count]);
     g.tokens.assign(&tokens[first * total], &tokens[(first + count) * total]);
-    g.shortest = *std::min_element(g.lengths.begin(), g.lengths.end());
-    g.longest = *std::max_element(g.lengths.begin(), g.lengths.end());
+    g.measure();
     return g;
   }
   /// Writes group `g` back as rows first.. of this batch.
@@ -288,8 +293,7 @@ parc_rt_status_t readPrompt(const parc_rt_program_t *p,
   batch = dims[0];
   rows.batch = batch;
   PARC_RT_RETURN_IF_ERROR(readLengths(o, batch, width, rows.lengths));
-  rows.shortest = *std::min_element(rows.lengths.begin(), rows.lengths.end());
-  rows.longest = *std::max_element(rows.lengths.begin(), rows.lengths.end());
+  rows.measure();
   rows.total = rows.longest + o.maxNewTokens;
   if (rows.total > p->max_seq)
     return fail(PARC_RT_INVALID_ARGUMENT,
@@ -665,23 +669,17 @@ struct Generation {
 /// stage's activations), their share of the generation's wall time, and
 /// its time blocked waiting for agreed tokens.
 parc_rt_status_t reportRanks(const Generation &g, double totalMs) {
-  parc_rt_comm_t *world = parc_rt_context_world(g.ctx);
-  const int size = parc_rt_comm_size(world), rank = parc_rt_comm_rank(world);
-  constexpr int kFigures = 3;
-  std::vector<double> mine(size_t(kFigures * size), 0.0), all(mine.size());
   double busy = 0;
   for (double ms : g.stepsMs)
     busy += ms;
-  double *m = &mine[size_t(kFigures * rank)];
-  m[0] = percentile(g.stepsMs, 0.5);
-  m[1] = totalMs > 0 ? busy / totalMs : 0;
-  m[2] = g.waitMs;
-  if (size > 1)
-    PARC_RT_RETURN_IF_ERROR(parc_rt_all_reduce(world, mine.data(), all.data(),
-                                               int64_t(mine.size()), PARC_RT_F64,
-                                               PARC_RT_REDUCE_SUM));
-  else
-    all = mine;
+  constexpr int kFigures = 3;
+  const std::vector<double> mine = {percentile(g.stepsMs, 0.5),
+                                    totalMs > 0 ? busy / totalMs : 0,
+                                    g.waitMs};
+  std::vector<double> all;
+  parc_rt_comm_t *world = parc_rt_context_world(g.ctx);
+  PARC_RT_RETURN_IF_ERROR(gatherPerRank(world, mine, all));
+  const int size = parc_rt_comm_size(world);
   if (!g.writer)
     return PARC_RT_OK;
   for (int r = 0; r < size; ++r) {

@@ -345,12 +345,11 @@ parc_rt_status_t gatherFigures(parc_rt_context_t *ctx, const parc_rt_program_t *
                                long runs, const CommTime *comm,
                                const LoadTimes &load,
                                std::vector<RankFigures> &out) {
-  const int world = parc_rt_context_size(ctx), rank = parc_rt_context_rank(ctx);
+  const int world = parc_rt_context_size(ctx);
   constexpr int kFigures = 7;
-  std::vector<double> mine(kFigures * world, 0.0), all(kFigures * world, 0.0);
+  std::vector<double> m(kFigures), all;
   const bool stages = p->pipeline_stages > 1;
   const double perRun = 1e3 / double(runs);
-  double *m = &mine[kFigures * rank];
   m[0] = stages ? trace().forwardSeconds() * perRun : -1;
   m[1] = stages ? trace().busySeconds() * perRun : -1;
   m[2] = comm ? comm->total * perRun : -1;
@@ -358,9 +357,7 @@ parc_rt_status_t gatherFigures(parc_rt_context_t *ctx, const parc_rt_program_t *
   m[4] = (load.openSeconds + load.packSeconds) * 1e3;
   m[5] = load.packSeconds * 1e3;
   m[6] = (load.firstForwardSeconds - load.packSeconds) * 1e3;
-  PARC_RT_RETURN_IF_ERROR(parc_rt_all_reduce(parc_rt_context_world(ctx), mine.data(),
-                                             all.data(), kFigures * world, PARC_RT_F64,
-                                             PARC_RT_REDUCE_SUM));
+  PARC_RT_RETURN_IF_ERROR(gatherPerRank(parc_rt_context_world(ctx), m, all));
   out.clear();
   for (int r = 0; r < world; ++r) {
     const double *a = &all[kFigures * r];

@@ -12,6 +12,19 @@
 
 namespace parc::rt {
 
+parc_rt_status_t gatherPerRank(parc_rt_comm_t *world,
+                               const std::vector<double> &mine,
+                               std::vector<double> &all) {
+  const size_t count = mine.size(), size = size_t(parc_rt_comm_size(world));
+  std::vector<double> slots(count * size, 0.0);
+  std::copy(mine.begin(), mine.end(),
+            slots.begin() + ptrdiff_t(count * size_t(parc_rt_comm_rank(world))));
+  all.assign(slots.size(), 0.0);
+  return parc_rt_all_reduce(world, slots.data(), all.data(),
+                            int64_t(slots.size()), PARC_RT_F64,
+                            PARC_RT_REDUCE_SUM);
+}
+
 LatencyStats latencyStats(std::vector<double> times) {
   LatencyStats s;
   if (times.empty())

@@ -12,6 +12,8 @@
 #ifndef PARC_RT_PROGRAM_REPORT_H
 #define PARC_RT_PROGRAM_REPORT_H
 
+#include "parc/runtime.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +53,12 @@ struct LatencyStats {
   double min = 0, p50 = 0, p90 = 0, p99 = 0, mean = 0;
 };
 LatencyStats latencyStats(std::vector<double> timesMs);
+
+/// Every rank's `mine` (the same number of figures on each), rank r's at
+/// [r * mine.size()] of `all`: a collective, every rank of `world` calls it.
+parc_rt_status_t gatherPerRank(parc_rt_comm_t *world,
+                               const std::vector<double> &mine,
+                               std::vector<double> &all);
 
 /// Prints the report's lines on stdout.
 void printReport(const RunReport &report);
