@@ -1,10 +1,13 @@
 //===- NNToRT.cpp - convert-nn-to-rt ----------------------------*- C++ -*-===//
 //
-// With static shapes and one arena, lowering is a single walk in program
-// order: every tensor value gets a buffer, every nn op one kernel call named
-// after it. No type converter or pattern driver is needed, and the kernel
-// names and parameters stay exactly the nn op names and attributes, so the
-// rt program reads like the nn one.
+// A dialect conversion of @main from tensors to buffers: the type converter
+// maps each static tensor to a memref of its shape and a started
+// communication to an rt.request, and one pattern per op kind rewrites it
+// into rt ops, the others reaching the patterns' buffers through their
+// adaptors. Every nn op becomes one kernel call named after it, with its
+// attributes as parameters, so the rt program reads like the nn one; the
+// conversion target (rt only, and a @main without arguments or results)
+// makes an op without a lowering an error rather than a leftover.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/StringSet.h"
 
 #define DEBUG_TYPE "convert-nn-to-rt"
@@ -85,117 +88,113 @@ void copyParams(Operation *from, Operation *to, const rt::KernelDecl &kernel) {
   }
 }
 
+
 MemRefType bufferType(Type tensor) {
   auto t = cast<RankedTensorType>(tensor);
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
-class Lowering {
-public:
-  Lowering(OpBuilder &b, bool fusedAttention)
-      : b(b), fusedAttention(fusedAttention) {}
+Value alloc(OpBuilder &b, Location loc, Type tensor) {
+  return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
+}
 
-  LogicalResult lower(func::FuncOp oldFunc, func::FuncOp newFunc);
+/// The ranks in each group of collective `op` (its verifier resolved the
+/// mesh).
+int64_t groupSize(Operation *op) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
+      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+  auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
+  return *mesh.getGroupSize(
+      llvm::to_vector(axes.getAsValueRange<StringAttr>()));
+}
 
-private:
-  LogicalResult lowerOp(Operation *op);
-  LogicalResult lowerAttention(nn::AttentionOp op);
-  /// One attention_fused kernel: q, k, v and the modifier's mask, if any.
-  void lowerFusedAttention(nn::AttentionOp op, const FusedScoreModifier &mod);
-  /// Lowers a collective or a send/recv, blocking or started: `ins` and
-  /// `outs` are what the runtime call moves, and the result buffer exists
-  /// once they have arrived (after the call, or after its wait).
-  LogicalResult lowerComm(Operation *op);
-  /// The runtime gathers along the leading dim, [group, local...]: a
-  /// transpose moves the group next to the gathered dim and a view merges
-  /// the two.
-  Value assembleGather(Location loc, Value stacked, int64_t axis,
-                       RankedTensorType result);
-  /// A dist.local_part `op` of `in` along `axis`, which the runtime's
-  /// `kernel` runs on the leading dim: `axis` is moved to the front around it.
-  Value lowerOnLeadingDim(Operation *op, rt::Kernel kernel, Value in,
-                          RankedTensorType result, int64_t axis);
-  /// A transposed copy of `buf` (out[i] = in[perm[i]]), or a view when only
-  /// dims of size 1 move.
-  Value permuted(Location loc, Value buf, ArrayRef<int64_t> perm);
-  Value alloc(Location loc, Type tensor) {
-    return rt::AllocOp::create(b, loc, bufferType(tensor), IntegerAttr());
+/// The permutation that moves `axis` to the front, and its inverse.
+std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+leadingPerms(int64_t rank, int64_t axis) {
+  SmallVector<int64_t> toFront{axis}, back;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      toFront.push_back(d);
+  for (int64_t d = 1; d <= axis; ++d)
+    back.push_back(d);
+  back.push_back(0);
+  for (int64_t d = axis + 1; d < rank; ++d)
+    back.push_back(d);
+  return {toFront, back};
+}
+
+/// A transposed copy of `buf` (out[i] = in[perm[i]]), or a view when only
+/// dims of size 1 move.
+Value permuted(OpBuilder &b, Location loc, Value buf, ArrayRef<int64_t> perm) {
+  auto t = cast<MemRefType>(buf.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(t.getDimSize(d));
+  // Moving only dims of size 1 (a batch of one before the sequence) keeps
+  // every element in place: a view, not a copy.
+  SmallVector<int64_t> moved;
+  for (int64_t d : perm)
+    if (t.getDimSize(d) != 1)
+      moved.push_back(d);
+  if (llvm::is_sorted(moved))
+    return rt::ViewOp::create(b, loc, MemRefType::get(shape, t.getElementType()),
+                              buf);
+  Value out = alloc(b, loc, RankedTensorType::get(shape, t.getElementType()));
+  auto tr = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Transpose),
+                                 ValueRange{buf}, ValueRange{out});
+  tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
+  return out;
+}
+
+/// The runtime gathers along the leading dim, [group, local...]: a
+/// transpose moves the group next to the gathered dim and a view merges the
+/// two.
+Value assembleGather(OpBuilder &b, Location loc, Value stacked, int64_t axis,
+                     RankedTensorType result) {
+  auto stackedType = cast<MemRefType>(stacked.getType());
+  if (axis > 0) {
+    SmallVector<int64_t> perm;
+    for (int64_t d = 1; d <= axis; ++d)
+      perm.push_back(d);
+    perm.push_back(0);
+    for (int64_t d = axis + 1; d < stackedType.getRank(); ++d)
+      perm.push_back(d);
+    stacked = permuted(b, loc, stacked, perm);
   }
-  /// A weight name that is unique in the program.
+  return rt::ViewOp::create(b, loc, bufferType(result), stacked);
+}
+
+/// What the patterns of one conversion share.
+struct LoweringState {
+  bool fusedAttention;
+  /// Weight names given so far: each rt.weight's is unique in the program.
+  llvm::StringSet<> weightNames;
+  /// How each started communication (its async value) finishes at its
+  /// wait: the buffer its result is read from (null for a send).
+  llvm::DenseMap<Value, std::function<Value(OpBuilder &)>> finishers;
+  /// @main's result names (read before its signature is converted).
+  SmallVector<std::string> outputNames;
+  /// Buffers already published as an output.
+  llvm::DenseSet<Value> published;
+
   std::string uniqueName(StringRef base) {
     std::string name = base.str();
-    for (int i = 1; !names.insert(name).second; ++i)
+    for (int i = 1; !weightNames.insert(name).second; ++i)
       name = (base + "_" + Twine(i)).str();
     return name;
   }
-  Value buffer(Value tensor) { return map.lookup(tensor); }
-  /// The rt.weight of `type` for `v`, a weight or a rank's part of one
-  /// (then sharded by the cuts of its dist.local_part chain).
-  rt::WeightOp weightOrPart(Location loc, Value v, Type type);
   /// An rt.weight of `type` whose bytes come from the weight `source`: its
   /// elements, or its external reference (location, offset, length,
   /// padding), which the weight writer reads.
-  rt::WeightOp weightOf(Location loc, Value source, Type type,
+  rt::WeightOp weightOf(OpBuilder &b, Location loc, Value source, Type type,
                         StringRef suffix);
-
-  OpBuilder &b;
-  bool fusedAttention;
-  IRMapping map;
-  llvm::StringSet<> names;
-  /// Started communication: its request, and how to finish at the wait
-  /// (the result buffer; null for a send).
-  llvm::DenseMap<Value, std::pair<Value, std::function<Value()>>> started;
+  /// The rt.weight of `type` for `v`, a weight or a rank's part of one
+  /// (then sharded by the cuts of its dist.local_part chain).
+  rt::WeightOp weightOrPart(OpBuilder &b, Location loc, Value v, Type type);
 };
 
-LogicalResult Lowering::lower(func::FuncOp oldFunc, func::FuncOp newFunc) {
-  Block &body = oldFunc.getBody().front();
-  if (Attribute capacity = oldFunc->getAttr("parc.kv_max_seq"))
-    newFunc->setAttr("rt.max_seq", capacity);
-  b.setInsertionPointToStart(newFunc.addEntryBlock());
-  for (BlockArgument arg : body.getArguments()) {
-    auto name = oldFunc.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
-    std::string argName =
-        name ? name.str() : "input_" + std::to_string(arg.getArgNumber());
-    // Located at the graph input it reads: the dumps name it as they name
-    // a node.
-    Location loc = NameLoc::get(b.getStringAttr(argName), oldFunc.getLoc());
-    auto input = rt::InputOp::create(b, loc, bufferType(arg.getType()),
-                                     arg.getArgNumber(), argName);
-    // Its part in the token loop (nn-kv-cache): the runtime feeds it.
-    if (auto role = oldFunc.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                         "parc.kv_role"))
-      input->setAttr("role", role);
-    map.map(arg, input);
-  }
-  for (Operation &op : body.without_terminator())
-    if (failed(lowerOp(&op)))
-      return failure();
-  // Outputs must own their bytes: an input, a weight or a buffer already
-  // published under another name is copied first.
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  llvm::DenseSet<Value> published;
-  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    auto name = oldFunc.getResultAttrOfType<StringAttr>(i, "onnx.name");
-    std::string outName = name ? name.str() : "output_" + std::to_string(i);
-    Location loc = NameLoc::get(b.getStringAttr(outName), ret.getLoc());
-    Value buf = buffer(v);
-    Value root = buf;
-    while (auto view = root.getDefiningOp<rt::ViewOp>())
-      root = view.getSource();
-    if (!root.getDefiningOp<rt::AllocOp>() || !published.insert(root).second) {
-      Value copy = alloc(loc, v.getType());
-      rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Copy),
-                           ValueRange{buf}, ValueRange{copy});
-      buf = copy;
-    }
-    rt::OutputOp::create(b, loc, i, outName, buf);
-  }
-  func::ReturnOp::create(b, ret.getLoc());
-  return success();
-}
-
-rt::WeightOp Lowering::weightOf(Location loc, Value source, Type type,
-                                StringRef suffix) {
+rt::WeightOp LoweringState::weightOf(OpBuilder &b, Location loc, Value source,
+                                     Type type, StringRef suffix) {
   if (auto ext = source.getDefiningOp<nn::ExternalWeightOp>()) {
     auto w = rt::WeightOp::create(b, loc, bufferType(type),
                                   uniqueName((ext.getName() + suffix).str()),
@@ -217,16 +216,17 @@ rt::WeightOp Lowering::weightOf(Location loc, Value source, Type type,
                               uniqueName(base + suffix.str()), value);
 }
 
-rt::WeightOp Lowering::weightOrPart(Location loc, Value v, Type type) {
+rt::WeightOp LoweringState::weightOrPart(OpBuilder &b, Location loc, Value v,
+                                         Type type) {
   auto part = v.getDefiningOp<dist::LocalPartOp>();
   if (!part)
-    return weightOf(loc, v, type, "");
+    return weightOf(b, loc, v, type, "");
   // A rank's part of a weight is a sharded weight: the weight writer cuts
   // it per rank at compile time, from the constant's elements or from the
   // external file. A part of a part (an expert split over "ep", then its
   // ffn over "tp") is one weight cut twice: `shard` lists the shardings,
   // the one of the whole weight first, each next one of the part before.
-  rt::WeightOp w = weightOf(loc, weightUnder(part), type, ".part");
+  rt::WeightOp w = weightOf(b, loc, weightUnder(part), type, ".part");
   SmallVector<Attribute> cuts;
   for (auto p = part; p; p = p.getInput().getDefiningOp<dist::LocalPartOp>())
     cuts.push_back(p.getSharding());
@@ -235,37 +235,148 @@ rt::WeightOp Lowering::weightOrPart(Location loc, Value v, Type type) {
   return w;
 }
 
-LogicalResult Lowering::lowerOp(Operation *op) {
-  Location loc = op->getLoc();
-  if (op->getNumResults() == 1 &&
-      nn::weightSource(op->getResult(0)) == op->getResult(0)) {
-    if (onlyCut(op))
-      return success();
-    map.map(op->getResult(0),
-            weightOf(loc, op->getResult(0), op->getResult(0).getType(), ""));
+/// A pattern of this conversion: `Op`'s, or any op's when Op is void.
+template <typename Op>
+struct Lower : OpConversionPattern<Op> {
+  Lower(const TypeConverter &types, MLIRContext *ctx, LoweringState &state,
+        PatternBenefit benefit = 1)
+      : OpConversionPattern<Op>(types, ctx, benefit), state(state) {}
+  LoweringState &state;
+};
+struct LowerAny : ConversionPattern {
+  LowerAny(const TypeConverter &types, MLIRContext *ctx, LoweringState &state,
+           PatternBenefit benefit)
+      : ConversionPattern(types, MatchAnyOpTypeTag(), benefit, ctx),
+        state(state) {}
+  LoweringState &state;
+};
+
+/// @main's arguments become rt.input buffers, and it takes and returns
+/// nothing.
+struct LowerMain : Lower<func::FuncOp> {
+  using Lower::Lower;
+  LogicalResult
+  matchAndRewrite(func::FuncOp main, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Block &entry = main.getBody().front();
+    rewriter.setInsertionPointToStart(&entry);
+    TypeConverter::SignatureConversion inputs(entry.getNumArguments());
+    for (BlockArgument arg : entry.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      auto name = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
+      std::string argName = name ? name.str() : "input_" + std::to_string(i);
+      // Located at the graph input it reads: the dumps name it as they name
+      // a node.
+      Location loc = NameLoc::get(rewriter.getStringAttr(argName), main.getLoc());
+      auto input = rt::InputOp::create(rewriter, loc, bufferType(arg.getType()),
+                                       i, argName);
+      // Its part in the token loop (nn-kv-cache): the runtime feeds it.
+      if (auto role = main.getArgAttrOfType<StringAttr>(i, "parc.kv_role"))
+        input->setAttr("role", role);
+      inputs.remapInput(i, input.getResult());
+    }
+    rewriter.applySignatureConversion(&entry, inputs, getTypeConverter());
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i) {
+      auto name = main.getResultAttrOfType<StringAttr>(i, "onnx.name");
+      state.outputNames.push_back(name ? name.str()
+                                       : "output_" + std::to_string(i));
+    }
+    rewriter.modifyOpInPlace(main, [&] {
+      main.setType(rewriter.getFunctionType({}, {}));
+    });
     return success();
   }
-  if (isa<arith::ConstantOp>(op))
-    return op->emitOpError("only tensor constants can become weights");
-  if (auto part = dyn_cast<dist::LocalPartOp>(op); part && weightUnder(part)) {
-    if (onlyCut(part))
-      return success();
-    map.map(part.getResult(), weightOrPart(loc, part, part.getType()));
+};
+
+/// Each result is published with rt.output. Outputs must own their bytes:
+/// an input, a weight or a buffer already published under another name is
+/// copied first.
+struct LowerReturn : Lower<func::ReturnOp> {
+  using Lower::Lower;
+  LogicalResult
+  matchAndRewrite(func::ReturnOp ret, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    for (auto [i, buf] : llvm::enumerate(adaptor.getOperands())) {
+      StringRef outName = state.outputNames[i];
+      Location loc = NameLoc::get(rewriter.getStringAttr(outName), ret.getLoc());
+      Value root = buf;
+      while (auto view = root.getDefiningOp<rt::ViewOp>())
+        root = view.getSource();
+      if (!root.getDefiningOp<rt::AllocOp>() ||
+          !state.published.insert(root).second) {
+        Value copy = alloc(rewriter, loc, ret.getOperand(i).getType());
+        rt::KernelOp::create(rewriter, loc, kernelName(rt::Kernel::Copy),
+                             ValueRange{buf}, ValueRange{copy});
+        buf = copy;
+      }
+      rt::OutputOp::create(rewriter, loc, i, outName, buf);
+    }
+    rewriter.replaceOpWithNewOp<func::ReturnOp>(ret);
     return success();
   }
-  if (narrowsWeight(op)) {
-    auto narrowing = cast<nn::CastOp>(op);
-    rt::WeightOp w =
-        weightOrPart(loc, narrowing.getInput(), narrowing.getType());
+};
+
+/// A weight (a constant or an external one) becomes an rt.weight, unless
+/// it is read only through rank parts or narrowing casts, which make their
+/// own.
+struct LowerWeight : LowerAny {
+  LowerWeight(const TypeConverter &types, MLIRContext *ctx,
+              LoweringState &state)
+      : LowerAny(types, ctx, state, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value>,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1 ||
+        nn::weightSource(op->getResult(0)) != op->getResult(0))
+      return failure();
+    if (onlyCut(op)) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    Value w = op->getResult(0);
+    rewriter.replaceOp(op, state.weightOf(rewriter, op->getLoc(), w,
+                                          w.getType(), ""));
+    return success();
+  }
+};
+
+/// A weight's narrowing cast is the weight in its compute dtype.
+struct LowerNarrowedWeight : Lower<nn::CastOp> {
+  LowerNarrowedWeight(const TypeConverter &types, MLIRContext *ctx,
+                      LoweringState &state)
+      : Lower(types, ctx, state, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(nn::CastOp narrowing, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!narrowsWeight(narrowing))
+      return failure();
+    rt::WeightOp w = state.weightOrPart(rewriter, narrowing.getLoc(),
+                                        narrowing.getInput(),
+                                        narrowing.getType());
     w->setAttr("stored_type", TypeAttr::get(getElementTypeOrSelf(
                                   narrowing.getInput().getType())));
-    map.map(narrowing.getResult(), w);
+    rewriter.replaceOp(narrowing, w);
     return success();
   }
-  if (auto part = dyn_cast<dist::LocalPartOp>(op)) {
-    // This rank's slice of a computed value every rank holds whole: one
-    // dimension split evenly over one axis, the chunk of the rank's
-    // coordinate (what the runtime's local_chunk takes).
+};
+
+/// A rank's part of a weight is a sharded rt.weight; of a computed value
+/// every rank holds whole, the runtime's local_chunk.
+struct LowerLocalPart : Lower<dist::LocalPartOp> {
+  using Lower::Lower;
+  LogicalResult
+  matchAndRewrite(dist::LocalPartOp part, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (weightUnder(part)) {
+      if (onlyCut(part))
+        rewriter.eraseOp(part);
+      else
+        rewriter.replaceOp(part, state.weightOrPart(rewriter, part.getLoc(),
+                                                    part, part.getType()));
+      return success();
+    }
+    // One dimension split evenly over one axis, the chunk of the rank's
+    // coordinate.
     dist::ShardingAttr s = part.getSharding();
     SmallVector<int64_t> dims;
     for (int64_t d = 0, e = s.getSplitAxes().size(); d < e; ++d)
@@ -273,179 +384,51 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         dims.push_back(d);
     if (dims.size() != 1 || s.getSplitAxes(dims[0]).size() != 1 ||
         !s.getBlocks().empty() || !s.getReplicas().empty())
-      return op->emitOpError("a computed value is sliced only evenly, along "
-                             "one dimension over one mesh axis");
-    map.map(part.getResult(),
-            lowerOnLeadingDim(op, rt::Kernel::LocalChunk, part.getInput(),
-                              part.getType(), dims[0]));
+      return part.emitOpError("a computed value is sliced only evenly, along "
+                              "one dimension over one mesh axis");
+    // The runtime splits the leading dim into blocks: the axis is moved to
+    // the front around the call.
+    Location loc = part.getLoc();
+    int64_t axis = dims[0];
+    RankedTensorType result = part.getType();
+    auto [toFront, back] = leadingPerms(result.getRank(), axis);
+    Value src = adaptor.getInput();
+    if (axis > 0)
+      src = permuted(rewriter, loc, src, toFront);
+    SmallVector<int64_t> shape;
+    for (int64_t d : toFront)
+      shape.push_back(result.getDimSize(d));
+    Value out = alloc(rewriter, loc,
+                      RankedTensorType::get(shape, result.getElementType()));
+    auto call = rt::KernelOp::create(rewriter, loc,
+                                     kernelName(rt::Kernel::LocalChunk),
+                                     ValueRange{src}, ValueRange{out});
+    call->setAttr("mesh", s.getMesh());
+    call->setAttr("mesh_axes", s.getSplitAxes()[axis]);
+    rewriter.replaceOp(part, axis > 0 ? permuted(rewriter, loc, out, back) : out);
     return success();
   }
-  if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op);
-      scatter && (scatter.getSizesAttr() ||
-                  scatter.getReduction() != dist::ReductionKind::sum))
-    return op->emitOpError("only even sum reduce-scatters have a runtime "
-                           "kernel");
-  if (auto scatter = dyn_cast<dist::ReduceScatterStartOp>(op);
-      scatter && (scatter.getSizesAttr() ||
-                  scatter.getReduction() != dist::ReductionKind::sum))
-    return op->emitOpError("only even sum reduce-scatters have a runtime "
-                           "kernel");
-  if (isa<dist::AllReduceOp, dist::AllGatherOp, dist::ReduceScatterOp,
-          dist::AllReduceStartOp, dist::AllGatherStartOp,
-          dist::ReduceScatterStartOp, dist::SendOp, dist::RecvOp,
-          dist::SendStartOp, dist::RecvStartOp, dist::AllToAllOp,
-          dist::AllToAllStartOp, dist::AllToAllVOp, dist::AllToAllVStartOp>(
-          op))
-    return lowerComm(op);
-  if (auto wait = dyn_cast<dist::WaitOp>(op)) {
-    auto it = started.find(wait.getAsync());
-    if (it == started.end())
-      return op->emitOpError("waits for a communication that was not lowered");
-    rt::WaitOp::create(b, loc, it->second.first);
-    if (wait->getNumResults())
-      map.map(wait->getResult(0), it->second.second());
-    return success();
-  }
-  if (auto reshape = dyn_cast<nn::ReshapeOp>(op)) {
-    map.map(reshape.getResult(),
-            rt::ViewOp::create(b, loc, bufferType(reshape.getType()),
-                               buffer(reshape.getInput())));
-    return success();
-  }
-  if (auto attention = dyn_cast<nn::AttentionOp>(op))
-    return lowerAttention(attention);
-  if (auto write = dyn_cast<nn::KVCacheWriteOp>(op)) {
-    // In place: the cache is a persistent input buffer, and the result is
-    // that buffer (nothing else reads the cache before the write).
-    Value cache = buffer(write.getCache());
-    auto kernel = rt::KernelOp::create(
-        b, loc, kernelName(rt::Kernel::KvCacheWrite),
-        ValueRange{buffer(write.getUpdate()), buffer(write.getPosition())},
-        ValueRange{cache});
-    kernel->setAttr("axis", write.getAxisAttr());
-    map.map(write.getResult(), cache);
-    return success();
-  }
-  // An expert-parallel MoE's permutation reads its counts from buffers:
-  // one kernel on the operands and results, like an nn op (the group is in
-  // the attributes). The kernel is the one named after the op, if
-  // RTKernels.td declares it.
-  bool moeStep = isa<dist::MoePermuteOp>(op);
-  const rt::KernelDecl *decl = rt::lookupKernel(op->getName().stripDialect());
-  if ((!moeStep && !isa_and_nonnull<nn::NNDialect>(op->getDialect())) ||
-      op->getNumRegions() || !decl)
-    return op->emitOpError("has no runtime kernel");
+};
 
+/// What the runtime call of a collective or send/recv moves (`ins`, `outs`)
+/// and how its result buffer is read once they have arrived (after the call,
+/// or after its wait).
+struct CommCall {
   SmallVector<Value> ins, outs;
-  for (Value v : op->getOperands())
-    ins.push_back(buffer(v));
-  for (Value r : op->getResults()) {
-    outs.push_back(alloc(loc, r.getType()));
-    map.map(r, outs.back());
-  }
-  auto kernel = rt::KernelOp::create(b, loc, decl->name, ins, outs);
-  copyParams(op, kernel, *decl);
-  return success();
-}
+  std::function<Value(OpBuilder &)> finish = [](OpBuilder &) { return Value(); };
+};
 
-/// The ranks in each group of collective `op` (its verifier resolved the
-/// mesh).
-static int64_t groupSize(Operation *op) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<dist::MeshOp>(
-      op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
-  auto axes = op->getAttrOfType<ArrayAttr>("mesh_axes");
-  return *mesh.getGroupSize(
-      llvm::to_vector(axes.getAsValueRange<StringAttr>()));
-}
-
-/// The permutation that moves `axis` to the front, and its inverse.
-static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
-leadingPerms(int64_t rank, int64_t axis) {
-  SmallVector<int64_t> toFront{axis}, back;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis)
-      toFront.push_back(d);
-  for (int64_t d = 1; d <= axis; ++d)
-    back.push_back(d);
-  back.push_back(0);
-  for (int64_t d = axis + 1; d < rank; ++d)
-    back.push_back(d);
-  return {toFront, back};
-}
-
-Value Lowering::permuted(Location loc, Value buf, ArrayRef<int64_t> perm) {
-  auto t = cast<MemRefType>(buf.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(t.getDimSize(d));
-  // Moving only dims of size 1 (a batch of one before the sequence) keeps
-  // every element in place: a view, not a copy.
-  SmallVector<int64_t> moved;
-  for (int64_t d : perm)
-    if (t.getDimSize(d) != 1)
-      moved.push_back(d);
-  if (llvm::is_sorted(moved))
-    return rt::ViewOp::create(b, loc, MemRefType::get(shape, t.getElementType()),
-                              buf);
-  Value out = alloc(loc, RankedTensorType::get(shape, t.getElementType()));
-  auto tr = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Transpose),
-                                 ValueRange{buf}, ValueRange{out});
-  tr->setAttr("perm", b.getDenseI64ArrayAttr(perm));
-  return out;
-}
-
-Value Lowering::lowerOnLeadingDim(Operation *op, rt::Kernel kernel, Value in,
-                                  RankedTensorType result, int64_t axis) {
+/// `op`'s call of the runtime's `callee`, on the buffers `operands`.
+CommCall commCall(OpBuilder &b, Operation *op, StringRef callee,
+                             ValueRange operands, RankedTensorType type) {
   Location loc = op->getLoc();
-  auto [toFront, back] = leadingPerms(result.getRank(), axis);
-  // [.., a, ..] -> [a, ..]: the runtime splits the leading dim into blocks.
-  Value src = axis > 0 ? permuted(loc, buffer(in), toFront) : buffer(in);
-  SmallVector<int64_t> shape;
-  for (int64_t d : toFront)
-    shape.push_back(result.getDimSize(d));
-  Value out = alloc(loc, RankedTensorType::get(shape, result.getElementType()));
-  auto call = rt::KernelOp::create(b, loc, kernelName(kernel), ValueRange{src},
-                                   ValueRange{out});
-  // The group: the mesh axes the local part's dimension is split over.
-  auto sharding = cast<dist::LocalPartOp>(op).getSharding();
-  call->setAttr("mesh", sharding.getMesh());
-  call->setAttr("mesh_axes", sharding.getSplitAxes()[axis]);
-  return axis > 0 ? permuted(loc, out, back) : out;
-}
-
-Value Lowering::assembleGather(Location loc, Value stacked, int64_t axis,
-                               RankedTensorType result) {
-  auto stackedType = cast<MemRefType>(stacked.getType());
-  if (axis > 0) {
-    SmallVector<int64_t> perm;
-    for (int64_t d = 1; d <= axis; ++d)
-      perm.push_back(d);
-    perm.push_back(0);
-    for (int64_t d = axis + 1; d < stackedType.getRank(); ++d)
-      perm.push_back(d);
-    stacked = permuted(loc, stacked, perm);
-  }
-  return rt::ViewOp::create(b, loc, bufferType(result), stacked);
-}
-
-LogicalResult Lowering::lowerComm(Operation *op) {
-  Location loc = op->getLoc();
-  StringRef callee = op->getName().stripDialect();
-  bool async = callee.consume_back("_start");
-  const rt::KernelDecl *decl = rt::lookupKernel(callee);
-  if (!decl)
-    return op->emitOpError("has no runtime kernel");
-  Value result = op->getNumResults() ? op->getResult(0) : Value();
-  RankedTensorType type;
-  if (result) {
-    auto async = dyn_cast<dist::AsyncType>(result.getType());
-    type = dyn_cast_or_null<RankedTensorType>(async ? async.getValueType()
-                                                    : result.getType());
-  }
-  SmallVector<Value> ins, outs;
-  std::function<Value()> finish = [] { return Value(); };
+  CommCall c;
+  auto resultIn = [&](Value out) {
+    c.outs.push_back(out);
+    c.finish = [out](OpBuilder &) { return out; };
+  };
   if (callee == "send") {
-    ins.push_back(buffer(op->getOperand(0)));
+    c.ins.push_back(operands[0]);
   } else if (callee == "reduce_scatter") {
     // The runtime scatters blocks of the leading dim: the scatter axis is
     // moved there before the call and back once the result has arrived.
@@ -454,22 +437,24 @@ LogicalResult Lowering::lowerComm(Operation *op) {
     SmallVector<int64_t> shape;
     for (int64_t d : toFront)
       shape.push_back(type.getDimSize(d));
-    Value src = buffer(op->getOperand(0));
-    ins.push_back(axis > 0 ? permuted(loc, src, toFront) : src);
-    Value out = alloc(loc, RankedTensorType::get(shape, type.getElementType()));
-    outs.push_back(out);
-    finish = [=, this, back = back] {
-      return axis > 0 ? permuted(loc, out, back) : out;
+    c.ins.push_back(axis > 0 ? permuted(b, loc, operands[0], toFront)
+                             : operands[0]);
+    Value out = alloc(b, loc, RankedTensorType::get(shape, type.getElementType()));
+    c.outs.push_back(out);
+    c.finish = [=, back = back](OpBuilder &b) {
+      return axis > 0 ? permuted(b, loc, out, back) : out;
     };
   } else if (callee == "all_gather") {
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();
     SmallVector<int64_t> stacked{type.getDimSize(axis) / in.getDimSize(axis)};
     llvm::append_range(stacked, in.getShape());
-    Value out = alloc(loc, RankedTensorType::get(stacked, in.getElementType()));
-    ins.push_back(buffer(op->getOperand(0)));
-    outs.push_back(out);
-    finish = [=, this] { return assembleGather(loc, out, axis, type); };
+    Value out = alloc(b, loc, RankedTensorType::get(stacked, in.getElementType()));
+    c.ins.push_back(operands[0]);
+    c.outs.push_back(out);
+    c.finish = [=](OpBuilder &b) {
+      return assembleGather(b, loc, out, axis, type);
+    };
   } else if (callee == "all_to_all") {
     // The runtime sends block j of the leading dim to rank j and stacks
     // block i from rank i: the split axis goes to the front, split into
@@ -486,133 +471,307 @@ LogicalResult Lowering::lowerComm(Operation *op) {
       blocks.push_back(in.getDimSize(d));
     blocks[1] /= ranks;
     Type et = in.getElementType();
-    Value src = buffer(op->getOperand(0));
-    src = split > 0 ? permuted(loc, src, toFront) : src;
-    ins.push_back(rt::ViewOp::create(b, loc, MemRefType::get(blocks, et), src));
-    Value out = alloc(loc, RankedTensorType::get(blocks, et));
-    outs.push_back(out);
+    Value src = split > 0 ? permuted(b, loc, operands[0], toFront) : operands[0];
+    c.ins.push_back(rt::ViewOp::create(b, loc, MemRefType::get(blocks, et), src));
+    Value out = alloc(b, loc, RankedTensorType::get(blocks, et));
+    c.outs.push_back(out);
     SmallVector<int64_t> unblock{0};
     for (int64_t d : back)
       unblock.push_back(d + 1);
-    finish = [=, this, unblock = unblock] {
-      Value stacked = split > 0 ? permuted(loc, out, unblock) : out;
-      return assembleGather(loc, stacked, concat, type);
+    c.finish = [=](OpBuilder &b) {
+      Value stacked = split > 0 ? permuted(b, loc, out, unblock) : out;
+      return assembleGather(b, loc, stacked, concat, type);
     };
   } else if (callee == "all_to_all_v") {
     // Rows and both counts in; the result is the buffer written.
-    for (Value v : op->getOperands())
-      ins.push_back(buffer(v));
-    Value out = alloc(loc, type);
-    outs.push_back(out);
-    finish = [out] { return out; };
+    llvm::append_range(c.ins, operands);
+    resultIn(alloc(b, loc, type));
   } else {
     // all_reduce, recv: the result is the buffer written.
-    if (op->getNumOperands())
-      ins.push_back(buffer(op->getOperand(0)));
-    Value out = alloc(loc, type);
-    outs.push_back(out);
-    finish = [out] { return out; };
+    if (!operands.empty())
+      c.ins.push_back(operands[0]);
+    resultIn(alloc(b, loc, type));
   }
-  Operation *call;
-  if (async)
-    call = rt::StartOp::create(b, loc, rt::RequestType::get(b.getContext()),
-                               callee, ins, outs);
-  else
-    call = rt::KernelOp::create(b, loc, callee, ins, outs);
-  copyParams(op, call, *decl);
-  if (async)
-    started[result] = {call->getResult(0), finish};
-  else if (Value r = finish())
-    map.map(result, r);
-  return success();
+  return c;
 }
 
-void Lowering::lowerFusedAttention(nn::AttentionOp op,
-                                   const FusedScoreModifier &mod) {
-  Location loc = op.getLoc();
-  SmallVector<Value> ins{buffer(op.getQuery()), buffer(op.getKey()),
-                         buffer(op.getValue())};
-  if (mod.mask)
-    ins.push_back(buffer(mod.mask));
-  Value out = alloc(loc, op.getType());
-  auto kernel = rt::KernelOp::create(
-      b, loc, kernelName(rt::Kernel::AttentionFused), ins, ValueRange{out});
-  kernel->setAttr("scale", op.getScaleAttr());
-  if (mod.causalOffset)
-    kernel->setAttr("causal_offset", b.getI64IntegerAttr(*mod.causalOffset));
-  map.map(op.getResult(), out);
+/// Whether the runtime's reduce-scatter does what `op` does, if it is one:
+/// even blocks, summed.
+bool runtimeReduces(Operation *op) {
+  auto evenSum = [](auto scatter) {
+    return !scatter.getSizesAttr() &&
+           scatter.getReduction() == dist::ReductionKind::sum;
+  };
+  if (auto scatter = dyn_cast<dist::ReduceScatterOp>(op))
+    return evenSum(scatter);
+  if (auto scatter = dyn_cast<dist::ReduceScatterStartOp>(op))
+    return evenSum(scatter);
+  return true;
 }
 
-/// The fused kernel where it runs the modifier itself; otherwise scores =
-/// scale·q·kᵀ, the modifier's ops in place, softmax, ·v. Every kernel maps
-/// query head h to key/value head h / (H / Hkv), which is all
-/// grouped-query attention needs.
-LogicalResult Lowering::lowerAttention(nn::AttentionOp op) {
-  if (fusedAttention)
-    if (std::optional<FusedScoreModifier> mod = parc::classifyScoreModifier(op)) {
-      lowerFusedAttention(op, *mod);
+/// A collective or send/recv, blocking (rt.kernel) or started (rt.start,
+/// finished at its dist.wait).
+template <typename Op>
+struct LowerComm : Lower<Op> {
+  using Lower<Op>::Lower;
+  LogicalResult
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    StringRef callee = op->getName().stripDialect();
+    bool started = callee.consume_back("_start");
+    if (!runtimeReduces(op))
+      return op->emitOpError("only even sum reduce-scatters have a runtime "
+                             "kernel");
+    const rt::KernelDecl *decl = rt::lookupKernel(callee);
+    if (!decl)
+      return op->emitOpError("has no runtime kernel");
+    Value result = op->getNumResults() ? op->getResult(0) : Value();
+    RankedTensorType type;
+    if (result) {
+      auto async = dyn_cast<dist::AsyncType>(result.getType());
+      type = dyn_cast_or_null<RankedTensorType>(async ? async.getValueType()
+                                                      : result.getType());
+    }
+    CommCall c = commCall(rewriter, op, callee, adaptor.getOperands(), type);
+    Location loc = op->getLoc();
+    if (started) {
+      auto start = rt::StartOp::create(
+          rewriter, loc, rt::RequestType::get(op->getContext()), callee,
+          c.ins, c.outs);
+      copyParams(op, start, *decl);
+      this->state.finishers[result] = c.finish;
+      rewriter.replaceOp(op, start);
       return success();
     }
-  Location loc = op.getLoc();
-  RankedTensorType scoreType = op.getScoreType();
-  Value scores = alloc(loc, scoreType);
-  auto scoreKernel = rt::KernelOp::create(
-      b, loc, kernelName(rt::Kernel::AttentionScores),
-      ValueRange{buffer(op.getQuery()), buffer(op.getKey())},
-      ValueRange{scores});
-  scoreKernel->setAttr("scale", op.getScaleAttr());
+    auto call = rt::KernelOp::create(rewriter, loc, callee, c.ins, c.outs);
+    copyParams(op, call, *decl);
+    if (Value r = c.finish(rewriter))
+      rewriter.replaceOp(op, r);
+    else
+      rewriter.eraseOp(op);
+    return success();
+  }
+};
 
-  Block &mod = op.getScoreModBlock();
-  map.map(mod.getArgument(0), scores);
-  for (auto [arg, mask] : llvm::zip(mod.getArguments().drop_front(), op.getMasks()))
-    map.map(arg, buffer(mask));
-  for (Operation &inner : mod.without_terminator())
-    if (failed(lowerOp(&inner)))
-      return failure();
-  Value modified = buffer(cast<nn::YieldOp>(mod.getTerminator()).getValue());
+/// A wait on a started communication: rt.wait, then its result buffer.
+struct LowerWait : Lower<dist::WaitOp> {
+  using Lower::Lower;
+  LogicalResult
+  matchAndRewrite(dist::WaitOp wait, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto it = state.finishers.find(wait.getAsync());
+    if (it == state.finishers.end())
+      return wait.emitOpError("waits for a communication that was not lowered");
+    rt::WaitOp::create(rewriter, wait.getLoc(), adaptor.getAsync());
+    if (wait->getNumResults())
+      rewriter.replaceOp(wait, it->second(rewriter));
+    else
+      rewriter.eraseOp(wait);
+    return success();
+  }
+};
 
-  Value probs = alloc(loc, scoreType);
-  auto softmax = rt::KernelOp::create(b, loc, kernelName(rt::Kernel::Softmax),
-                                      ValueRange{modified}, ValueRange{probs});
-  softmax->setAttr("axis", b.getI64IntegerAttr(3));
-  Value out = alloc(loc, op.getType());
-  rt::KernelOp::create(b, loc, kernelName(rt::Kernel::AttentionValues),
-                       ValueRange{probs, buffer(op.getValue())},
-                       ValueRange{out});
-  map.map(op.getResult(), out);
-  return success();
-}
+/// A reshape is a view of the same bytes.
+struct LowerReshape : Lower<nn::ReshapeOp> {
+  using Lower::Lower;
+  LogicalResult
+  matchAndRewrite(nn::ReshapeOp reshape, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<rt::ViewOp>(
+        reshape, bufferType(reshape.getType()), adaptor.getInput());
+    return success();
+  }
+};
+
+/// In place: the cache is a persistent input buffer, and the result is that
+/// buffer (nothing else reads the cache before the write).
+struct LowerKVCacheWrite : Lower<nn::KVCacheWriteOp> {
+  using Lower::Lower;
+  LogicalResult
+  matchAndRewrite(nn::KVCacheWriteOp write, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto kernel = rt::KernelOp::create(
+        rewriter, write.getLoc(), kernelName(rt::Kernel::KvCacheWrite),
+        ValueRange{adaptor.getUpdate(), adaptor.getPosition()},
+        ValueRange{adaptor.getCache()});
+    kernel->setAttr("axis", write.getAxisAttr());
+    rewriter.replaceOp(write, adaptor.getCache());
+    return success();
+  }
+};
+
+/// The fused kernel where it runs the score modifier itself; otherwise
+/// scores = scale·q·kᵀ, the modifier's ops in place (inlined, for their own
+/// patterns), softmax, ·v. Every kernel maps query head h to key/value head
+/// h / (H / Hkv), which is all grouped-query attention needs.
+struct LowerAttention : Lower<nn::AttentionOp> {
+  using Lower::Lower;
+  LogicalResult
+  matchAndRewrite(nn::AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (state.fusedAttention)
+      if (std::optional<FusedScoreModifier> mod =
+              parc::classifyScoreModifier(op)) {
+        SmallVector<Value> ins{adaptor.getQuery(), adaptor.getKey(),
+                               adaptor.getValue()};
+        if (mod->mask)
+          ins.push_back(rewriter.getRemappedValue(mod->mask));
+        Value out = alloc(rewriter, loc, op.getType());
+        auto kernel = rt::KernelOp::create(
+            rewriter, loc, kernelName(rt::Kernel::AttentionFused), ins,
+            ValueRange{out});
+        kernel->setAttr("scale", op.getScaleAttr());
+        if (mod->causalOffset)
+          kernel->setAttr("causal_offset",
+                          rewriter.getI64IntegerAttr(*mod->causalOffset));
+        rewriter.replaceOp(op, out);
+        return success();
+      }
+    RankedTensorType scoreType = op.getScoreType();
+    Value scores = alloc(rewriter, loc, scoreType);
+    auto scoreKernel = rt::KernelOp::create(
+        rewriter, loc, kernelName(rt::Kernel::AttentionScores),
+        ValueRange{adaptor.getQuery(), adaptor.getKey()}, ValueRange{scores});
+    scoreKernel->setAttr("scale", op.getScaleAttr());
+
+    Block &mod = op.getScoreModBlock();
+    auto yield = cast<nn::YieldOp>(mod.getTerminator());
+    Value modified = yield.getValue();
+    SmallVector<Value> args{scores};
+    llvm::append_range(args, adaptor.getMasks());
+    rewriter.inlineBlockBefore(&mod, op, args);
+    rewriter.eraseOp(yield);
+
+    Value probs = alloc(rewriter, loc, scoreType);
+    auto softmax = rt::KernelOp::create(
+        rewriter, loc, kernelName(rt::Kernel::Softmax),
+        ValueRange{rewriter.getRemappedValue(modified)}, ValueRange{probs});
+    softmax->setAttr("axis", rewriter.getI64IntegerAttr(3));
+    Value out = alloc(rewriter, loc, op.getType());
+    rt::KernelOp::create(rewriter, loc, kernelName(rt::Kernel::AttentionValues),
+                         ValueRange{probs, adaptor.getValue()},
+                         ValueRange{out});
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+/// Any other nn op (and an expert-parallel MoE's permutation, which reads
+/// its counts from buffers) is one call of the kernel RTKernels.td declares
+/// under its name, on its operands' buffers and a new buffer per result.
+struct LowerToKernel : LowerAny {
+  LowerToKernel(const TypeConverter &types, MLIRContext *ctx,
+                LoweringState &state)
+      : LowerAny(types, ctx, state, /*benefit=*/0) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (isa<arith::ConstantOp>(op))
+      return op->emitOpError("only tensor constants can become weights");
+    const rt::KernelDecl *decl = rt::lookupKernel(op->getName().stripDialect());
+    if ((!isa<dist::MoePermuteOp>(op) &&
+         !isa_and_nonnull<nn::NNDialect>(op->getDialect())) ||
+        op->getNumRegions() || !decl)
+      return op->emitOpError("has no runtime kernel");
+    SmallVector<Value> outs;
+    for (Value r : op->getResults())
+      outs.push_back(alloc(rewriter, op->getLoc(), r.getType()));
+    auto kernel =
+        rt::KernelOp::create(rewriter, op->getLoc(), decl->name, operands, outs);
+    copyParams(op, kernel, *decl);
+    rewriter.replaceOp(op, outs);
+    return success();
+  }
+};
+
 
 struct ConvertNNToRTPass
     : parc::impl::ConvertNNToRTBase<ConvertNNToRTPass> {
   using Base::Base;
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main || main.isExternal()) {
-      module.emitError("expected a func.func @main with a body");
-      return signalPassFailure();
-    }
-    // The mesh becomes a module attribute the code generator reads (once
-    // lowering, which sizes groups from it, is done).
-    SmallVector<dist::MeshOp> meshes(module.getOps<dist::MeshOp>());
-    for (dist::MeshOp mesh : meshes)
-      module->setAttr("rt.mesh", DictionaryAttr::get(&getContext(), mesh->getAttrs()));
-    if (Attribute pipeline = module->getAttr("dist.pipeline")) {
-      module->setAttr("rt.pipeline", pipeline);
-      module->removeAttr("dist.pipeline");
-    }
-    OpBuilder b(main);
-    auto lowered = func::FuncOp::create(b, main.getLoc(), "main",
-                                        b.getFunctionType({}, {}));
-    if (failed(Lowering(b, fusedAttention).lower(main, lowered))) {
-      lowered.erase();
-      return signalPassFailure();
-    }
-    main.erase();
-    for (dist::MeshOp mesh : meshes)
-      mesh.erase();
-  }
+  void runOnOperation() override;
 };
 
+void ConvertNNToRTPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal()) {
+    module.emitError("expected a func.func @main with a body");
+    return signalPassFailure();
+  }
+  // The mesh becomes a module attribute the code generator reads (once
+  // lowering, which sizes groups from it, is done).
+  SmallVector<dist::MeshOp> meshes(module.getOps<dist::MeshOp>());
+  for (dist::MeshOp mesh : meshes)
+    module->setAttr("rt.mesh", DictionaryAttr::get(ctx, mesh->getAttrs()));
+  if (Attribute pipeline = module->getAttr("dist.pipeline")) {
+    module->setAttr("rt.pipeline", pipeline);
+    module->removeAttr("dist.pipeline");
+  }
+  Attribute capacity = main->getAttr("parc.kv_max_seq");
+
+  TypeConverter types;
+  types.addConversion([](RankedTensorType t) { return bufferType(t); });
+  types.addConversion([](dist::AsyncType t) {
+    return rt::RequestType::get(t.getContext());
+  });
+  types.addConversion([](Type t) -> std::optional<Type> {
+    return isa<MemRefType, rt::RequestType>(t) ? std::optional<Type>(t)
+                                               : std::nullopt;
+  });
+  ConversionTarget target(*ctx);
+  target.addLegalDialect<rt::RTDialect>();
+  target.addDynamicallyLegalOp<func::FuncOp>([](func::FuncOp f) {
+    return f.getFunctionType().getNumInputs() == 0 &&
+           f.getFunctionType().getNumResults() == 0;
+  });
+  target.addDynamicallyLegalOp<func::ReturnOp>(
+      [](func::ReturnOp r) { return r.getNumOperands() == 0; });
+
+  LoweringState state{fusedAttention};
+  RewritePatternSet patterns(ctx);
+  patterns.add<LowerMain, LowerReturn, LowerWeight, LowerNarrowedWeight,
+               LowerLocalPart, LowerWait, LowerReshape, LowerKVCacheWrite,
+               LowerAttention, LowerToKernel,
+               LowerComm<dist::AllReduceOp>, LowerComm<dist::AllReduceStartOp>,
+               LowerComm<dist::AllGatherOp>, LowerComm<dist::AllGatherStartOp>,
+               LowerComm<dist::ReduceScatterOp>,
+               LowerComm<dist::ReduceScatterStartOp>,
+               LowerComm<dist::AllToAllOp>, LowerComm<dist::AllToAllStartOp>,
+               LowerComm<dist::AllToAllVOp>, LowerComm<dist::AllToAllVStartOp>,
+               LowerComm<dist::SendOp>, LowerComm<dist::SendStartOp>,
+               LowerComm<dist::RecvOp>, LowerComm<dist::RecvStartOp>>(
+      types, ctx, state);
+  ConversionConfig config;
+  // nn's folders ran in nn-optimize; folding here would only reorder what
+  // the program computes.
+  config.foldingMode = DialectConversionFoldingMode::Never;
+  // The conversion stops at the first op it cannot lower, whose pattern
+  // said why: the driver's generic "failed to legalize" after it adds
+  // nothing.
+  bool refused = false;
+  ScopedDiagnosticHandler firstErrorOnly(ctx, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    if (refused)
+      return success();
+    refused = true;
+    return failure();
+  });
+  if (failed(applyFullConversion(main, target, std::move(patterns), config)))
+    return signalPassFailure();
+  // What the program function keeps of @main: its name and, for the token
+  // loop, the cache capacity.
+  main->setAttrs(DictionaryAttr::get(
+      ctx, {NamedAttribute(main.getSymNameAttrName(), main.getSymNameAttr()),
+            NamedAttribute(main.getFunctionTypeAttrName(),
+                           main.getFunctionTypeAttr())}));
+  if (capacity)
+    main->setAttr("rt.max_seq", capacity);
+  for (dist::MeshOp mesh : meshes)
+    mesh.erase();
+}
+
 } // namespace
+

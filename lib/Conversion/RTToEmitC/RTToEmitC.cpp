@@ -81,12 +81,14 @@ struct Kernel {
   StringRef name;
   /// Its declaration in RTKernels.td (the verifier made sure there is one).
   const rt::KernelDecl *decl;
+  /// What the emitters dispatch on within a family.
+  rt::Kernel kind;
   Location loc;
   ValueRange ins, outs;
 
   explicit Kernel(rt::KernelOp op)
       : op(op), name(op.getCallee()), decl(rt::lookupKernel(name)),
-        loc(op.getLoc()), ins(op.getIns()), outs(op.getOuts()) {}
+        kind(decl ? decl->kernel : rt::Kernel()), loc(op.getLoc()), ins(op.getIns()), outs(op.getOuts()) {}
   Attribute attr(StringRef n) const { return op->getAttr(n); }
   int64_t intAttr(StringRef n) const {
     return cast<IntegerAttr>(attr(n)).getInt();
@@ -183,7 +185,7 @@ private:
   Value meshComm(Operation *op);
   /// Arguments of a collective or send/recv on `ins`/`outs` (the request
   /// is appended by emitStart when it is started).
-  LogicalResult commCall(Operation *op, StringRef name, ValueRange ins,
+  LogicalResult commCall(Operation *op, rt::Kernel kind, ValueRange ins,
                          ValueRange outs, Call &call);
   void emitStart(rt::StartOp op, Call &call);
   void emitWait(rt::WaitOp op);
@@ -382,28 +384,32 @@ void Emitter::emitCall(Location loc, StringRef callee, Call &call, StringRef com
                               check.operands);
 }
 
-/// The unary, binary and reduction kinds by rt name: the runtime's
-/// enumerator suffix (PARC_RT_UNARY_NEG, ...). Each map's names are also the
-/// kernel table's entries for its family.
-static const llvm::StringMap<StringRef> &unaryKinds() {
-  static const llvm::StringMap<StringRef> kinds = {
-      {"neg", "NEG"}, {"exp", "EXP"}, {"log", "LOG"}, {"sqrt", "SQRT"},
-      {"reciprocal", "RECIPROCAL"}, {"tanh", "TANH"}, {"erf", "ERF"},
-      {"sigmoid", "SIGMOID"}, {"relu", "RELU"}, {"not", "NOT"},
-      {"silu", "SILU"}, {"gelu", "GELU"}};
+/// The unary, binary and reduction kinds by kernel: the runtime's
+/// enumerator suffix (PARC_RT_UNARY_NEG, ...).
+using KindNames = llvm::DenseMap<rt::Kernel, StringRef>;
+static const KindNames &unaryKinds() {
+  using K = rt::Kernel;
+  static const KindNames kinds = {
+      {K::Neg, "NEG"}, {K::Exp, "EXP"}, {K::Log, "LOG"}, {K::Sqrt, "SQRT"},
+      {K::Reciprocal, "RECIPROCAL"}, {K::Tanh, "TANH"}, {K::Erf, "ERF"},
+      {K::Sigmoid, "SIGMOID"}, {K::Relu, "RELU"}, {K::Not, "NOT"},
+      {K::Silu, "SILU"}, {K::Gelu, "GELU"}};
   return kinds;
 }
-static const llvm::StringMap<StringRef> &binaryKinds() {
-  static const llvm::StringMap<StringRef> kinds = {
-      {"add", "ADD"}, {"sub", "SUB"}, {"mul", "MUL"}, {"div", "DIV"},
-      {"pow", "POW"}, {"min", "MIN"}, {"max", "MAX"}, {"equal", "EQUAL"},
-      {"less", "LESS"}, {"greater", "GREATER"}, {"and", "AND"}, {"or", "OR"}};
+static const KindNames &binaryKinds() {
+  using K = rt::Kernel;
+  static const KindNames kinds = {
+      {K::Add, "ADD"}, {K::Sub, "SUB"}, {K::Mul, "MUL"}, {K::Div, "DIV"},
+      {K::Pow, "POW"}, {K::Min, "MIN"}, {K::Max, "MAX"}, {K::Equal, "EQUAL"},
+      {K::Less, "LESS"}, {K::Greater, "GREATER"}, {K::And, "AND"},
+      {K::Or, "OR"}};
   return kinds;
 }
-static const llvm::StringMap<StringRef> &reductionKinds() {
-  static const llvm::StringMap<StringRef> kinds = {
-      {"reduce_sum", "SUM"}, {"reduce_mean", "MEAN"}, {"reduce_max", "MAX"},
-      {"reduce_min", "MIN"}, {"reduce_prod", "PROD"}};
+static const KindNames &reductionKinds() {
+  using K = rt::Kernel;
+  static const KindNames kinds = {
+      {K::ReduceSum, "SUM"}, {K::ReduceMean, "MEAN"}, {K::ReduceMax, "MAX"},
+      {K::ReduceMin, "MIN"}, {K::ReduceProd, "PROD"}};
   return kinds;
 }
 
@@ -445,10 +451,9 @@ LogicalResult Emitter::emitKernel(rt::KernelOp op) {
 /// Pointwise and reducing kernels: unary (with GELU's tanh form), binary
 /// and reductions by kind, where, cast and copy.
 LogicalResult Emitter::emitElementwise(const Kernel &k) {
-  StringRef name = k.name;
   ValueRange ins = k.ins, outs = k.outs;
   Call call(b.getContext());
-  if (auto it = unaryKinds().find(name); it != unaryKinds().end()) {
+  if (auto it = unaryKinds().find(k.kind); it != unaryKinds().end()) {
     std::string kind = it->second.str();
     auto approx =
         dyn_cast_or_null<nn::GeluApproximationAttr>(k.attr("approximation"));
@@ -456,42 +461,42 @@ LogicalResult Emitter::emitElementwise(const Kernel &k) {
       kind = "GELU_TANH";
     call.text("PARC_RT_UNARY_" + kind).text(dtype(ins[0]))
         .value(pointer(ins[0])).value(pointer(outs[0])).lit(memrefOf(ins[0]).getNumElements());
-    emitCall(k.loc, "parc_rt_unary", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
-  if (auto it = binaryKinds().find(name); it != binaryKinds().end()) {
+  if (auto it = binaryKinds().find(k.kind); it != binaryKinds().end()) {
     call.text(("PARC_RT_BINARY_" + it->second).str()).text(dtype(ins[0]));
     for (Value v : {ins[0], ins[1], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(k.loc, "parc_rt_binary", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
-  if (auto it = reductionKinds().find(name); it != reductionKinds().end()) {
+  if (auto it = reductionKinds().find(k.kind); it != reductionKinds().end()) {
     ArrayRef<int64_t> axes = k.arrayAttr("axes");
     call.text(("PARC_RT_REDUCTION_" + it->second).str()).text(dtype(ins[0]))
         .value(pointer(ins[0]));
     shape(call, ins[0]).lit(axes.size()).text(table(axes)).value(pointer(outs[0]));
-    emitCall(k.loc, "parc_rt_reduce", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
-  if (name == "where") {
+  if (k.kind == rt::Kernel::Where) {
     call.text(dtype(ins[1]));
     for (Value v : {ins[0], ins[1], ins[2], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(k.loc, "parc_rt_where", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
-  if (name == "cast") {
+  if (k.kind == rt::Kernel::Cast) {
     call.text(dtype(ins[0])).value(pointer(ins[0])).text(dtype(outs[0]))
         .value(pointer(outs[0])).lit(memrefOf(ins[0]).getNumElements());
-    emitCall(k.loc, "parc_rt_cast", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
   // copy: bytes, at least one per element.
   auto t = memrefOf(ins[0]);
   call.value(pointer(outs[0])).value(pointer(ins[0]))
       .lit(t.getNumElements() * std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1));
-  emitCall(k.loc, "parc_rt_copy", call);
+  emitCall(k.loc, k.decl->entry, call);
   return success();
 }
 
@@ -500,14 +505,14 @@ LogicalResult Emitter::emitElementwise(const Kernel &k) {
 LogicalResult Emitter::emitLinalg(const Kernel &k) {
   ValueRange ins = k.ins, outs = k.outs;
   Call call(b.getContext());
-  if (k.name == "matmul") {
+  if (k.kind == rt::Kernel::Matmul) {
     call.text(dtype(ins[0]));
     for (Value v : {ins[0], ins[1], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(k.loc, "parc_rt_matmul", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
-  bool isLinear = k.name == "linear";
+  bool isLinear = k.kind == rt::Kernel::Linear;
   auto a = memrefOf(ins[0]), w = memrefOf(ins[1]);
   bool transA = !isLinear && k.boolAttr("trans_a");
   bool transB = k.boolAttr(isLinear ? "transpose_weight" : "trans_b");
@@ -524,7 +529,7 @@ LogicalResult Emitter::emitLinalg(const Kernel &k) {
     call.real(1.0).real(1.0);
   else
     call.real(k.floatAttr("alpha")).real(k.floatAttr("beta"));
-  emitCall(k.loc, "parc_rt_gemm", call);
+  emitCall(k.loc, k.decl->entry, call);
   return success();
 }
 
@@ -532,40 +537,38 @@ LogicalResult Emitter::emitLinalg(const Kernel &k) {
 LogicalResult Emitter::emitNorm(const Kernel &k) {
   ValueRange ins = k.ins, outs = k.outs;
   Call call(b.getContext());
-  if (k.name == "softmax") {
+  if (k.kind == rt::Kernel::Softmax) {
     call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(outs[0]));
     shape(call, ins[0]).lit(k.intAttr("axis"));
-    emitCall(k.loc, "parc_rt_softmax", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
   // The bias (layer_norm's third input) is optional.
   call.text(dtype(ins[0])).value(pointer(ins[0])).value(pointer(ins[1]));
   ptrOrNull(call, ins, 2).value(pointer(outs[0]));
   shape(call, ins[0]).lit(k.intAttr("axis")).real(k.floatAttr("epsilon"));
-  emitCall(k.loc, k.name == "layer_norm" ? "parc_rt_layer_norm" : "parc_rt_rms_norm",
-           call);
+  emitCall(k.loc, k.decl->entry, call);
   return success();
 }
 
 /// Data movement and selection: transpose, slice, expand, gather,
 /// scatter_elements, trilu, topk.
 LogicalResult Emitter::emitMovement(const Kernel &k) {
-  StringRef name = k.name;
   ValueRange ins = k.ins, outs = k.outs;
   Call call(b.getContext());
   call.text(dtype(ins[0])).value(pointer(ins[0]));
   shape(call, ins[0]);
-  if (name == "transpose") {
+  if (k.kind == rt::Kernel::Transpose) {
     call.text(table(k.arrayAttr("perm"))).value(pointer(outs[0]));
-  } else if (name == "slice") {
+  } else if (k.kind == rt::Kernel::Slice) {
     call.text(table(k.arrayAttr("starts"))).text(table(k.arrayAttr("steps")))
         .value(pointer(outs[0])).text(table(memrefOf(outs[0]).getShape()));
-  } else if (name == "expand") {
+  } else if (k.kind == rt::Kernel::Expand) {
     shape(call.value(pointer(outs[0])), outs[0]);
-  } else if (name == "gather") {
+  } else if (k.kind == rt::Kernel::Gather) {
     call.lit(k.intAttr("axis")).text(dtype(ins[1])).value(pointer(ins[1]));
     shape(call, ins[1]).value(pointer(outs[0]));
-  } else if (name == "scatter_elements") {
+  } else if (k.kind == rt::Kernel::ScatterElements) {
     auto reduction =
         dyn_cast_or_null<nn::ScatterReductionAttr>(k.attr("reduction"));
     std::string kind =
@@ -576,14 +579,14 @@ LogicalResult Emitter::emitMovement(const Kernel &k) {
         .value(pointer(ins[1])).text(table(memrefOf(ins[1]).getShape()))
         .value(pointer(ins[2])).text("PARC_RT_SCATTER_" + kind)
         .value(pointer(outs[0]));
-  } else if (name == "trilu") {
+  } else if (k.kind == rt::Kernel::Trilu) {
     call.lit(k.intAttr("k")).lit(k.boolAttr("upper")).value(pointer(outs[0]));
   } else { // topk
     bool largest = !k.attr("largest") || k.boolAttr("largest");
     call.lit(k.intAttr("axis")).lit(k.intAttr("k")).lit(largest)
         .value(pointer(outs[0])).value(pointer(outs[1]));
   }
-  emitCall(k.loc, ("parc_rt_" + name).str(), call);
+  emitCall(k.loc, k.decl->entry, call);
   return success();
 }
 
@@ -591,7 +594,7 @@ LogicalResult Emitter::emitMovement(const Kernel &k) {
 /// runtime reads.
 LogicalResult Emitter::emitConcatSplit(const Kernel &k) {
   Location loc = k.loc;
-  bool isConcat = k.name == "concat";
+  bool isConcat = k.kind == rt::Kernel::Concat;
   ValueRange pieces = isConcat ? k.ins : k.outs;
   int64_t axis = k.intAttr("axis");
   SmallVector<int64_t> sizes;
@@ -616,11 +619,11 @@ LogicalResult Emitter::emitConcatSplit(const Kernel &k) {
   if (isConcat) {
     call.lit(pieces.size()).value(var).text(table(sizes));
     shape(call, whole).lit(axis).value(pointer(whole));
-    emitCall(loc, "parc_rt_concat", call);
+    emitCall(loc, k.decl->entry, call);
   } else {
     call.value(pointer(whole));
     shape(call, whole).lit(axis).lit(pieces.size()).text(table(sizes)).value(var);
-    emitCall(loc, "parc_rt_split", call);
+    emitCall(loc, k.decl->entry, call);
   }
   return success();
 }
@@ -631,7 +634,7 @@ LogicalResult Emitter::emitWindowed(const Kernel &k) {
   Call call(b.getContext());
   call.text(dtype(ins[0])).value(pointer(ins[0]));
   shape(call, ins[0]);
-  if (k.name == "conv") {
+  if (k.kind == rt::Kernel::Conv) {
     call.value(pointer(ins[1])).text(table(memrefOf(ins[1]).getShape()));
     ptrOrNull(call, ins, 2).lit(k.intAttr("group"));
   } else {
@@ -640,24 +643,23 @@ LogicalResult Emitter::emitWindowed(const Kernel &k) {
   call.text(table(k.arrayAttr("strides"))).text(table(k.arrayAttr("pads")))
       .text(table(k.arrayAttr("dilations"))).value(pointer(outs[0]))
       .text(table(memrefOf(outs[0]).getShape()));
-  emitCall(k.loc, ("parc_rt_" + k.name).str(), call);
+  emitCall(k.loc, k.decl->entry, call);
   return success();
 }
 
 /// Attention's pieces: rotary embedding, the in-place KV cache write, the
 /// scores and values products, and the fused kernel.
 LogicalResult Emitter::emitAttention(const Kernel &k) {
-  StringRef name = k.name;
   ValueRange ins = k.ins, outs = k.outs;
   Call call(b.getContext());
-  if (name == "rotary") {
+  if (k.kind == rt::Kernel::Rotary) {
     call.text(dtype(ins[0]));
     for (Value v : {ins[0], ins[1], ins[2], outs[0]})
       shape(call.value(pointer(v)), v);
-    emitCall(k.loc, "parc_rt_rotary_full", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
-  if (name == "kv_cache_write") {
+  if (k.kind == rt::Kernel::KvCacheWrite) {
     // In place: outs[0] is the cache (a persistent input buffer).
     call.text(dtype(outs[0])).value(pointer(outs[0]));
     shape(call, outs[0])
@@ -665,18 +667,19 @@ LogicalResult Emitter::emitAttention(const Kernel &k) {
         .text(table(memrefOf(ins[0]).getShape()))
         .value(pointer(ins[1]))
         .lit(k.intAttr("axis"));
-    emitCall(k.loc, "parc_rt_kv_cache_write", call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
-  if (name == "attention_scores" || name == "attention_values") {
+  if (k.kind == rt::Kernel::AttentionScores ||
+      k.kind == rt::Kernel::AttentionValues) {
     // [B, H, S, ·] against [B, Hkv, T, ·]; the runtime maps head h to
     // key/value head h / (H / Hkv).
     call.text(dtype(ins[0]));
     for (Value v : {ins[0], ins[1], outs[0]})
       shape(call.value(pointer(v)), v);
-    if (name == "attention_scores")
+    if (k.kind == rt::Kernel::AttentionScores)
       call.real(k.floatAttr("scale"));
-    emitCall(k.loc, ("parc_rt_" + name).str(), call);
+    emitCall(k.loc, k.decl->entry, call);
     return success();
   }
   // attention_fused: q, k, v and an optional additive mask; with
@@ -693,7 +696,7 @@ LogicalResult Emitter::emitAttention(const Kernel &k) {
   call.real(k.floatAttr("scale"))
       .lit(causal ? 1 : 0)
       .lit(causal ? causal.getInt() : 0);
-  emitCall(k.loc, "parc_rt_attention_fused", call);
+  emitCall(k.loc, k.decl->entry, call);
   return success();
 }
 
@@ -701,19 +704,21 @@ LogicalResult Emitter::emitAttention(const Kernel &k) {
 /// arguments rt.start shares).
 LogicalResult Emitter::emitCollective(const Kernel &k) {
   Call call(b.getContext());
-  if (failed(commCall(k.op, k.name, k.ins, k.outs, call)))
+  if (failed(commCall(k.op, k.kind, k.ins, k.outs, call)))
     return failure();
   emitCall(k.loc, k.decl->entry, call, k.name);
   return success();
 }
 
-LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
+LogicalResult Emitter::commCall(Operation *op, rt::Kernel kind, ValueRange ins,
                                 ValueRange outs, Call &call) {
-  if (name == "send" || name == "recv") {
+  using K = rt::Kernel;
+  StringRef name = rt::kernelName(kind);
+  if (kind == K::Send || kind == K::Recv) {
     // Pipeline traffic: the peer is a stage, the rank of the same
     // tensor-parallel index there; messages between two ranks match in
     // program order (tag 0).
-    Value buf = name == "send" ? ins[0] : outs[0];
+    Value buf = kind == K::Send ? ins[0] : outs[0];
     auto peer = op->getAttrOfType<IntegerAttr>("peer");
     if (!peer)
       return op->emitOpError() << "'" << name << "' needs a peer";
@@ -722,7 +727,7 @@ LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
         .lit(peer.getInt()).lit(0);
     return success();
   }
-  if (name == "all_to_all_v") {
+  if (kind == K::AllToAllV) {
     // Slices of the leading dim; both counts are buffers the runtime reads
     // when the exchange starts.
     auto axis = op->getAttrOfType<IntegerAttr>("axis");
@@ -740,7 +745,7 @@ LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
         .lit(slice).text(dtype(ins[0]));
     return success();
   }
-  if (name == "all_to_all") {
+  if (kind == K::AllToAll) {
     // [ranks, block...]: block j goes to rank j, block i arrives from rank i.
     MemRefType in = memrefOf(ins[0]);
     call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(outs[0]))
@@ -748,16 +753,16 @@ LogicalResult Emitter::commCall(Operation *op, StringRef name, ValueRange ins,
         .text(dtype(ins[0]));
     return success();
   }
-  if (name != "all_reduce" && name != "all_gather" &&
-      name != "reduce_scatter" && name != "local_chunk")
+  if (kind != K::AllReduce && kind != K::AllGather &&
+      kind != K::ReduceScatter && kind != K::LocalChunk)
     return op->emitOpError() << "no runtime collective named '" << name << "'";
   // Counts per rank: the input's, except that a reduce-scatter and a local
   // chunk name the block each rank keeps.
-  bool perBlock = name == "reduce_scatter" || name == "local_chunk";
+  bool perBlock = kind == K::ReduceScatter || kind == K::LocalChunk;
   call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(outs[0]))
       .lit(memrefOf(perBlock ? outs[0] : ins[0]).getNumElements())
       .text(dtype(ins[0]));
-  if (name == "all_reduce" || name == "reduce_scatter")
+  if (kind == K::AllReduce || kind == K::ReduceScatter)
     call.text("PARC_RT_REDUCE_SUM");
   return success();
 }
@@ -835,7 +840,7 @@ LogicalResult Emitter::emitMoe(const Kernel &k) {
       .text(moeActivation(op))
       .lit(capacity ? capacity.getInt() : 0);
   node(call, loc);
-  emitCall(loc, "parc_rt_moe", call);
+  emitCall(loc, k.decl->entry, call);
   return success();
 }
 
@@ -852,7 +857,7 @@ LogicalResult Emitter::emitMoeStep(const Kernel &k) {
     return op.emitOpError() << "'" << name << "' takes " << nIns
                             << " inputs and " << nOuts << " outputs";
   };
-  if (name == "moe_route") {
+  if (k.kind == rt::Kernel::MoeRoute) {
     auto topK = op->getAttrOfType<IntegerAttr>("top_k");
     auto normalize = op->getAttrOfType<BoolAttr>("normalize");
     if (failed(expect(1, 3)) || !topK)
@@ -862,10 +867,10 @@ LogicalResult Emitter::emitMoeStep(const Kernel &k) {
       call.value(pointer(v));
     call.lit(dim(ins[0], 0)).lit(dim(ins[0], 1)).lit(topK.getInt())
         .lit(!normalize || normalize.getValue());
-    emitCall(loc, "parc_rt_moe_route", call);
+    emitCall(loc, k.decl->entry, call);
     return success();
   }
-  if (name == "moe_permute") {
+  if (k.kind == rt::Kernel::MoePermute) {
     auto capacity = op->getAttrOfType<IntegerAttr>("capacity");
     if (failed(expect(3, 5)))
       return failure();
@@ -877,10 +882,10 @@ LogicalResult Emitter::emitMoeStep(const Kernel &k) {
         .lit(dim(outs[2], 0) * dim(outs[2], 1)).lit(dim(ins[1], 1))
         .lit(capacity ? capacity.getInt() : 0);
     node(call, loc);
-    emitCall(loc, "parc_rt_moe_permute", call);
+    emitCall(loc, k.decl->entry, call);
     return success();
   }
-  if (name == "moe_experts") {
+  if (k.kind == rt::Kernel::MoeExperts) {
     if (ins.size() < 4 || ins.size() > 5 || outs.size() != 1)
       return op.emitOpError("moe_experts takes rows, layout, fc1, fc2 (, fc3) "
                             "and one output");
@@ -892,17 +897,17 @@ LogicalResult Emitter::emitMoeStep(const Kernel &k) {
     call.value(pointer(outs[0])).lit(dim(ins[0], 0)).lit(dim(ins[1], 0))
         .lit(fc1.getDimSize(0)).lit(fc1.getDimSize(1)).lit(fc1.getDimSize(2))
         .text(moeActivation(op));
-    emitCall(loc, "parc_rt_moe_experts", call);
+    emitCall(loc, k.decl->entry, call);
     return success();
   }
-  if (name == "moe_combine") {
+  if (k.kind == rt::Kernel::MoeCombine) {
     if (failed(expect(3, 1)))
       return failure();
     call.text(dtype(outs[0]));
     for (Value v : llvm::concat<Value>(ins, outs))
       call.value(pointer(v));
     call.lit(dim(outs[0], 0)).lit(dim(outs[0], 1)).lit(dim(ins[2], 1));
-    emitCall(loc, "parc_rt_moe_combine", call);
+    emitCall(loc, k.decl->entry, call);
     return success();
   }
   return op.emitOpError() << "no runtime kernel named '" << name << "'";
@@ -979,7 +984,8 @@ LogicalResult Emitter::emitCallOp(Operation &op) {
     emitProgress(op.getLoc());
   } else if (auto start = dyn_cast<rt::StartOp>(op)) {
     Call call(b.getContext());
-    if (failed(commCall(start, start.getCallee(), start.getIns(),
+    if (failed(commCall(start, rt::lookupKernel(start.getCallee())->kernel,
+                        start.getIns(),
                         start.getOuts(), call)))
       return failure();
     emitStart(start, call);
