@@ -17,7 +17,6 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/StringMap.h"
 
 #include "onnx/defs/schema.h"
 #include "onnx/defs/shape_inference.h"
@@ -197,8 +196,18 @@ LogicalResult skipNorm(NodeContext &c, bool rms) {
   return setIfUsed(c, 3, *sum);
 }
 
+} // namespace
+
+LogicalResult parc::contrib::skipLayerNorm(NodeContext &c) {
+  return skipNorm(c, /*rms=*/false);
+}
+
+LogicalResult parc::contrib::skipSimplifiedLayerNorm(NodeContext &c) {
+  return skipNorm(c, /*rms=*/true);
+}
+
 /// SimplifiedLayerNormalization(X, scale): RMSNorm over `axis..`.
-LogicalResult simplifiedNorm(NodeContext &c) {
+LogicalResult parc::contrib::simplifiedLayerNorm(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   if (failed(refuseUsedOutputs(c, {1}, "inv_std_var")))
     return failure();
@@ -231,7 +240,7 @@ LogicalResult simplifiedNorm(NodeContext &c) {
 /// position_ids?): LayerNorm of the summed embeddings (output 0), the
 /// number of attended tokens per sequence (output 1, mask_index) and the
 /// sum itself (output 2).
-LogicalResult embedNorm(NodeContext &c) {
+LogicalResult parc::contrib::embedLayerNorm(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   auto ids = c.input(0), word = c.input(2), pos = c.input(3),
        gamma = c.input(5), beta = c.input(6);
@@ -304,9 +313,11 @@ LogicalResult embedNorm(NodeContext &c) {
 // Activations
 //===----------------------------------------------------------------------===//
 
+namespace {
+
 /// FastGelu(X, bias?) (tanh form), BiasGelu(A, B) and Gelu(X) (erf form):
 /// GELU of the input plus its bias.
-LogicalResult gelu(NodeContext &c, nn::GeluApproximation approx) {
+LogicalResult biasedGelu(NodeContext &c, nn::GeluApproximation approx) {
   Ops o{c.builder(), c.loc()};
   auto x = c.input(0);
   auto bias = optionalInput(c, 1);
@@ -326,8 +337,22 @@ LogicalResult gelu(NodeContext &c, nn::GeluApproximation approx) {
   return success();
 }
 
+} // namespace
+
+LogicalResult parc::contrib::fastGelu(NodeContext &c) {
+  return biasedGelu(c, nn::GeluApproximation::tanh);
+}
+
+LogicalResult parc::contrib::biasGelu(NodeContext &c) {
+  return biasedGelu(c, nn::GeluApproximation::none);
+}
+
+LogicalResult parc::contrib::gelu(NodeContext &c) {
+  return biasedGelu(c, nn::GeluApproximation::none);
+}
+
 /// QuickGelu(X): X · sigmoid(alpha · X).
-LogicalResult quickGelu(NodeContext &c) {
+LogicalResult parc::contrib::quickGelu(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   auto x = c.input(0);
   if (failed(x))
@@ -346,6 +371,8 @@ LogicalResult quickGelu(NodeContext &c) {
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
+
+namespace {
 
 /// [B, S, N·D] → [B, N, S, D].
 Value splitHeads(Ops &o, Value x, int64_t heads) {
@@ -525,10 +552,12 @@ LogicalResult splitPast(NodeContext &c, Ops &o, Value past, int64_t batch,
   return success();
 }
 
+} // namespace
+
 /// Attention(input, weights, bias?, mask_index?, past?): the packed QKV
 /// projection, multi-head attention (causal with `unidirectional`) and
 /// past/present as [2, B, N, T, D] key/value stacks.
-LogicalResult attention(NodeContext &c) {
+LogicalResult parc::contrib::attention(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   if (failed(checkAttentionForm(c)))
     return failure();
@@ -578,6 +607,8 @@ LogicalResult attention(NodeContext &c) {
   return success();
 }
 
+namespace {
+
 /// MultiHeadAttention's head-split keys or values: `x` [B, L, heads · D]
 /// plus its slice of the packed bias, after the cache `past` [B, heads, P,
 /// D] (null: none).
@@ -612,10 +643,12 @@ FailureOr<Value> mhaKeys(NodeContext &c, Ops &o, Value x, Value bias,
   return withPast(o, past, h);
 }
 
+} // namespace
+
 /// MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
 /// attention_bias?, past_key?, past_value?): Attention with the
 /// projections done outside; present_key/value are [B, heads, T, D].
-LogicalResult multiHeadAttention(NodeContext &c) {
+LogicalResult parc::contrib::multiHeadAttention(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   for (int i : {5, 8, 9})
     if (c.has(i))
@@ -665,6 +698,8 @@ LogicalResult multiHeadAttention(NodeContext &c) {
       return failure();
   return success();
 }
+
+namespace {
 
 /// nn.rotary of head-split `x` ([B, S, N, D] when `seqFirst`, else [B, N,
 /// S, D]) at positions `pos` [B or 1, S]: the caches' [positions, D / 2]
@@ -733,6 +768,8 @@ Value gqaAllowed(Ops &o, Value seqlens, int64_t batch, int64_t seq,
                               o.b.getI1Type());
 }
 
+} // namespace
+
 /// GroupQueryAttention(query, key, value, past_key?, past_value?,
 /// seqlens_k, total_sequence_length, cos_cache?, sin_cache?), with
 /// do_rotary the new queries and keys rotated at their positions: causal
@@ -740,7 +777,7 @@ Value gqaAllowed(Ops &o, Value seqlens, int64_t batch, int64_t seq,
 /// [B, S, heads · D] inputs, the caches [B, kv_heads, T, D] in front of the
 /// new keys and values (present = past ++ new: exact when every sequence
 /// fills the cache, seqlens_k = past + S - 1).
-LogicalResult groupQueryAttention(NodeContext &c) {
+LogicalResult parc::contrib::groupQueryAttention(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   if (c.intAttr("local_window_size", -1) != -1 ||
       c.floatAttr("softcap", 0) != 0)
@@ -809,6 +846,8 @@ LogicalResult groupQueryAttention(NodeContext &c) {
   return success();
 }
 
+namespace {
+
 /// The positions RotaryEmbedding reads: position_ids [B, S], or [1]
 /// holding the first position of every sequence.
 FailureOr<Value> rotaryPositions(NodeContext &c, Ops &o, Value ids,
@@ -833,11 +872,13 @@ FailureOr<Value> rotaryPositions(NodeContext &c, Ops &o, Value ids,
   return o.binary<nn::AddOp>(ramp, o.reshape(ids, {1, 1}));
 }
 
+} // namespace
+
 /// RotaryEmbedding(input, position_ids, cos_cache, sin_cache), rotate-half
 /// layout: nn.rotary with the caches' half-width rows, gathered at the
 /// positions, repeated to the head size. input is [B, S, heads · D] or
 /// [B, heads, S, D].
-LogicalResult rotaryEmbedding(NodeContext &c) {
+LogicalResult parc::contrib::rotaryEmbedding(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   if (c.intAttr("interleaved", 0))
     return c.error() << "interleaved = 1 is not supported (accepted: 0, the "
@@ -880,6 +921,8 @@ LogicalResult rotaryEmbedding(NodeContext &c) {
 //===----------------------------------------------------------------------===//
 // MatMulNBits
 //===----------------------------------------------------------------------===//
+
+namespace {
 
 /// The bytes of a constant operand (an initializer): inline or a blob.
 FailureOr<std::vector<char>> constantBytes(Value v) {
@@ -1030,10 +1073,12 @@ FailureOr<Dequantised> readNBits(NodeContext &c, Type et) {
   return w;
 }
 
+} // namespace
+
 /// MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?): A · W (+ bias)
 /// with W dequantised at import into A's type: an nn.matmul on a constant,
 /// which nn-fuse makes the linear tensor parallelism shards.
-LogicalResult matMulNBits(NodeContext &c) {
+LogicalResult parc::contrib::matMulNBits(NodeContext &c) {
   Ops o{c.builder(), c.loc()};
   auto a = c.input(0);
   auto bias = optionalInput(c, 5);
@@ -1058,56 +1103,6 @@ LogicalResult matMulNBits(NodeContext &c) {
     return failure();
   c.set(0, y);
   return success();
-}
-
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// Dispatch
-//===----------------------------------------------------------------------===//
-
-bool parc::contrib::isDefaultDomainContribOp(StringRef op) {
-  return op == "SimplifiedLayerNormalization";
-}
-
-namespace {
-using ContribHandler = LogicalResult (*)(NodeContext &);
-
-/// The handler of each com.microsoft op: the one list of the contrib ops
-/// parc imports.
-const llvm::StringMap<ContribHandler> &contribHandlers() {
-  static const llvm::StringMap<ContribHandler> table = {
-      {"Attention", attention},
-      {"GroupQueryAttention", groupQueryAttention},
-      {"MultiHeadAttention", multiHeadAttention},
-      {"RotaryEmbedding", rotaryEmbedding},
-      {"MatMulNBits", matMulNBits},
-      {"SkipLayerNormalization",
-       [](NodeContext &c) { return skipNorm(c, /*rms=*/false); }},
-      {"SkipSimplifiedLayerNormalization",
-       [](NodeContext &c) { return skipNorm(c, /*rms=*/true); }},
-      {"SimplifiedLayerNormalization", simplifiedNorm},
-      {"EmbedLayerNormalization", embedNorm},
-      {"FastGelu",
-       [](NodeContext &c) { return gelu(c, nn::GeluApproximation::tanh); }},
-      {"BiasGelu",
-       [](NodeContext &c) { return gelu(c, nn::GeluApproximation::none); }},
-      {"Gelu",
-       [](NodeContext &c) { return gelu(c, nn::GeluApproximation::none); }},
-      {"QuickGelu", quickGelu},
-  };
-  return table;
-}
-} // namespace
-
-bool parc::contrib::isSupportedContribOp(StringRef op) {
-  return contribHandlers().contains(op);
-}
-
-LogicalResult parc::contrib::importContribNode(NodeContext &c) {
-  ContribHandler handler = contribHandlers().lookup(c.node().op_type());
-  assert(handler && "isSupportedContribOp admits only ops with a handler");
-  return handler(c);
 }
 
 //===----------------------------------------------------------------------===//

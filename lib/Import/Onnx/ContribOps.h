@@ -3,8 +3,9 @@
 // The fused operators onnxruntime's transformer optimizer and
 // onnxruntime-genai's model builder write (Attention, SkipLayerNormalization,
 // FastGelu …), imported into the nn ops that parc's fusion and sharding
-// already know. The importer hands each such node to importContribNode
-// through NodeContext, its view of one node; MoE stays in OnnxImporter.cpp.
+// already know. Each op's handler here takes the node through NodeContext,
+// the importer's view of one node; the importer's op table names the
+// handlers' ops, domains and versions. MoE stays in OnnxImporter.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,15 +52,24 @@ public:
   virtual void set(int i, mlir::Value v) = 0;
 };
 
-/// The com.microsoft op types importContribNode handles.
-bool isSupportedContribOp(llvm::StringRef opType);
+/// Imports one node of an op of onnxruntime's.
+using Handler = mlir::LogicalResult (*)(NodeContext &);
 
-/// The ops of onnxruntime's that it registers in the default ONNX domain
-/// (SimplifiedLayerNormalization), imported by importContribNode too.
-bool isDefaultDomainContribOp(llvm::StringRef opType);
-
-/// Imports one node whose op isSupportedContribOp admits.
-mlir::LogicalResult importContribNode(NodeContext &ctx);
+/// The handlers, one per op (com.microsoft's, and SimplifiedLayerNormalization
+/// which onnxruntime also registers in the default domain).
+mlir::LogicalResult attention(NodeContext &c);
+mlir::LogicalResult groupQueryAttention(NodeContext &c);
+mlir::LogicalResult multiHeadAttention(NodeContext &c);
+mlir::LogicalResult rotaryEmbedding(NodeContext &c);
+mlir::LogicalResult matMulNBits(NodeContext &c);
+mlir::LogicalResult skipLayerNorm(NodeContext &c);
+mlir::LogicalResult skipSimplifiedLayerNorm(NodeContext &c);
+mlir::LogicalResult simplifiedLayerNorm(NodeContext &c);
+mlir::LogicalResult embedLayerNorm(NodeContext &c);
+mlir::LogicalResult fastGelu(NodeContext &c);
+mlir::LogicalResult biasGelu(NodeContext &c);
+mlir::LogicalResult gelu(NodeContext &c);
+mlir::LogicalResult quickGelu(NodeContext &c);
 
 /// Registers the ONNX schemas (with shape inference) of those ops, so that
 /// the checker and ONNX shape inference know them. Idempotent.

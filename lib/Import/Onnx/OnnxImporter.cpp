@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "parc/Import/Onnx/OnnxImporter.h"
+#include "parc/Import/Onnx/OpTable.h"
 #include "ContribOps.h"
 #include "RawData.h"
 #include "nn/NNOps.h"
@@ -32,6 +33,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -58,14 +60,17 @@
 
 using namespace mlir;
 namespace nn = parc::nn;
+namespace contrib = parc::contrib;
+using parc::kMaxOnnxOpset;
+using parc::kMinOnnxOpset;
 
 namespace {
 
-/// Default-domain opsets whose semantics the importer implements. libonnx
-/// 1.12 knows opsets up to kOnnxOpset (and IR versions up to 8); what the
-/// later ones changed for the ops parc imports is declared in OpsetRegistry.
-constexpr int64_t kMinOpset = 11, kMaxOpset = 21, kOnnxOpset = 17;
-/// The IR version of opset kMaxOpset's release (onnx 1.16).
+/// libonnx 1.12 knows opsets up to kOnnxOpset (and IR versions up to 8);
+/// what the later ones up to kMaxOnnxOpset changed for the ops parc imports
+/// is declared in OpsetRegistry.
+constexpr int64_t kOnnxOpset = 17;
+/// The IR version of opset kMaxOnnxOpset's release (onnx 1.16).
 constexpr int64_t kMaxIrVersion = 10;
 /// Appended to every broadcasting refusal: what ONNX accepts.
 constexpr const char *kBroadcastRule =
@@ -94,12 +99,20 @@ bool readAtImport(RankedTensorType type) {
          type.getNumElements() <= (1 << 16);
 }
 
+/// A node's domain as the op table and the schemas name it.
+StringRef domainOf(const onnx::NodeProto &node) {
+  return node.domain() == "ai.onnx" ? StringRef() : StringRef(node.domain());
+}
+
+/// How messages and the op table name an op: `com.microsoft.Attention`,
+/// or just `Softmax` in the default domain.
+std::string qualifiedOp(StringRef domain, StringRef type) {
+  return domain.empty() ? type.str() : (domain + "." + type).str();
+}
+
 std::string describe(const onnx::NodeProto &node) {
   return "node '" + node.name() + "' (" +
-         (node.domain().empty() || node.domain() == "ai.onnx"
-              ? std::string()
-              : node.domain() + ".") +
-         node.op_type() + ")";
+         qualifiedOp(domainOf(node), node.op_type()) + ")";
 }
 
 FailureOr<Type> elementType(MLIRContext *ctx, int32_t onnxType) {
@@ -374,7 +387,9 @@ private:
   OpBuilder builder;
   std::string path;
   onnx::ModelProto &model;
+  /// The default domain's opset, and every domain's by domainOf's name.
   int64_t opset = 0;
+  llvm::StringMap<int64_t> opsets;
   int64_t maxConstantBytes = parc::kDefaultMaxConstantBytes;
   llvm::StringMap<Value> values;
   llvm::StringMap<const onnx::TensorProto *> initializers;
@@ -401,15 +416,15 @@ private:
 //===----------------------------------------------------------------------===//
 
 LogicalResult GraphImporter::checkOpsets() {
-  for (const auto &imp : model.opset_import()) {
-    if (!imp.domain().empty() && imp.domain() != "ai.onnx")
-      continue; // nodes of other domains are reported as unsupported ops
-    opset = imp.version();
-  }
-  if (opset < kMinOpset || opset > kMaxOpset)
+  for (const auto &imp : model.opset_import())
+    opsets[imp.domain() == "ai.onnx" ? "" : imp.domain()] = imp.version();
+  // Other domains' ops are refused by checkSupported when the table lacks
+  // them.
+  opset = opsets.lookup("");
+  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
     return error() << "unsupported opset " << opset
                    << " for the default ONNX domain (parc supports "
-                   << kMinOpset << " to " << kMaxOpset << ")";
+                   << kMinOnnxOpset << " to " << kMaxOnnxOpset << ")";
   return success();
 }
 
@@ -576,14 +591,11 @@ LogicalResult GraphImporter::checkElementTypes() {
 /// Attributes of the type their schema declares; the checker would refuse
 /// the others too, but this message names the node and the accepted type.
 LogicalResult GraphImporter::checkAttributeTypes() {
-  llvm::StringMap<int> versions;
-  for (const auto &imp : model.opset_import())
-    versions[imp.domain() == "ai.onnx" ? "" : imp.domain()] = imp.version();
   bool ok = true;
   for (const auto &node : model.graph().node()) {
-    std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    std::string domain = domainOf(node).str();
     const onnx::OpSchema *schema = OpsetRegistry::get().GetSchema(
-        node.op_type(), versions.lookup(domain), domain);
+        node.op_type(), opsets.lookup(domain), domain);
     if (!schema)
       continue;
     for (const auto &a : node.attribute()) {
@@ -650,7 +662,7 @@ LogicalResult GraphImporter::checkModel() {
   });
   try {
     // check_model without its registry and IR version: libonnx 1.12's stop
-    // at opset 17 and IR 8, while OpsetRegistry knows up to kMaxOpset.
+    // at opset 17 and IR 8, while OpsetRegistry knows up to kMaxOnnxOpset.
     if (model.ir_version() < 1 || model.ir_version() > kMaxIrVersion)
       return error() << "unsupported IR version " << model.ir_version()
                      << " (parc reads 1 to " << kMaxIrVersion << ")";
@@ -775,12 +787,12 @@ void registerContribSchemas() {
 /// below -rank makes LayerNormalization's index out of bounds, a zero stride
 /// makes Conv's and MaxPool's divide by zero, attributes longer than the
 /// input's spatial dims make them read past it. Each check runs before that
-/// op's inference (every schema of opsets kMinOpset to kMaxOpset) and turns
-/// such a model into an inference error.
+/// op's inference (every schema of opsets kMinOnnxOpset to kMaxOnnxOpset)
+/// and turns such a model into an inference error.
 void guardInference(const char *op,
                     std::function<void(onnx::InferenceContext &)> check) {
   llvm::SmallPtrSet<const onnx::OpSchema *, 4> seen;
-  for (int v = kMinOpset; v <= kMaxOpset; ++v) {
+  for (int v = kMinOnnxOpset; v <= kMaxOnnxOpset; ++v) {
     auto *schema = const_cast<onnx::OpSchema *>(
         onnx::OpSchemaRegistry::Schema(op, v, ""));
     if (!schema || !seen.insert(schema).second)
@@ -1148,6 +1160,14 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name,
 // Nodes
 //===----------------------------------------------------------------------===//
 
+class NodeImporter;
+
+/// One op of the importer's table: its domain, type and versions (OpTable.h)
+/// and the handler that imports one node of it.
+struct OpEntry : parc::OnnxOp {
+  LogicalResult (NodeImporter::*handler)();
+};
+
 /// Per-node helpers: attributes, operands, constant operands, result types.
 class NodeImporter {
 public:
@@ -1159,11 +1179,11 @@ public:
     return success(succeeded(result) && badAttrs.empty());
   }
 
-  /// The handler of each default-domain ONNX op: the one list of the ops
-  /// parc imports (checkSupported admits exactly these; libonnx's schemas
-  /// give each op's versions).
-  using Handler = LogicalResult (*)(NodeImporter &);
-  static const llvm::StringMap<Handler> &handlers();
+  /// The one table of the ops parc imports, of every domain: checkSupported
+  /// admits exactly these, at the versions each entry names.
+  static ArrayRef<OpEntry> table();
+  /// The entry of `node`'s op, or null.
+  static const OpEntry *find(const onnx::NodeProto &node);
 
 private:
   LogicalResult importOp();
@@ -1340,7 +1360,7 @@ private:
   LogicalResult shapeOf();
   LogicalResult sizeOf();
   template <typename Op> LogicalResult unary();
-  template <typename Op> LogicalResult binary(int lhs = 0, int rhs = 1);
+  template <typename Op> LogicalResult binary();
   template <typename Op> LogicalResult binaryOf(Value lhs, Value rhs);
   template <typename Op> LogicalResult variadic();
   template <typename Op> LogicalResult reduce();
@@ -1354,8 +1374,8 @@ private:
   LogicalResult conv();
   LogicalResult maxPool();
   LogicalResult contribMoE();
-  /// The other com.microsoft ops (ContribOps.cpp).
-  LogicalResult contribOp();
+  /// onnxruntime's other ops: handler `H` of ContribOps.cpp on this node.
+  template <contrib::Handler H> LogicalResult contribOp();
   friend class ContribNode;
   LogicalResult oneHot();
   LogicalResult einsum();
@@ -1412,8 +1432,8 @@ template <typename Op> LogicalResult NodeImporter::unary() {
   return set(0, b.createOrFold<Op>(loc, x->getType(), *x));
 }
 
-template <typename Op> LogicalResult NodeImporter::binary(int lhs, int rhs) {
-  auto l = in(lhs), r = in(rhs);
+template <typename Op> LogicalResult NodeImporter::binary() {
+  auto l = in(0), r = in(1);
   if (failed(l) || failed(r))
     return failure();
   return binaryOf<Op>(*l, *r);
@@ -2027,8 +2047,6 @@ LogicalResult NodeImporter::maxPool() {
 /// activation_type. Biases, the sparse mixer and the fused SwiGLU layout
 /// have no nn.moe form and are refused.
 LogicalResult NodeImporter::contribMoE() {
-  if (node.op_type() != "MoE")
-    return g.nodeError(node) << "unsupported com.microsoft op", failure();
   for (int i : {3, 5, 7})
     if (has(i))
       return g.nodeError(node) << "MoE expert biases are not supported (input "
@@ -2085,7 +2103,7 @@ LogicalResult NodeImporter::contribMoE() {
 }
 
 /// The importer's view of one node for the handlers in ContribOps.cpp.
-class ContribNode : public parc::contrib::NodeContext {
+class ContribNode : public contrib::NodeContext {
 public:
   explicit ContribNode(NodeImporter &n) : n(n) {}
   const onnx::NodeProto &node() override { return n.node; }
@@ -2124,9 +2142,9 @@ private:
   NodeImporter &n;
 };
 
-LogicalResult NodeImporter::contribOp() {
+template <contrib::Handler H> LogicalResult NodeImporter::contribOp() {
   ContribNode view(*this);
-  return parc::contrib::importContribNode(view);
+  return H(view);
 }
 
 /// Expert weights as nn.moe stacks them, [E, in, out]: a constant
@@ -2733,109 +2751,155 @@ LogicalResult NodeImporter::sizeOf() {
                     DenseElementsAttr::get(*t, typeOf(*x).getNumElements())));
 }
 
-const llvm::StringMap<NodeImporter::Handler> &NodeImporter::handlers() {
-  static const llvm::StringMap<Handler> table = {
+/// An entry's versions are those OpsetRegistry resolves its op to at the
+/// opsets parc reads (OpTableTest checks that they match); a handler that
+/// reads g.opset tells them apart.
+ArrayRef<OpEntry> NodeImporter::table() {
+  static const OpEntry entries[] = {
       // Elementwise.
-      {"Neg", [](NodeImporter &n) { return n.unary<nn::NegOp>(); }},
-      {"Exp", [](NodeImporter &n) { return n.unary<nn::ExpOp>(); }},
-      {"Log", [](NodeImporter &n) { return n.unary<nn::LogOp>(); }},
-      {"Sqrt", [](NodeImporter &n) { return n.unary<nn::SqrtOp>(); }},
-      {"Reciprocal", [](NodeImporter &n) { return n.unary<nn::ReciprocalOp>(); }},
-      {"Tanh", [](NodeImporter &n) { return n.unary<nn::TanhOp>(); }},
-      {"Erf", [](NodeImporter &n) { return n.unary<nn::ErfOp>(); }},
-      {"Gelu", [](NodeImporter &n) { return n.gelu(); }},
-      {"Sigmoid", [](NodeImporter &n) { return n.unary<nn::SigmoidOp>(); }},
-      {"Relu", [](NodeImporter &n) { return n.unary<nn::ReluOp>(); }},
-      {"Not", [](NodeImporter &n) { return n.unary<nn::NotOp>(); }},
-      {"Add", [](NodeImporter &n) { return n.binary<nn::AddOp>(); }},
-      {"Sub", [](NodeImporter &n) { return n.binary<nn::SubOp>(); }},
-      {"Mul", [](NodeImporter &n) { return n.binary<nn::MulOp>(); }},
-      {"Div", [](NodeImporter &n) { return n.binary<nn::DivOp>(); }},
-      {"Mod", [](NodeImporter &n) { return n.mod(); }},
-      {"Pow", [](NodeImporter &n) { return n.power(); }},
-      {"Equal", [](NodeImporter &n) { return n.binary<nn::EqualOp>(); }},
-      {"Less", [](NodeImporter &n) { return n.binary<nn::LessOp>(); }},
-      {"Greater", [](NodeImporter &n) { return n.binary<nn::GreaterOp>(); }},
-      {"And", [](NodeImporter &n) { return n.binary<nn::AndOp>(); }},
-      {"Or", [](NodeImporter &n) { return n.binary<nn::OrOp>(); }},
-      {"Min", [](NodeImporter &n) { return n.variadic<nn::MinOp>(); }},
-      {"Max", [](NodeImporter &n) { return n.variadic<nn::MaxOp>(); }},
-      {"Sum", [](NodeImporter &n) { return n.variadic<nn::AddOp>(); }},
-      {"Where", [](NodeImporter &n) { return n.where(); }},
-      {"OneHot", [](NodeImporter &n) { return n.oneHot(); }},
-      {"Cast", [](NodeImporter &n) { return n.castTo(); }},
-      {"Identity", [](NodeImporter &n) { return n.identity(); }},
-      {"Dropout", [](NodeImporter &n) { return n.identity(); }},
+      {{"", "Neg", {6, 13}}, &NodeImporter::unary<nn::NegOp>},
+      {{"", "Exp", {6, 13}}, &NodeImporter::unary<nn::ExpOp>},
+      {{"", "Log", {6, 13}}, &NodeImporter::unary<nn::LogOp>},
+      {{"", "Sqrt", {6, 13}}, &NodeImporter::unary<nn::SqrtOp>},
+      {{"", "Reciprocal", {6, 13}}, &NodeImporter::unary<nn::ReciprocalOp>},
+      {{"", "Tanh", {6, 13}}, &NodeImporter::unary<nn::TanhOp>},
+      {{"", "Erf", {9, 13}}, &NodeImporter::unary<nn::ErfOp>},
+      {{"", "Gelu", {20}}, &NodeImporter::gelu},
+      {{"", "Sigmoid", {6, 13}}, &NodeImporter::unary<nn::SigmoidOp>},
+      {{"", "Relu", {6, 13, 14}}, &NodeImporter::unary<nn::ReluOp>},
+      {{"", "Not", {1}}, &NodeImporter::unary<nn::NotOp>},
+      {{"", "Add", {7, 13, 14}}, &NodeImporter::binary<nn::AddOp>},
+      {{"", "Sub", {7, 13, 14}}, &NodeImporter::binary<nn::SubOp>},
+      {{"", "Mul", {7, 13, 14}}, &NodeImporter::binary<nn::MulOp>},
+      {{"", "Div", {7, 13, 14}}, &NodeImporter::binary<nn::DivOp>},
+      {{"", "Mod", {10, 13}}, &NodeImporter::mod},
+      {{"", "Pow", {7, 12, 13, 15}}, &NodeImporter::power},
+      {{"", "Equal", {11, 13}}, &NodeImporter::binary<nn::EqualOp>},
+      {{"", "Less", {9, 13}}, &NodeImporter::binary<nn::LessOp>},
+      {{"", "Greater", {9, 13}}, &NodeImporter::binary<nn::GreaterOp>},
+      {{"", "And", {7}}, &NodeImporter::binary<nn::AndOp>},
+      {{"", "Or", {7}}, &NodeImporter::binary<nn::OrOp>},
+      {{"", "Min", {8, 12, 13}}, &NodeImporter::variadic<nn::MinOp>},
+      {{"", "Max", {8, 12, 13}}, &NodeImporter::variadic<nn::MaxOp>},
+      {{"", "Sum", {8, 13}}, &NodeImporter::variadic<nn::AddOp>},
+      {{"", "Where", {9, 16}}, &NodeImporter::where},
+      {{"", "OneHot", {11}}, &NodeImporter::oneHot},
+      {{"", "Cast", {9, 13, 19}}, &NodeImporter::castTo},
+      {{"", "Identity", {1, 13, 14, 16}}, &NodeImporter::identity},
+      {{"", "Dropout", {10, 12, 13}}, &NodeImporter::identity},
       // Linear algebra.
-      {"MatMul", [](NodeImporter &n) { return n.binary<nn::MatMulOp>(); }},
-      {"Einsum", [](NodeImporter &n) { return n.einsum(); }},
-      {"Gemm", [](NodeImporter &n) { return n.gemm(); }},
+      {{"", "MatMul", {9, 13}}, &NodeImporter::binary<nn::MatMulOp>},
+      {{"", "Einsum", {12}}, &NodeImporter::einsum},
+      {{"", "Gemm", {11, 13}}, &NodeImporter::gemm},
       // Normalisation and reductions.
-      {"Softmax", [](NodeImporter &n) { return n.softmax(); }},
-      {"LayerNormalization", [](NodeImporter &n) { return n.layerNorm(); }},
-      {"ReduceMean", [](NodeImporter &n) { return n.reduce<nn::ReduceMeanOp>(); }},
-      {"ReduceSum", [](NodeImporter &n) { return n.reduce<nn::ReduceSumOp>(); }},
-      {"ReduceMax", [](NodeImporter &n) { return n.reduce<nn::ReduceMaxOp>(); }},
-      {"ReduceMin", [](NodeImporter &n) { return n.reduce<nn::ReduceMinOp>(); }},
-      {"ReduceProd", [](NodeImporter &n) { return n.reduce<nn::ReduceProdOp>(); }},
+      {{"", "Softmax", {11, 13}}, &NodeImporter::softmax},
+      {{"", "LayerNormalization", {17}}, &NodeImporter::layerNorm},
+      {{"", "ReduceMean", {11, 13, 18}},
+       &NodeImporter::reduce<nn::ReduceMeanOp>},
+      {{"", "ReduceSum", {11, 13}}, &NodeImporter::reduce<nn::ReduceSumOp>},
+      {{"", "ReduceMax", {11, 12, 13, 18}},
+       &NodeImporter::reduce<nn::ReduceMaxOp>},
+      {{"", "ReduceMin", {11, 12, 13, 18}},
+       &NodeImporter::reduce<nn::ReduceMinOp>},
+      {{"", "ReduceProd", {11, 13, 18}},
+       &NodeImporter::reduce<nn::ReduceProdOp>},
       // Data movement.
-      {"Reshape", [](NodeImporter &n) { return n.reshapeLike(); }},
-      {"Flatten", [](NodeImporter &n) { return n.reshapeLike(); }},
-      {"Squeeze", [](NodeImporter &n) { return n.reshapeLike(); }},
-      {"Unsqueeze", [](NodeImporter &n) { return n.reshapeLike(); }},
-      {"Transpose", [](NodeImporter &n) { return n.transpose(); }},
-      {"Expand", [](NodeImporter &n) { return n.expand(); }},
-      {"Concat", [](NodeImporter &n) { return n.concatenate(); }},
-      {"Split", [](NodeImporter &n) { return n.split(); }},
-      {"Slice", [](NodeImporter &n) { return n.slice(); }},
-      {"Gather", [](NodeImporter &n) { return n.gather(); }},
-      {"ScatterElements", [](NodeImporter &n) { return n.scatterElements(); }},
-      {"Trilu", [](NodeImporter &n) { return n.trilu(); }},
-      {"TopK", [](NodeImporter &n) { return n.topK(); }},
+      {{"", "Reshape", {5, 13, 14}}, &NodeImporter::reshapeLike},
+      {{"", "Flatten", {11, 13}}, &NodeImporter::reshapeLike},
+      {{"", "Squeeze", {11, 13}}, &NodeImporter::reshapeLike},
+      {{"", "Unsqueeze", {11, 13}}, &NodeImporter::reshapeLike},
+      {{"", "Transpose", {1, 13}}, &NodeImporter::transpose},
+      {{"", "Expand", {8, 13}}, &NodeImporter::expand},
+      {{"", "Concat", {11, 13}}, &NodeImporter::concatenate},
+      {{"", "Split", {11, 13, 18}}, &NodeImporter::split},
+      {{"", "Slice", {11, 13}}, &NodeImporter::slice},
+      {{"", "Gather", {11, 13}}, &NodeImporter::gather},
+      {{"", "ScatterElements", {11, 13, 16}}, &NodeImporter::scatterElements},
+      {{"", "Trilu", {14}}, &NodeImporter::trilu},
+      {{"", "TopK", {11}}, &NodeImporter::topK},
       // Convolution.
-      {"Conv", [](NodeImporter &n) { return n.conv(); }},
-      {"MaxPool", [](NodeImporter &n) { return n.maxPool(); }},
+      {{"", "Conv", {11}}, &NodeImporter::conv},
+      {{"", "MaxPool", {11, 12}}, &NodeImporter::maxPool},
       // Ops whose value is known at compile time once shapes are static.
-      {"Constant", [](NodeImporter &n) { return n.constant(); }},
-      {"Shape", [](NodeImporter &n) { return n.shapeOf(); }},
-      {"Size", [](NodeImporter &n) { return n.sizeOf(); }},
-      {"ConstantOfShape", [](NodeImporter &n) { return n.constantOfShape(); }},
-      {"Range", [](NodeImporter &n) { return n.range(); }},
+      {{"", "Constant", {11, 12, 13}}, &NodeImporter::constant},
+      {{"", "Shape", {1, 13, 15}}, &NodeImporter::shapeOf},
+      {{"", "Size", {1, 13}}, &NodeImporter::sizeOf},
+      {{"", "ConstantOfShape", {9}}, &NodeImporter::constantOfShape},
+      {{"", "Range", {11}}, &NodeImporter::range},
+      // onnxruntime's ops (ContribOps.cpp, MoE above); it registers
+      // SimplifiedLayerNormalization in the default domain too, where the
+      // genai model builder writes it.
+      {{"com.microsoft", "Attention", {1}},
+       &NodeImporter::contribOp<contrib::attention>},
+      {{"com.microsoft", "GroupQueryAttention", {1}},
+       &NodeImporter::contribOp<contrib::groupQueryAttention>},
+      {{"com.microsoft", "MultiHeadAttention", {1}},
+       &NodeImporter::contribOp<contrib::multiHeadAttention>},
+      {{"com.microsoft", "RotaryEmbedding", {1}},
+       &NodeImporter::contribOp<contrib::rotaryEmbedding>},
+      {{"com.microsoft", "MatMulNBits", {1}},
+       &NodeImporter::contribOp<contrib::matMulNBits>},
+      {{"com.microsoft", "SkipLayerNormalization", {1}},
+       &NodeImporter::contribOp<contrib::skipLayerNorm>},
+      {{"com.microsoft", "SkipSimplifiedLayerNormalization", {1}},
+       &NodeImporter::contribOp<contrib::skipSimplifiedLayerNorm>},
+      {{"com.microsoft", "SimplifiedLayerNormalization", {1}},
+       &NodeImporter::contribOp<contrib::simplifiedLayerNorm>},
+      {{"", "SimplifiedLayerNormalization", {1}},
+       &NodeImporter::contribOp<contrib::simplifiedLayerNorm>},
+      {{"com.microsoft", "EmbedLayerNormalization", {1}},
+       &NodeImporter::contribOp<contrib::embedLayerNorm>},
+      {{"com.microsoft", "FastGelu", {1}},
+       &NodeImporter::contribOp<contrib::fastGelu>},
+      {{"com.microsoft", "BiasGelu", {1}},
+       &NodeImporter::contribOp<contrib::biasGelu>},
+      {{"com.microsoft", "Gelu", {1}}, &NodeImporter::contribOp<contrib::gelu>},
+      {{"com.microsoft", "QuickGelu", {1}},
+       &NodeImporter::contribOp<contrib::quickGelu>},
+      {{"com.microsoft", "MoE", {1}}, &NodeImporter::contribMoE},
   };
-  return table;
+  return entries;
+}
+
+const OpEntry *NodeImporter::find(const onnx::NodeProto &node) {
+  static const llvm::StringMap<const OpEntry *> byName = [] {
+    llvm::StringMap<const OpEntry *> map;
+    for (const OpEntry &entry : table())
+      map[qualifiedOp(entry.domain, entry.type)] = &entry;
+    return map;
+  }();
+  return byName.lookup(qualifiedOp(domainOf(node), node.op_type()));
 }
 
 LogicalResult NodeImporter::importOp() {
-  StringRef op = node.op_type();
-  if (node.domain() == "com.microsoft")
-    return op == "MoE" ? contribMoE() : contribOp();
-  if (parc::contrib::isDefaultDomainContribOp(op))
-    return contribOp();
-  Handler handler = handlers().lookup(op);
-  assert(handler && "checkSupported admits only ops with a handler");
-  return handler(*this);
+  const OpEntry *entry = find(node);
+  assert(entry && "checkSupported admits only ops in the table");
+  return (this->*entry->handler)();
 }
 
+/// Every node's op is in the table, at a version its entry names.
 LogicalResult GraphImporter::checkSupported() {
   std::vector<const onnx::NodeProto *> unsupported;
-  for (const auto &node : model.graph().node()) {
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    bool contrib =
-        (node.domain() == "com.microsoft" &&
-         (node.op_type() == "MoE" ||
-          parc::contrib::isSupportedContribOp(node.op_type()))) ||
-        (defaultDomain &&
-         parc::contrib::isDefaultDomainContribOp(node.op_type()));
-    if (!contrib && (!defaultDomain || !NodeImporter::handlers().contains(node.op_type())))
+  for (const auto &node : model.graph().node())
+    if (!NodeImporter::find(node))
       unsupported.push_back(&node);
+  if (!unsupported.empty()) {
+    auto diag = error() << unsupported.size()
+                        << " node(s) use ops parc does not support:";
+    for (const auto *node : unsupported)
+      diag << "\n  " << describe(*node);
+    return failure();
   }
-  if (unsupported.empty())
-    return success();
-  auto diag = error() << unsupported.size()
-                      << " node(s) use ops parc does not support:";
-  for (const auto *node : unsupported)
-    diag << "\n  " << describe(*node);
-  return failure();
+  bool ok = true;
+  for (const auto &node : model.graph().node()) {
+    const OpEntry &entry = *NodeImporter::find(node);
+    if (auto why =
+            parc::checkOnnxOpVersion(entry, opsets.lookup(entry.domain))) {
+      nodeError(node) << *why;
+      ok = false;
+    }
+  }
+  return success(ok);
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
@@ -2931,6 +2995,42 @@ OwningOpRef<ModuleOp> GraphImporter::run(const parc::OnnxImportOptions &options)
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The op table
+//===----------------------------------------------------------------------===//
+
+std::vector<const parc::OnnxOp *> parc::onnxOpTable() {
+  std::vector<const OnnxOp *> ops;
+  for (const OpEntry &entry : NodeImporter::table())
+    ops.push_back(&entry);
+  return ops;
+}
+
+std::optional<int> parc::onnxSchemaVersion(const OnnxOp &op, int64_t opset) {
+  registerContribSchemas();
+  const onnx::OpSchema *schema =
+      OpsetRegistry::get().GetSchema(op.type.str(), opset, op.domain.str());
+  if (!schema)
+    return std::nullopt;
+  return schema->SinceVersion();
+}
+
+std::optional<std::string> parc::checkOnnxOpVersion(const OnnxOp &op,
+                                                    int64_t opset) {
+  std::optional<int> version = onnxSchemaVersion(op, opset);
+  if (!version || llvm::is_contained(op.versions, *version))
+    return std::nullopt;
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  os << "parc imports " << qualifiedOp(op.domain, op.type) << " version"
+     << (op.versions.size() == 1 ? " " : "s ") << llvm::interleaved(op.versions)
+     << "; ";
+  if (!op.domain.empty())
+    os << op.domain << " ";
+  os << "opset " << opset << " resolves to version " << *version;
+  return message;
+}
 
 //===----------------------------------------------------------------------===//
 // Entry points
