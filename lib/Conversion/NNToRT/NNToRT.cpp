@@ -166,6 +166,7 @@ Value assembleGather(OpBuilder &b, Location loc, Value stacked, int64_t axis,
 
 /// What the patterns of one conversion share.
 struct LoweringState {
+  explicit LoweringState(bool fusedAttention) : fusedAttention(fusedAttention) {}
   bool fusedAttention;
   /// Weight names given so far: each rt.weight's is unique in the program.
   llvm::StringSet<> weightNames;
@@ -729,7 +730,7 @@ void ConvertNNToRTPass::runOnOperation() {
   target.addDynamicallyLegalOp<func::ReturnOp>(
       [](func::ReturnOp r) { return r.getNumOperands() == 0; });
 
-  LoweringState state{fusedAttention};
+  LoweringState state(fusedAttention);
   RewritePatternSet patterns(ctx);
   patterns.add<LowerMain, LowerReturn, LowerWeight, LowerNarrowedWeight,
                LowerLocalPart, LowerWait, LowerReshape, LowerKVCacheWrite,
