@@ -236,7 +236,7 @@ rt::WeightOp LoweringState::weightOrPart(OpBuilder &b, Location loc, Value v,
   return w;
 }
 
-/// A pattern of this conversion: `Op`'s, or any op's when Op is void.
+/// A pattern of this conversion on `Op`, with the state the patterns share.
 template <typename Op>
 struct Lower : OpConversionPattern<Op> {
   Lower(const TypeConverter &types, MLIRContext *ctx, LoweringState &state,
@@ -244,6 +244,8 @@ struct Lower : OpConversionPattern<Op> {
       : OpConversionPattern<Op>(types, ctx, benefit), state(state) {}
   LoweringState &state;
 };
+/// One on any op, matched by what it computes (a weight) or tried last (the
+/// generic kernel call).
 struct LowerAny : ConversionPattern {
   LowerAny(const TypeConverter &types, MLIRContext *ctx, LoweringState &state,
            PatternBenefit benefit)
