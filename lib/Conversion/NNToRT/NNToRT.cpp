@@ -421,18 +421,19 @@ struct CommCall {
   std::function<Value(OpBuilder &)> finish = [](OpBuilder &) { return Value(); };
 };
 
-/// `op`'s call of the runtime's `callee`, on the buffers `operands`.
-CommCall commCall(OpBuilder &b, Operation *op, StringRef callee,
-                             ValueRange operands, RankedTensorType type) {
+/// `op`'s call of the runtime's `kernel`, on the buffers `operands`.
+CommCall commCall(OpBuilder &b, Operation *op, rt::Kernel kernel,
+                  ValueRange operands, RankedTensorType type) {
   Location loc = op->getLoc();
   CommCall c;
   auto resultIn = [&](Value out) {
     c.outs.push_back(out);
     c.finish = [out](OpBuilder &) { return out; };
   };
-  if (callee == "send") {
+  using K = rt::Kernel;
+  if (kernel == K::Send) {
     c.ins.push_back(operands[0]);
-  } else if (callee == "reduce_scatter") {
+  } else if (kernel == K::ReduceScatter) {
     // The runtime scatters blocks of the leading dim: the scatter axis is
     // moved there before the call and back once the result has arrived.
     int64_t axis = op->getAttrOfType<IntegerAttr>("scatter_axis").getInt();
@@ -447,7 +448,7 @@ CommCall commCall(OpBuilder &b, Operation *op, StringRef callee,
     c.finish = [=, back = back](OpBuilder &b) {
       return axis > 0 ? permuted(b, loc, out, back) : out;
     };
-  } else if (callee == "all_gather") {
+  } else if (kernel == K::AllGather) {
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();
     SmallVector<int64_t> stacked{type.getDimSize(axis) / in.getDimSize(axis)};
@@ -458,7 +459,7 @@ CommCall commCall(OpBuilder &b, Operation *op, StringRef callee,
     c.finish = [=](OpBuilder &b) {
       return assembleGather(b, loc, out, axis, type);
     };
-  } else if (callee == "all_to_all") {
+  } else if (kernel == K::AllToAll) {
     // The runtime sends block j of the leading dim to rank j and stacks
     // block i from rank i: the split axis goes to the front, split into
     // [ranks, extent / ranks], and each arrived block goes back to the
@@ -485,7 +486,7 @@ CommCall commCall(OpBuilder &b, Operation *op, StringRef callee,
       Value stacked = split > 0 ? permuted(b, loc, out, unblock) : out;
       return assembleGather(b, loc, stacked, concat, type);
     };
-  } else if (callee == "all_to_all_v") {
+  } else if (kernel == K::AllToAllV) {
     // Rows and both counts in; the result is the buffer written.
     llvm::append_range(c.ins, operands);
     resultIn(alloc(b, loc, type));
@@ -535,7 +536,8 @@ struct LowerComm : Lower<Op> {
       type = dyn_cast_or_null<RankedTensorType>(async ? async.getValueType()
                                                       : result.getType());
     }
-    CommCall c = commCall(rewriter, op, callee, adaptor.getOperands(), type);
+    CommCall c =
+        commCall(rewriter, op, decl->kernel, adaptor.getOperands(), type);
     Location loc = op->getLoc();
     if (started) {
       auto start = rt::StartOp::create(

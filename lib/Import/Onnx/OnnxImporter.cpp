@@ -99,9 +99,13 @@ bool readAtImport(RankedTensorType type) {
          type.getNumElements() <= (1 << 16);
 }
 
-/// A node's domain as the op table and the schemas name it.
+/// A domain as the op table and the schemas name it ("ai.onnx" is the
+/// default domain, "").
+StringRef domainOf(StringRef domain) {
+  return domain == "ai.onnx" ? StringRef() : domain;
+}
 StringRef domainOf(const onnx::NodeProto &node) {
-  return node.domain() == "ai.onnx" ? StringRef() : StringRef(node.domain());
+  return domainOf(node.domain());
 }
 
 /// How messages and the op table name an op: `com.microsoft.Attention`,
@@ -417,7 +421,7 @@ private:
 
 LogicalResult GraphImporter::checkOpsets() {
   for (const auto &imp : model.opset_import())
-    opsets[imp.domain() == "ai.onnx" ? "" : imp.domain()] = imp.version();
+    opsets[domainOf(imp.domain())] = imp.version();
   // Other domains' ops are refused by checkSupported when the table lacks
   // them.
   opset = opsets.lookup("");
