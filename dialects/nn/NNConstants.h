@@ -8,6 +8,7 @@
 #define PARC_DIALECTS_NN_NNCONSTANTS_H
 
 #include "mlir/IR/Attributes.h"
+#include "mlir/IR/Value.h"
 
 #include <cstdint>
 #include <optional>
@@ -19,6 +20,12 @@ namespace parc::nn {
 /// past `limit` elements or for an element type it does not read.
 std::optional<std::vector<double>> constantValues(mlir::Attribute attr,
                                                   int64_t limit);
+
+/// The same for a value that is a constant or nn.slices of one (a mask cut
+/// from a larger buffer, GPT-2's bias[:, :, :S, :S]), which the folders
+/// keep as slices past their size limit; nullopt for anything else.
+std::optional<std::vector<double>> constantValuesOf(mlir::Value v,
+                                                    int64_t limit);
 
 } // namespace parc::nn
 

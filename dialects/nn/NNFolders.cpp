@@ -21,6 +21,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -500,6 +501,19 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   });
 }
 
+/// The input linear index that output element `k` of `slice` reads.
+static std::function<int64_t(int64_t)> sliceSource(SliceOp slice) {
+  return [slice, inStrides = strides(slice.getInput().getType().getShape())](
+             int64_t k) mutable {
+    auto idx = unflatten(k, slice.getType().getShape());
+    int64_t src = 0;
+    for (size_t d = 0; d < idx.size(); ++d)
+      src += (slice.getStarts()[d] + idx[d] * slice.getSteps()[d]) *
+             inStrides[d];
+    return src;
+  };
+}
+
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   bool whole = getInput().getType() == getType() &&
                llvm::all_of(getStarts(), [](int64_t s) { return s == 0; }) &&
@@ -509,15 +523,26 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   auto v = read(adaptor.getInput(), /*limit=*/1 << 24);
   if (!v || tooBig(getType()))
     return {};
-  auto inStrides = strides(v->type.getShape());
-  auto outShape = getType().getShape();
-  return permuteConstant(*v, getType(), [&](int64_t k) {
-    auto idx = unflatten(k, outShape);
-    int64_t src = 0;
-    for (size_t d = 0; d < idx.size(); ++d)
-      src += (getStarts()[d] + idx[d] * getSteps()[d]) * inStrides[d];
-    return src;
-  });
+  return permuteConstant(*v, getType(), sliceSource(*this));
+}
+
+std::optional<std::vector<double>> parc::nn::constantValuesOf(Value v,
+                                                              int64_t limit) {
+  Attribute attr;
+  if (matchPattern(v, m_Constant(&attr)))
+    return constantValues(attr, limit);
+  auto slice = v.getDefiningOp<SliceOp>();
+  if (!slice || slice.getType().getNumElements() > limit)
+    return std::nullopt;
+  std::optional<std::vector<double>> in =
+      constantValuesOf(slice.getInput(), limit);
+  if (!in)
+    return std::nullopt;
+  auto src = sliceSource(slice);
+  std::vector<double> out(size_t(slice.getType().getNumElements()));
+  for (size_t k = 0; k < out.size(); ++k)
+    out[k] = (*in)[src(int64_t(k))];
+  return out;
 }
 
 OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {

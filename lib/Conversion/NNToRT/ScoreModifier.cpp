@@ -26,11 +26,16 @@ constexpr int64_t kMaxMaskElements = int64_t(1) << 24;
 /// Whether a mask entry shows its key (true), hides it (false), or neither.
 using Visibility = llvm::function_ref<std::optional<bool>(double)>;
 
+/// The values of a constant in the modifier, or of a mask operand that is a
+/// slice of one (GPT-2's causal bias, cut to the sequence).
 std::optional<std::vector<double>> constantOf(Value v) {
-  Attribute attr;
-  if (!matchPattern(v, m_Constant(&attr)))
-    return std::nullopt;
-  return nn::constantValues(attr, kMaxMaskElements);
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto op = cast<nn::AttentionOp>(arg.getOwner()->getParentOp());
+    if (arg.getArgNumber() == 0)
+      return std::nullopt; // the scores
+    v = op.getMasks()[arg.getArgNumber() - 1];
+  }
+  return nn::constantValuesOf(v, kMaxMaskElements);
 }
 
 /// The offset k of a constant that shows query i exactly the keys

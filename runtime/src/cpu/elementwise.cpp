@@ -234,17 +234,17 @@ void castLoop(const void *x, void *y, int64_t n) {
   const FS *in = static_cast<const FS *>(x);
   TS *out = static_cast<TS *>(y);
   parallelRanges(n, kGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      auto v = F::load(in[i]);
+    mapLoop(in + begin, out + begin, end - begin, [](FS s) -> TS {
+      auto v = F::load(s);
       if constexpr (T::kind == Kind::Bool)
-        out[i] = TS(v != 0);
+        return TS(v != 0);
       else if constexpr (T::kind == Kind::Int && F::kind == Kind::Float)
-        out[i] = saturatingFromDouble<TS>(double(v));
+        return saturatingFromDouble<TS>(double(v));
       else if constexpr (F::kind == Kind::Bool)
-        out[i] = T::store(TC(v != 0));
+        return T::store(TC(v != 0));
       else
-        out[i] = T::store(TC(v));
-    }
+        return T::store(TC(v));
+    });
   });
 }
 

@@ -108,55 +108,59 @@ template <typename F> double sumOf(int64_t n, F f) {
   return (s0 + s1) + (s2 + s3);
 }
 
+/// One row of layer_norm (Rms: rms_norm), compiled per ISA: the statistics
+/// in double, then (x - mean) / sqrt(var + epsilon) · scale (+ bias).
+template <parc_rt_dtype_t D, bool Rms, typename S = typename Traits<D>::Storage>
+PARC_RT_SIMD_CLONES void normRow(const S *xr, const S *scale, const S *bias,
+                                 S *yr, int64_t n, float epsilon) {
+  using Tr = Traits<D>;
+  using C = typename Tr::Compute;
+  C mean = 0;
+  double meanSquare;
+  if constexpr (Rms) {
+    meanSquare = sumOf(n,
+                       [&](int64_t i) {
+                         double v = Tr::load(xr[i]);
+                         return v * v;
+                       }) /
+                 double(n);
+  } else {
+    const double m =
+        sumOf(n, [&](int64_t i) { return double(Tr::load(xr[i])); }) /
+        double(n);
+    meanSquare = sumOf(n,
+                       [&](int64_t i) {
+                         double d = double(Tr::load(xr[i])) - m;
+                         return d * d;
+                       }) /
+                 double(n);
+    mean = C(m);
+  }
+  const C inv = C(1.0 / std::sqrt(meanSquare + double(epsilon)));
+  if (bias)
+    for (int64_t i = 0; i < n; ++i)
+      yr[i] = Tr::store((Tr::load(xr[i]) - mean) * inv * Tr::load(scale[i]) +
+                        Tr::load(bias[i]));
+  else
+    for (int64_t i = 0; i < n; ++i)
+      yr[i] = Tr::store((Tr::load(xr[i]) - mean) * inv * Tr::load(scale[i]));
+}
+
 template <parc_rt_dtype_t D, bool Rms>
 void normRows(int64_t rows, int64_t n, const void *xv, const void *scalev,
               const void *biasv, void *yv, float epsilon) {
-  using Tr = Traits<D>;
-  using S = typename Tr::Storage;
-  using C = typename Tr::Compute;
+  using S = typename Traits<D>::Storage;
   const S *x = static_cast<const S *>(xv);
   const S *scale = static_cast<const S *>(scalev);
   const S *bias = static_cast<const S *>(biasv);
   S *y = static_cast<S *>(yv);
-  parallelRanges(
-      rows, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(n, 1)),
-      [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          const S *xr = x + r * n;
-          S *yr = y + r * n;
-          C mean = 0;
-          double meanSquare;
-          if constexpr (Rms) {
-            meanSquare = sumOf(n,
-                               [&](int64_t i) {
-                                 double v = Tr::load(xr[i]);
-                                 return v * v;
-                               }) /
-                         double(n);
-          } else {
-            const double m =
-                sumOf(n, [&](int64_t i) { return double(Tr::load(xr[i])); }) /
-                double(n);
-            meanSquare = sumOf(n,
-                               [&](int64_t i) {
-                                 double d = double(Tr::load(xr[i])) - m;
-                                 return d * d;
-                               }) /
-                         double(n);
-            mean = C(m);
-          }
-          const C inv = C(1.0 / std::sqrt(meanSquare + double(epsilon)));
-          if (bias)
-            for (int64_t i = 0; i < n; ++i)
-              yr[i] = Tr::store((Tr::load(xr[i]) - mean) * inv *
-                                    Tr::load(scale[i]) +
-                                Tr::load(bias[i]));
-          else
-            for (int64_t i = 0; i < n; ++i)
-              yr[i] = Tr::store((Tr::load(xr[i]) - mean) * inv *
-                                Tr::load(scale[i]));
-        }
-      });
+  parallelRanges(rows,
+                 std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(n, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r = begin; r < end; ++r)
+                     normRow<D, Rms>(x + r * n, scale, bias, y + r * n, n,
+                                     epsilon);
+                 });
 }
 
 } // namespace

@@ -22,6 +22,7 @@ Profile &profile() {
 void Profile::configure() {
   const char *env = std::getenv("PARC_RT_PROFILE");
   enabled = env && *env && std::strcmp(env, "0") != 0;
+  allNodes = enabled && std::strcmp(env, "all") == 0;
 }
 
 void Profile::start() {
@@ -143,7 +144,8 @@ void Profile::print() {
   auto sorted = nodes;
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](auto &a, auto &b) { return a.second > b.second; });
-  for (size_t i = 0; i < sorted.size() && i < 25; ++i)
+  const size_t shown = allNodes ? sorted.size() : 25;
+  for (size_t i = 0; i < sorted.size() && i < shown; ++i)
     std::printf("parc: profile %10.4f ms %5.1f%%  %s\n",
                 sorted[i].second * perRun,
                 total > 0 ? 100.0 * sorted[i].second / total : 0.0,

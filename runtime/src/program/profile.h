@@ -1,9 +1,9 @@
 //===- profile.h - where a forward's time goes (PARC_RT_PROFILE) -*- C++ -*-===//
 //
-// PARC_RT_PROFILE=1: the time of each ONNX node and of each op kind over the
-// timed forward passes, the device synchronised after every node (so each
-// is its own time, launch included, not the overlapped schedule of a normal
-// run). GEMM and attention kinds also print their achieved GFLOP/s against
+// PARC_RT_PROFILE=1: the time of each ONNX node (the 25 slowest; =all:
+// every one) and of each op kind over the timed forward passes, the device
+// synchronised after every node (so each is its own time, launch included,
+// not the overlapped schedule of a normal run). GEMM and attention kinds also print their achieved GFLOP/s against
 // the peak of a large square GEMM through the same parc_rt_gemm path,
 // measured in the same process after the forwards; the one-time weight
 // packing of the first forward is reported on its own line.
@@ -37,6 +37,7 @@ private:
     int dtype = -1; // the GEMM dtype whose peak applies, -1: none
   };
   bool enabled = false, active_ = false;
+  bool allNodes = false; // PARC_RT_PROFILE=all: every node, not the 25 slowest
   std::chrono::steady_clock::time_point last;
   std::vector<std::pair<std::string, double>> nodes; // first-seen order
   std::vector<Kind> kinds;

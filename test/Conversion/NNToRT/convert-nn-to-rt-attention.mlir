@@ -54,8 +54,8 @@ func.func @main(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf3
 // FUSED-NOT: rt.weight
 // FUSED: rt.kernel "attention_fused" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<1x2x4x8xf32>, memref<1x2x4x8xf32>, memref<1x2x4x8xf32>) outs(%{{.*}} : memref<1x2x4x8xf32>) {causal_offset = 0 : i64, scale = 5.000000e-01 : f32}
 // UNFUSED-LABEL: func.func @main()
-// UNFUSED: rt.weight
 // UNFUSED: rt.kernel "attention_scores"
+// UNFUSED: rt.weight
 func.func @main(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> tensor<1x2x4x8xf32> {
   %o = nn.attention %q, %k, %v {scale = 0.5 : f32}
       : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
@@ -104,6 +104,68 @@ func.func @main(%q: tensor<1x2x2x8xf32> {onnx.name = "q"}, %k: tensor<1x2x5x8xf3
     nn.yield %r : tensor<1x2x2x5xf32>
   }
   return %o : tensor<1x2x2x8xf32>
+}
+
+// -----
+
+// GPT-2's export: Where(bias[:, :, :S, :S], scores, finfo.min) with the
+// bool tril buffer larger than the folders cut, so the mask operand is
+// slices of a constant: read through them, causal offset 0, no mask operand
+// for the kernel.
+// FUSED-LABEL: func.func @main()
+// FUSED: rt.kernel "attention_fused" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<1x2x4x8xf32>, memref<1x2x4x8xf32>, memref<1x2x4x8xf32>) outs(%{{.*}} : memref<1x2x4x8xf32>) {causal_offset = 0 : i64, scale = 5.000000e-01 : f32}
+func.func @main(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> tensor<1x2x4x8xf32> {
+  %bias = arith.constant dense<[[[[true, false, false, false, false, false], [true, true, false, false, false, false], [true, true, true, false, false, false], [true, true, true, true, false, false], [true, true, true, true, true, false], [true, true, true, true, true, true]]]]> : tensor<1x1x6x6xi1>
+  %rows = nn.slice %bias {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x1x6x6xi1> -> tensor<1x1x4x6xi1>
+  %m = nn.slice %rows {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x1x4x6xi1> -> tensor<1x1x4x4xi1>
+  %o = nn.attention %q, %k, %v mask(%m : tensor<1x1x4x4xi1>) {scale = 0.5 : f32}
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  ^bb0(%s: tensor<1x2x4x4xf32>, %mk: tensor<1x1x4x4xi1>):
+    %f = arith.constant dense<-3.40282347E+38> : tensor<f32>
+    %r = nn.where %mk, %s, %f : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+    nn.yield %r : tensor<1x2x4x4xf32>
+  }
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The slices' starts count: rows 2-5 of the tril show query i the keys
+// j <= i + 2 (as after 2 cached tokens).
+// FUSED-LABEL: func.func @main()
+// FUSED: rt.kernel "attention_fused" {{.*}} {causal_offset = 2 : i64, scale = 5.000000e-01 : f32}
+func.func @main(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> tensor<1x2x4x8xf32> {
+  %bias = arith.constant dense<[[[[true, false, false, false, false, false], [true, true, false, false, false, false], [true, true, true, false, false, false], [true, true, true, true, false, false], [true, true, true, true, true, false], [true, true, true, true, true, true]]]]> : tensor<1x1x6x6xi1>
+  %rows = nn.slice %bias {starts = array<i64: 0, 0, 2, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x1x6x6xi1> -> tensor<1x1x4x6xi1>
+  %m = nn.slice %rows {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x1x4x6xi1> -> tensor<1x1x4x4xi1>
+  %o = nn.attention %q, %k, %v mask(%m : tensor<1x1x4x4xi1>) {scale = 0.5 : f32}
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  ^bb0(%s: tensor<1x2x4x4xf32>, %mk: tensor<1x1x4x4xi1>):
+    %f = arith.constant dense<-3.40282347E+38> : tensor<f32>
+    %r = nn.where %mk, %s, %f : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+    nn.yield %r : tensor<1x2x4x4xf32>
+  }
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Not fused: columns 1-4 hide every key from query 0.
+// FUSED-LABEL: func.func @main()
+// FUSED-NOT: attention_fused
+// FUSED: rt.kernel "attention_scores"
+func.func @main(%q: tensor<1x2x4x8xf32> {onnx.name = "q"}, %k: tensor<1x2x4x8xf32> {onnx.name = "k"}, %v: tensor<1x2x4x8xf32> {onnx.name = "v"}) -> tensor<1x2x4x8xf32> {
+  %bias = arith.constant dense<[[[[true, false, false, false, false, false], [true, true, false, false, false, false], [true, true, true, false, false, false], [true, true, true, true, false, false], [true, true, true, true, true, false], [true, true, true, true, true, true]]]]> : tensor<1x1x6x6xi1>
+  %rows = nn.slice %bias {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x1x6x6xi1> -> tensor<1x1x4x6xi1>
+  %m = nn.slice %rows {starts = array<i64: 0, 0, 0, 1>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x1x4x6xi1> -> tensor<1x1x4x4xi1>
+  %o = nn.attention %q, %k, %v mask(%m : tensor<1x1x4x4xi1>) {scale = 0.5 : f32}
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {
+  ^bb0(%s: tensor<1x2x4x4xf32>, %mk: tensor<1x1x4x4xi1>):
+    %f = arith.constant dense<-3.40282347E+38> : tensor<f32>
+    %r = nn.where %mk, %s, %f : (tensor<1x1x4x4xi1>, tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+    nn.yield %r : tensor<1x2x4x4xf32>
+  }
+  return %o : tensor<1x2x4x8xf32>
 }
 
 // -----
