@@ -93,8 +93,9 @@ void softmaxStrided(const AxisView &v, const void *xv, void *yv) {
   });
 }
 
-/// Sum of f(x[i]) with four partial sums to break the add latency chain.
-template <typename F> double sumOf(int64_t n, F f) {
+/// Sum of f(x[i]) with four partial sums to break the add latency chain
+/// (cloned too: normRow's clones call it, not inline it).
+template <typename F> PARC_RT_SIMD_CLONES double sumOf(int64_t n, F f) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
