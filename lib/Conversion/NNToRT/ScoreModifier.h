@@ -27,9 +27,9 @@ struct FusedScoreModifier {
 /// scores, of: `add` of a mask operand; `add` of a constant whose entries
 /// are 0 or hidden (<= -1e4, -inf included) in a causal pattern; `where`
 /// of a causal condition (a constant, or a mask operand sliced from one)
-/// with a hidden splat fill. Each row must
-/// see at least its first key, where the unfused and fused forms could
-/// otherwise differ. nullopt for anything else.
+/// with a hidden splat fill. Each row must see at least its first key,
+/// where the unfused and fused forms could otherwise differ. nullopt for
+/// anything else.
 std::optional<FusedScoreModifier> classifyScoreModifier(nn::AttentionOp op);
 
 } // namespace parc
