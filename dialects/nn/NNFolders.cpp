@@ -21,7 +21,6 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
-#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -502,7 +501,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
 }
 
 /// The input linear index that output element `k` of `slice` reads.
-static std::function<int64_t(int64_t)> sliceSource(SliceOp slice) {
+static auto sliceSource(SliceOp slice) {
   return [slice, inStrides = strides(slice.getInput().getType().getShape())](
              int64_t k) mutable {
     auto idx = unflatten(k, slice.getType().getShape());
