@@ -108,11 +108,13 @@ LogicalResult verifySameExcept(Operation *op, RankedTensorType input,
 
 /// Explicit per-member extents of an uneven gather or scatter: they sum to
 /// the extent of the whole (`wholeName`) and this rank's extent (`localName`)
-/// is one of them.
+/// is one of them, or with `localPadded` (a gather of padded parts) bounds
+/// every one.
 LogicalResult verifySizes(Operation *op, ArrayRef<int64_t> sizes,
                           std::optional<int64_t> groupSize, StringRef axisName,
                           StringRef wholeName, int64_t whole,
-                          StringRef localName, int64_t local) {
+                          StringRef localName, int64_t local,
+                          bool localPadded = false) {
   if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
     return op->emitOpError("sizes must be non-negative");
   int64_t sum = 0;
@@ -122,7 +124,11 @@ LogicalResult verifySizes(Operation *op, ArrayRef<int64_t> sizes,
     return op->emitOpError()
            << "sizes sum to " << sum << " but the " << wholeName
            << " extent along " << axisName << " is " << whole;
-  if (!llvm::is_contained(sizes, local))
+  if (localPadded && llvm::any_of(sizes, [&](int64_t s) { return s > local; }))
+    return op->emitOpError()
+           << localName << " extent " << local << " along " << axisName
+           << " is less than the largest of sizes";
+  if (!localPadded && !llvm::is_contained(sizes, local))
     return op->emitOpError() << localName << " extent " << local << " along "
                              << axisName << " is not one of sizes";
   if (groupSize && static_cast<int64_t>(sizes.size()) != *groupSize)
@@ -144,7 +150,7 @@ LogicalResult verifyGather(Operation *op, Type inputType, Type resultType,
   int64_t in = input.getDimSize(axis), out = result.getDimSize(axis);
   if (sizes)
     return verifySizes(op, *sizes, groupSize, "gather_axis", "result", out,
-                       "input", in);
+                       "input", in, /*localPadded=*/true);
   if (groupSize && out != in * *groupSize)
     return op->emitOpError()
            << "result extent along gather_axis must be " << in * *groupSize

@@ -218,9 +218,11 @@ def Dist_AllGatherOp : Dist_CommOp<"all_gather"> {
   let description = [{
     Every rank receives the inputs of all group members concatenated along
     `gather_axis` in group order. Even: the result dimension is the input
-    dimension times the group size. Uneven: `sizes` gives each member's
-    extent along `gather_axis` (in group order); the input holds this
-    rank's, so its extent is one of them, and the result's is their sum.
+    dimension times the group size. Uneven: every member's input has the
+    same (padded) extent, and `sizes` gives how many of its leading entries
+    along `gather_axis` each member contributes (in group order; each at
+    most the input extent): the result's extent is their sum. A padded
+    vocabulary gathered without its padding is the typical case.
     The other dimensions and the element type are unchanged.
 
     ```mlir

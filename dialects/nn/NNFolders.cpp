@@ -566,11 +566,9 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
     return {};
   ArrayRef<int64_t> dataShape = data->type.getShape();
   int64_t axis = getAxis(), axisSize = dataShape[axis];
-  int64_t inner = 1, outer = 1;
+  int64_t inner = 1;
   for (int64_t d = axis + 1; d < (int64_t)dataShape.size(); ++d)
     inner *= dataShape[d];
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= dataShape[d];
   int64_t numIdx = indices->type.getNumElements();
   for (int64_t k = 0; k < numIdx; ++k)
     if (indices->i[k] < -axisSize || indices->i[k] >= axisSize)

@@ -763,7 +763,7 @@ LogicalResult ExternalWeightOp::verify() {
                               [](int64_t p) { return p > 0; }) -
                 padding.asArrayRef().begin();
     int64_t stored = 0, zeros = 0;
-    for (size_t i = 0; i < blocks.size(); i += 2)
+    for (int64_t i = 0; i < blocks.size(); i += 2)
       stored += blocks[i], zeros += blocks[i + 1];
     if (stored + zeros != t.getDimSize(d) || zeros != padding[d])
       return emitOpError() << "padding_blocks do not sum to dim " << d

@@ -142,8 +142,10 @@ def RT_EntryMoeCombine : RT_Entry<"parc_rt_moe_combine", Status,
 // Communication.
 def RT_EntryAllReduce : RT_Entry<"parc_rt_all_reduce", Status,
     [Comm, In, Out, I64, DType, "parc_rt_reduce_op_t"], 1>;
-def RT_EntryAllGather : RT_Entry<"parc_rt_all_gather", Status,
-    [Comm, In, Out, I64, DType], 1>;
+// Gathers along any dim: rows before it, elements from it on; per rank the
+// leading elements of each row kept (uneven), or null.
+def RT_EntryAllGatherRows : RT_Entry<"parc_rt_all_gather_rows", Status,
+    [Comm, In, Out, I64, I64, Dims, DType], 1>;
 def RT_EntryReduceScatter : RT_Entry<"parc_rt_reduce_scatter", Status,
     [Comm, In, Out, I64, DType, "parc_rt_reduce_op_t"], 1>;
 def RT_EntryLocalChunk : RT_Entry<"parc_rt_local_chunk", Status,
@@ -193,6 +195,9 @@ def : RT_RuntimeOnly<["parc_rt_broadcast", "parc_rt_broadcast_start"],
     "chosen token; no dist op broadcasts">;
 def : RT_RuntimeOnly<["parc_rt_barrier", "parc_rt_barrier_start"],
     "the launcher's barriers around timed runs">;
+def : RT_RuntimeOnly<["parc_rt_all_gather", "parc_rt_all_gather_start"],
+    "the leading-dim gather of the launcher's data-parallel batch "
+    "(runtime/src/program/main.cpp); dist.all_gather calls the _rows form">;
 def : RT_RuntimeOnly<["parc_rt_wait_all"],
     "host code; generated code waits each request with its own rt.wait">;
 def : RT_RuntimeOnly<["parc_rt_all_to_all_v", "parc_rt_all_to_all_v_start"],
@@ -465,7 +470,7 @@ class RT_Collective<string n, RT_Entry e, list<RT_Param> ps,
 let family = RT_FamilyCollective in {
 def RT_KernelAllReduce : RT_Collective<"all_reduce", RT_EntryAllReduce,
     [RT_Opt<"reduction", RT_Reduction>]>;
-def RT_KernelAllGather : RT_Collective<"all_gather", RT_EntryAllGather,
+def RT_KernelAllGather : RT_Collective<"all_gather", RT_EntryAllGatherRows,
     [RT_Opt<"gather_axis", RT_I64>, RT_Opt<"sizes", RT_I64Array>]>;
 def RT_KernelReduceScatter : RT_Collective<"reduce_scatter",
     RT_EntryReduceScatter,

@@ -127,6 +127,27 @@ parc_rt_status_t parc_rt_all_gather(parc_rt_comm_t *comm, const void *send,
   });
 }
 
+// The leading-dim gather is the one-row case of the backends' rows form.
+parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
+                                          const void *send, void *recv,
+                                          int64_t send_count,
+                                          parc_rt_dtype_t dtype,
+                                          parc_rt_request_t **out_request) {
+  return parc_rt_all_gather_rows_start(comm, send, recv, 1, send_count,
+                                       nullptr, dtype, out_request);
+}
+
+parc_rt_status_t parc_rt_all_gather_rows(parc_rt_comm_t *comm,
+                                         const void *send, void *recv,
+                                         int64_t rows, int64_t row_count,
+                                         const int64_t *row_takes,
+                                         parc_rt_dtype_t dtype) {
+  return blocking([&](parc_rt_request_t **r) {
+    return parc_rt_all_gather_rows_start(comm, send, recv, rows, row_count,
+                                         row_takes, dtype, r);
+  });
+}
+
 parc_rt_status_t parc_rt_reduce_scatter(parc_rt_comm_t *comm, const void *send,
                                         void *recv, int64_t recv_count,
                                         parc_rt_dtype_t dtype,

@@ -18,6 +18,7 @@
 #include <ctime>
 #include <sched.h>
 #include <string>
+#include <vector>
 
 namespace parc::rt {
 
@@ -119,6 +120,48 @@ inline parc_rt_status_t checkCollective(const char *op, int64_t count,
   PARC_RT_RETURN_IF_ERROR(
       checkBuffer(what, dtype, count, recv, "recv", maxCount));
   return reduce ? checkReduceOp(what, dtype, *reduce) : PARC_RT_OK;
+}
+
+/// Where all_gather_rows puts each rank's rows: recv row o holds, rank by
+/// rank, the leading takes[q] elements of that rank's row o.
+struct RowPlacement {
+  int64_t rows = 1, rowCount = 0;
+  std::vector<int64_t> takes; // one per rank, each in [0, rowCount]
+  int64_t recvRow = 0;        // their sum
+  /// Whether recv is the ranks' blocks back to back, as MPI and NCCL write.
+  bool direct() const {
+    return recvRow == rowCount * int64_t(takes.size()) &&
+           (rows == 1 || takes.size() == 1);
+  }
+};
+
+/// Checks all_gather_rows' shape and sets `placement` and `count` (elements
+/// per rank). At least one row; a negative rowCount is left to
+/// checkCollective's message, which the one-row (leading-dim) gather shares.
+inline parc_rt_status_t planRows(int64_t rows, int64_t rowCount,
+                                 const int64_t *rowTakes, int size,
+                                 int64_t maxCount, RowPlacement &placement,
+                                 int64_t &count) {
+  if (rows < 1 || (rowCount > 0 && rowCount > maxCount / rows))
+    return fail(rows < 1 ? PARC_RT_INVALID_ARGUMENT : PARC_RT_UNSUPPORTED,
+                "all_gather: %lld rows of %lld elements: rows must be at least "
+                "1 and hold at most %lld elements in all",
+                (long long)rows, (long long)rowCount, (long long)maxCount);
+  placement.rows = rows;
+  placement.rowCount = rowCount;
+  placement.takes.assign(size_t(size), rowCount);
+  if (rowTakes)
+    placement.takes.assign(rowTakes, rowTakes + size);
+  placement.recvRow = 0;
+  for (int q = 0; q < size; ++q) {
+    if (placement.takes[q] < 0 || placement.takes[q] > rowCount)
+      return fail(PARC_RT_INVALID_ARGUMENT,
+                  "all_gather: rank %d's row take %lld is outside [0, %lld]", q,
+                  (long long)placement.takes[q], (long long)rowCount);
+    placement.recvRow += placement.takes[q];
+  }
+  count = rows * rowCount;
+  return PARC_RT_OK;
 }
 
 /// send (`isSend`) or recv of `count` elements to or from `peer`; tags in

@@ -129,9 +129,11 @@ TEST(Plan, RanksAndSkips) {
     EXPECT_NE(e.config.tp, 4);
   ASSERT_TRUE(r->chosen.has_value());
   // Sorted by time among the fitting ones.
-  for (size_t i = 1; i < r->ranked.size(); ++i)
-    if (r->ranked[i].fits)
+  for (size_t i = 1; i < r->ranked.size(); ++i) {
+    if (r->ranked[i].fits) {
       EXPECT_LE(r->ranked[i - 1].time, r->ranked[i].time * 1.001);
+    }
+  }
 }
 
 TEST(Estimate, TimeSharedSlots) {

@@ -79,8 +79,9 @@ void checkMoeEp(const MoeCase &c, uint32_t seed) {
   int64_t dropped = 0;
   EXPECT_TRUE(allClose(y, denseMoe(c, x, logits, fc1, fc2, fc3, dropped),
                        1e-5, 1e-5));
-  if (c.capacity)
+  if (c.capacity) {
     EXPECT_GT(dropped, 0);
+  }
 }
 
 // all_to_all_v with planned counts: rank r sends j + 1 slices (value
@@ -189,6 +190,58 @@ TEST(Comm, AllGatherConcatenatesInRankOrder) {
   for (int q = 0; q < p; ++q)
     for (int i = 0; i < n; ++i)
       EXPECT_EQ(y[size_t(q * n + i)], 10 * q + i);
+}
+
+// Along an inner dim: 3 rows of 2 per rank, row o of the result holds row o
+// of rank 0, then rank 1, ... (what a [3, 2·p] gather along axis 1 is).
+TEST(Comm, AllGatherRowsInterleavesRows) {
+  const int rows = 3, n = 2, p = size(), r = rank();
+  std::vector<int32_t> x(size_t(rows * n)), y(size_t(rows * p * n), -1);
+  for (int o = 0; o < rows; ++o)
+    for (int i = 0; i < n; ++i)
+      x[size_t(o * n + i)] = 100 * r + 10 * o + i;
+  ASSERT_RT_OK(parc_rt_all_gather_rows(world(), x.data(), y.data(), rows, n,
+                                       nullptr, PARC_RT_I32));
+  for (int o = 0; o < rows; ++o)
+    for (int q = 0; q < p; ++q)
+      for (int i = 0; i < n; ++i)
+        EXPECT_EQ(y[size_t((o * p + q) * n + i)], 100 * q + 10 * o + i)
+            << "row " << o << " rank " << q << " element " << i;
+  EXPECT_RT_ERROR(parc_rt_all_gather_rows(world(), x.data(), y.data(), 0, n,
+                                          nullptr, PARC_RT_I32),
+                  PARC_RT_INVALID_ARGUMENT, "all_gather: 0 rows of 2 elements");
+}
+
+// Uneven: rank q keeps the leading q % 3 of its 2 elements per row (0, 1,
+// 2, 0, ...), as a padded vocabulary drops its padding; rows = 1 too.
+TEST(Comm, AllGatherRowsKeepsLeadingTakes) {
+  const int n = 2, p = size(), r = rank();
+  std::vector<int64_t> takes(p);
+  int64_t kept = 0;
+  for (int q = 0; q < p; ++q)
+    kept += takes[q] = q % 3;
+  for (int rows : {1, 3}) {
+    std::vector<int32_t> x(size_t(rows * n)), y(size_t(rows * kept) + 1, -1);
+    for (int o = 0; o < rows; ++o)
+      for (int i = 0; i < n; ++i)
+        x[size_t(o * n + i)] = 100 * r + 10 * o + i;
+    ASSERT_RT_OK(parc_rt_all_gather_rows(world(), x.data(), y.data(), rows, n,
+                                         takes.data(), PARC_RT_I32));
+    int64_t j = 0;
+    for (int o = 0; o < rows; ++o)
+      for (int q = 0; q < p; ++q)
+        for (int i = 0; i < takes[q]; ++i, ++j)
+          EXPECT_EQ(y[size_t(j)], 100 * q + 10 * o + i)
+              << rows << " rows: row " << o << " rank " << q << " element "
+              << i;
+    EXPECT_EQ(y.back(), -1) << "wrote past " << rows * kept << " elements";
+  }
+  takes[0] = 3;
+  int32_t x[2] = {}, y[16] = {};
+  EXPECT_RT_ERROR(parc_rt_all_gather_rows(world(), x, y, 1, n, takes.data(),
+                                          PARC_RT_I32),
+                  PARC_RT_INVALID_ARGUMENT,
+                  "all_gather: rank 0's row take 3 is outside [0, 2]");
 }
 
 TEST(Comm, ReduceScatterSums) {

@@ -146,9 +146,8 @@ Value permuted(OpBuilder &b, Location loc, Value buf, ArrayRef<int64_t> perm) {
   return out;
 }
 
-/// The runtime gathers along the leading dim, [group, local...]: a
-/// transpose moves the group next to the gathered dim and a view merges the
-/// two.
+/// An all-to-all's blocks arrive stacked, [group, local...]: a transpose
+/// moves the group next to the concat dim and a view merges the two.
 Value assembleGather(OpBuilder &b, Location loc, Value stacked, int64_t axis,
                      RankedTensorType result) {
   auto stackedType = cast<MemRefType>(stacked.getType());
@@ -448,17 +447,6 @@ CommCall commCall(OpBuilder &b, Operation *op, rt::Kernel kernel,
     c.finish = [=, back = back](OpBuilder &b) {
       return axis > 0 ? permuted(b, loc, out, back) : out;
     };
-  } else if (kernel == K::AllGather) {
-    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
-    int64_t axis = op->getAttrOfType<IntegerAttr>("gather_axis").getInt();
-    SmallVector<int64_t> stacked{type.getDimSize(axis) / in.getDimSize(axis)};
-    llvm::append_range(stacked, in.getShape());
-    Value out = alloc(b, loc, RankedTensorType::get(stacked, in.getElementType()));
-    c.ins.push_back(operands[0]);
-    c.outs.push_back(out);
-    c.finish = [=](OpBuilder &b) {
-      return assembleGather(b, loc, out, axis, type);
-    };
   } else if (kernel == K::AllToAll) {
     // The runtime sends block j of the leading dim to rank j and stacks
     // block i from rank i: the split axis goes to the front, split into
@@ -491,7 +479,8 @@ CommCall commCall(OpBuilder &b, Operation *op, rt::Kernel kernel,
     llvm::append_range(c.ins, operands);
     resultIn(alloc(b, loc, type));
   } else {
-    // all_reduce, recv: the result is the buffer written.
+    // all_reduce, all_gather (along any dim, in place: the runtime's rows
+    // form), recv: the result is the buffer written.
     if (!operands.empty())
       c.ins.push_back(operands[0]);
     resultIn(alloc(b, loc, type));

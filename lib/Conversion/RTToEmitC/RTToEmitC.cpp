@@ -753,8 +753,31 @@ LogicalResult Emitter::commCall(Operation *op, rt::Kernel kind, ValueRange ins,
         .text(dtype(ins[0]));
     return success();
   }
-  if (kind != K::AllReduce && kind != K::AllGather &&
-      kind != K::ReduceScatter && kind != K::LocalChunk)
+  if (kind == K::AllGather) {
+    // Rows: the input's dims before the gathered one; each row's elements:
+    // the rest, of which an uneven gather keeps sizes[q] slices per rank.
+    MemRefType in = memrefOf(ins[0]);
+    auto axis = op->getAttrOfType<IntegerAttr>("gather_axis");
+    int64_t a = axis ? axis.getInt() : 0, rows = 1;
+    for (int64_t d = 0; d < a; ++d)
+      rows *= in.getDimSize(d);
+    int64_t row = in.getNumElements() / std::max<int64_t>(rows, 1);
+    call.value(meshComm(op)).value(pointer(ins[0])).value(pointer(outs[0]))
+        .lit(rows).lit(row);
+    if (auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("sizes")) {
+      int64_t slice = row / std::max<int64_t>(in.getDimSize(a), 1);
+      SmallVector<int64_t> takes;
+      for (int64_t size : sizes.asArrayRef())
+        takes.push_back(size * slice);
+      call.text(table(takes));
+    } else {
+      call.text("nullptr");
+    }
+    call.text(dtype(ins[0]));
+    return success();
+  }
+  if (kind != K::AllReduce && kind != K::ReduceScatter &&
+      kind != K::LocalChunk)
     return op->emitOpError() << "no runtime collective named '" << name << "'";
   // Counts per rank: the input's, except that a reduce-scatter and a local
   // chunk name the block each rank keeps.

@@ -2308,7 +2308,8 @@ static FailureOr<EinsumSpec> parseEinsum(StringRef equation) {
         spec.out += c;
   }
   if (!distinctLetters(spec.out) || llvm::any_of(spec.out, [&](char c) {
-        return !lhs.contains(c) && !rhs.contains(c);
+        return !StringRef(spec.lhs).contains(c) &&
+               !StringRef(spec.rhs).contains(c);
       }))
     return failure();
   return spec;

@@ -5,6 +5,8 @@
 // one split afterwards a reduce-scatter; a split that every rank needs
 // whole is an all-gather, one re-split on another dim an all-to-all; a
 // replicated value becomes split by a local slice, with no communication.
+// An all-gather read only through a leading slice along its axis (a padded
+// output head's padding dropped) gathers just what the slice keeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,7 @@ namespace parc::dist {
 
 using namespace mlir;
 namespace dist = parc::dist;
+namespace nn = parc::nn;
 
 namespace {
 
@@ -62,6 +65,38 @@ FailureOr<Value> lower(dist::ReshardOp op, int64_t tp) {
   return in; // the same layout
 }
 
+/// When `gather`'s only reader is an nn.slice keeping a leading part of the
+/// gathered axis (and everything else), gathers only that part: member q
+/// contributes its first sizes[q] entries, and the slice's copy goes.
+void gatherOnlyKept(dist::AllGatherOp gather) {
+  if (gather.getSizesAttr() || !gather->hasOneUse())
+    return;
+  auto slice = dyn_cast<nn::SliceOp>(*gather->user_begin());
+  auto is = [](int64_t v) { return [v](int64_t x) { return x == v; }; };
+  if (!slice || !llvm::all_of(slice.getStarts(), is(0)) ||
+      !llvm::all_of(slice.getSteps(), is(1)))
+    return;
+  int64_t axis = gather.getGatherAxis();
+  ArrayRef<int64_t> all = gather.getType().getShape(),
+                    kept = slice.getType().getShape();
+  for (int64_t d = 0; d < int64_t(all.size()); ++d)
+    if (d == axis ? all[d] == kept[d] : all[d] != kept[d])
+      return;
+  int64_t part = gather.getInput().getType().getDimSize(axis);
+  int64_t members = all[axis] / std::max<int64_t>(part, 1);
+  SmallVector<int64_t> sizes;
+  for (int64_t q = 0; q < members; ++q)
+    sizes.push_back(std::clamp<int64_t>(kept[axis] - q * part, 0, part));
+  OpBuilder b(gather);
+  auto only = dist::AllGatherOp::create(
+      b, gather.getLoc(), slice.getType(), gather.getMeshAttr(),
+      gather.getMeshAxesAttr(), gather.getInput(), gather.getGatherAxisAttr(),
+      b.getDenseI64ArrayAttr(sizes));
+  slice.replaceAllUsesWith(only.getResult());
+  slice.erase();
+  gather.erase();
+}
+
 struct DistCommPass : dist::impl::DistCommBase<DistCommPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -75,6 +110,10 @@ struct DistCommPass : dist::impl::DistCommBase<DistCommPass> {
       op.getResult().replaceAllUsesWith(*v);
       op.erase();
     }
+    SmallVector<dist::AllGatherOp> gathers;
+    module.walk([&](dist::AllGatherOp op) { gathers.push_back(op); });
+    for (dist::AllGatherOp gather : gathers)
+      gatherOnlyKept(gather);
     LLVM_DEBUG(llvm::dbgs() << "dist-comm: " << reshards.size()
                             << " reshard(s) lowered\n");
   }

@@ -498,16 +498,49 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
       });
 }
 
-parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
-                                          const void *send, void *recv,
-                                          int64_t send_count,
-                                          parc_rt_dtype_t dtype,
-                                          parc_rt_request_t **out_request) {
+parc_rt_status_t parc_rt_all_gather_rows_start(
+    parc_rt_comm_t *comm, const void *send, void *recv, int64_t rows,
+    int64_t row_count, const int64_t *row_takes, parc_rt_dtype_t dtype,
+    parc_rt_request_t **out_request) {
+  RowPlacement p;
+  int64_t count = 0;
+  if (comm) // a null one is startCollective's error
+    PARC_RT_RETURN_IF_ERROR(
+        planRows(rows, row_count, row_takes, comm->size, kMaxCount, p, count));
+  if (comm && !comm->nccl && !p.direct())
+    return fail(PARC_RT_UNSUPPORTED,
+                "all_gather: a one-rank group without NCCL keeps whole rows "
+                "only");
   return startCollective(
-      "all_gather", comm, send, recv, send_count, dtype, nullptr, out_request,
+      "all_gather", comm, send, recv, count, dtype, nullptr, out_request,
       [&](ncclComm_t nccl, cudaStream_t stream) {
-        return ncclAllGather(send, recv, size_t(send_count), ncclTypeOf(dtype),
-                             nccl, stream);
+        const ncclDataType_t type = ncclTypeOf(dtype);
+        if (p.direct())
+          return ncclAllGather(send, recv, size_t(count), type, nccl, stream);
+        // NCCL gathers whole blocks: rank-major into stream-ordered scratch,
+        // then each rank's rows (their kept part) to their place in recv.
+        const size_t e = parc_rt_dtype_size(dtype),
+                     block = size_t(count) * e;
+        void *stacked = nullptr;
+        if (cudaMallocAsync(&stacked, block * p.takes.size(), stream) !=
+            cudaSuccess)
+          return ncclUnhandledCudaError;
+        ncclResult_t result =
+            ncclAllGather(send, stacked, size_t(count), type, nccl, stream);
+        size_t column = 0;
+        for (size_t q = 0; result == ncclSuccess && q < p.takes.size(); ++q) {
+          if (p.takes[q] > 0 &&
+              cudaMemcpy2DAsync(static_cast<char *>(recv) + column,
+                                size_t(p.recvRow) * e,
+                                static_cast<char *>(stacked) + q * block,
+                                size_t(p.rowCount) * e, size_t(p.takes[q]) * e,
+                                size_t(p.rows), cudaMemcpyDeviceToDevice,
+                                stream) != cudaSuccess)
+            result = ncclUnhandledCudaError;
+          column += size_t(p.takes[q]) * e;
+        }
+        cudaFreeAsync(stacked, stream);
+        return result;
       });
 }
 

@@ -13,9 +13,8 @@
 // CHECK: rt.kernel "local_chunk" ins(%[[X]] : memref<8x16xf32>) outs(%[[XS:.*]] : memref<4x16xf32>)
 // CHECK: rt.kernel "local_chunk" ins(%[[L]] : memref<8x4xf32>) outs(%[[LS:.*]] : memref<4x4xf32>)
 // CHECK: rt.kernel "moe_route" ins(%[[LS]] : memref<4x4xf32>) outs(%[[IDS:.*]], %[[W:.*]], %[[N:.*]] : memref<4x2xi64>, memref<4x2xf32>, memref<4xi64>) {normalize = true, top_k = 2 : i64}
-// CHECK: rt.kernel "all_gather" ins(%[[N]] : memref<4xi64>) outs(%[[ALL:.*]] : memref<2x4xi64>)
-// CHECK: %[[ALLV:.*]] = rt.view %[[ALL]] : memref<2x4xi64> to memref<8xi64>
-// CHECK: rt.kernel "moe_permute" ins(%[[XS]], %[[IDS]], %[[ALLV]] : memref<4x16xf32>, memref<4x2xi64>, memref<8xi64>) outs(%[[ROWS:.*]], %[[SC:.*]], %[[LAY:.*]], %[[PAIRS:.*]], %[[RC:.*]] : memref<8x16xf32>, memref<2xi64>, memref<2x2xi64>, memref<8xi64>, memref<2xi64>) {capacity = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
+// CHECK: rt.kernel "all_gather" ins(%[[N]] : memref<4xi64>) outs(%[[ALL:.*]] : memref<8xi64>) {gather_axis = 0 : i64
+// CHECK: rt.kernel "moe_permute" ins(%[[XS]], %[[IDS]], %[[ALL]] : memref<4x16xf32>, memref<4x2xi64>, memref<8xi64>) outs(%[[ROWS:.*]], %[[SC:.*]], %[[LAY:.*]], %[[PAIRS:.*]], %[[RC:.*]] : memref<8x16xf32>, memref<2xi64>, memref<2x2xi64>, memref<8xi64>, memref<2xi64>) {capacity = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
 // CHECK: rt.kernel "all_to_all_v" ins(%[[ROWS]], %[[SC]], %[[RC]] : memref<8x16xf32>, memref<2xi64>, memref<2xi64>) outs(%[[IN:.*]] : memref<16x16xf32>) {axis = 0 : i64, mesh = @mesh, mesh_axes = ["ep"]}
 // CHECK: rt.kernel "moe_experts" ins(%[[IN]], %[[LAY]], %[[W1]], %[[W2]] : memref<16x16xf32>, memref<2x2xi64>, memref<2x16x24xf32>, memref<2x24x16xf32>) outs(%[[OUT:.*]] : memref<16x16xf32>)
 // The combine started (as dist-overlap places it): an rt.start on the same

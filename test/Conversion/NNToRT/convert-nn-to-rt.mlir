@@ -73,18 +73,17 @@ func.func @main(%q: tensor<1x4x8x16xf32> {onnx.name = "q"}, %k: tensor<1x2x8x16x
 
 // Distribution ops: a rank part of a constant becomes a sharded weight (the
 // global value plus where to cut it), an all-reduce a kernel, and an
-// all-gather along dim 1 a gather into [group, local...] then a transpose
-// that puts the group next to dim 1, viewed as the global shape. The mesh
-// becomes a module attribute.
+// all-gather along dim 1 one kernel straight into the global shape (the
+// runtime places each rank's rows; no transpose). The mesh becomes a module
+// attribute.
 // CHECK: module attributes {rt.mesh = {axes = ["tp"], shape = array<i64: 2>, sym_name = "mesh"}}
 // CHECK-LABEL: func.func @main()
 // CHECK: %[[W:.*]] = rt.weight "const.part" {shard = [#dist.sharding<@mesh, {{\[\[}}], ["tp"]]>], value = dense<5.000000e-01> : tensor<4x8xf32>} : memref<4x4xf32>
 // CHECK: rt.kernel "all_reduce" ins(%{{.*}} : memref<2x4xf32>) outs(%{{.*}} : memref<2x4xf32>)
-// CHECK: %[[ALL:.*]] = rt.alloc : memref<2x2x4xf32>
-// CHECK: rt.kernel "all_gather" ins(%{{.*}} : memref<2x4xf32>) outs(%[[ALL]] : memref<2x2x4xf32>)
-// CHECK: %[[T:.*]] = rt.alloc : memref<2x2x4xf32>
-// CHECK: rt.kernel "transpose" ins(%[[ALL]] : memref<2x2x4xf32>) outs(%[[T]] : memref<2x2x4xf32>) {perm = array<i64: 1, 0, 2>}
-// CHECK: %[[V:.*]] = rt.view %[[T]] : memref<2x2x4xf32> to memref<2x8xf32>
+// CHECK: %[[ALL:.*]] = rt.alloc : memref<2x8xf32>
+// CHECK: rt.kernel "all_gather" ins(%{{.*}} : memref<2x4xf32>) outs(%[[ALL]] : memref<2x8xf32>) {gather_axis = 1 : i64, mesh = @mesh, mesh_axes = ["tp"]}
+// CHECK-NOT: transpose
+// CHECK: rt.output 0 "output_0", %[[ALL]] : memref<2x8xf32>
 module {
   dist.mesh @mesh(shape = 2, axes = ["tp"])
   func.func @main(%x: tensor<2x4xf32>) -> tensor<2x8xf32> {
@@ -168,18 +167,17 @@ module {
 // -----
 
 // Started collectives: rt.start moves the same buffers as the blocking
-// kernel, rt.wait completes it, and what follows the gather (the transpose
-// and the view) happens only after the wait.
+// kernel, rt.wait completes it, and the gathered buffer is read only after
+// the wait.
 // CHECK-LABEL: func.func @main()
 // CHECK: %[[S:.*]] = rt.alloc : memref<2x4xf32>
 // CHECK: %[[R:.*]] = rt.start "all_reduce" ins(%{{.*}} : memref<2x4xf32>) outs(%[[S]] : memref<2x4xf32>) {mesh = @mesh, mesh_axes = ["tp"], reduction = 0 : i32}
 // CHECK: rt.kernel "relu"
 // CHECK: rt.wait %[[R]]
-// CHECK: %[[ALL:.*]] = rt.alloc : memref<2x2x4xf32>
-// CHECK: %[[G:.*]] = rt.start "all_gather" ins(%[[S]] : memref<2x4xf32>) outs(%[[ALL]] : memref<2x2x4xf32>)
+// CHECK: %[[ALL:.*]] = rt.alloc : memref<2x8xf32>
+// CHECK: %[[G:.*]] = rt.start "all_gather" ins(%[[S]] : memref<2x4xf32>) outs(%[[ALL]] : memref<2x8xf32>) {gather_axis = 1 : i64
 // CHECK: rt.wait %[[G]]
-// CHECK: rt.kernel "transpose" ins(%[[ALL]] : memref<2x2x4xf32>)
-// CHECK: rt.view
+// CHECK: rt.output 0 "output_0", %[[ALL]] : memref<2x8xf32>
 module {
   dist.mesh @mesh(shape = 2, axes = ["tp"])
   func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x8xf32>, tensor<2x4xf32>) {

@@ -630,9 +630,9 @@ func.func @all_gather_sizes_sum(%x: tensor<3x8xf32>) -> tensor<12x8xf32> {
 // -----
 
 dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
-func.func @all_gather_sizes_local(%x: tensor<4x8xf32>) -> tensor<10x8xf32> {
-  // expected-error @+1 {{'dist.all_gather' op input extent 4 along gather_axis is not one of sizes}}
-  %0 = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [3, 3, 2, 2] : tensor<4x8xf32> -> tensor<10x8xf32>
+func.func @all_gather_sizes_local(%x: tensor<2x8xf32>) -> tensor<10x8xf32> {
+  // expected-error @+1 {{'dist.all_gather' op input extent 2 along gather_axis is less than the largest of sizes}}
+  %0 = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [3, 3, 2, 2] : tensor<2x8xf32> -> tensor<10x8xf32>
   return %0 : tensor<10x8xf32>
 }
 

@@ -132,3 +132,36 @@ module {
   }
 }
 
+
+// -----
+
+// A gather read only through a leading slice of its axis gathers just that
+// part: 4 members of 4 rows keeping 10 rows contribute 4, 4, 2 and 0.
+// CHECK-LABEL: func.func @gather_then_leading_slice
+// CHECK: %[[G:.*]] = dist.all_gather %arg0 on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [4, 4, 2, 0] : tensor<4x8xf32> -> tensor<10x8xf32>
+// CHECK-NOT: nn.slice
+// CHECK: return %[[G]]
+dist.mesh @mesh(shape = 4, axes = ["tp"])
+func.func @gather_then_leading_slice(%x: tensor<4x8xf32>) -> tensor<10x8xf32> {
+  %y = dist.reshard %x from <@mesh, [["tp"]]> to <@mesh, []> : tensor<4x8xf32> -> tensor<16x8xf32>
+  %z = nn.slice %y {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<16x8xf32> -> tensor<10x8xf32>
+  return %z : tensor<10x8xf32>
+}
+
+// -----
+
+// A slice that starts past 0, or that also cuts another axis, keeps the
+// whole gather and the slice.
+// CHECK-LABEL: func.func @gather_then_other_slices
+// CHECK: dist.all_gather %arg0 on @mesh mesh_axes = ["tp"] gather_axis = 0 : tensor<4x8xf32> -> tensor<16x8xf32>
+// CHECK: nn.slice
+// CHECK: dist.all_gather %arg1 on @mesh mesh_axes = ["tp"] gather_axis = 0 : tensor<4x8xf32> -> tensor<16x8xf32>
+// CHECK: nn.slice
+dist.mesh @mesh(shape = 4, axes = ["tp"])
+func.func @gather_then_other_slices(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>) -> (tensor<10x8xf32>, tensor<10x4xf32>) {
+  %y = dist.reshard %x from <@mesh, [["tp"]]> to <@mesh, []> : tensor<4x8xf32> -> tensor<16x8xf32>
+  %z = nn.slice %y {starts = array<i64: 2, 0>, steps = array<i64: 1, 1>} : tensor<16x8xf32> -> tensor<10x8xf32>
+  %v = dist.reshard %w from <@mesh, [["tp"]]> to <@mesh, []> : tensor<4x8xf32> -> tensor<16x8xf32>
+  %u = nn.slice %v {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<16x8xf32> -> tensor<10x4xf32>
+  return %z, %u : tensor<10x8xf32>, tensor<10x4xf32>
+}

@@ -151,7 +151,9 @@ def DistComm : Pass<"dist-comm", "::mlir::ModuleOp"> {
     `dist.all_gather` along it; split on one dim → another:
     `dist.all_to_all`; replicated → split: a `dist.local_part` of the value
     (this rank's slice, no communication); an unchanged layout: nothing.
-    Any other change is an error naming the ONNX node.
+    Any other change is an error naming the ONNX node. An all-gather whose
+    only reader is an `nn.slice` keeping a leading part of the gathered
+    axis becomes an uneven one (`sizes`) that gathers just that part.
   }];
   let dependentDialects = ["::parc::dist::DistDialect"];
 }
