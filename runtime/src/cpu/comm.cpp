@@ -57,12 +57,14 @@ struct parc_rt_request_t {
     MPI_Finalized(&finalized);
     if (finalized)
       return;
-    std::vector<MPI_Datatype> owned = recvTypes;
-    if (!sendTypes.empty())
-      owned.push_back(sendTypes.front());
-    for (MPI_Datatype &t : owned)
+    auto release = [](MPI_Datatype &t) {
       if (t != MPI_DATATYPE_NULL)
         MPI_Type_free(&t);
+    };
+    if (!sendTypes.empty())
+      release(sendTypes.front()); // the others name the same type
+    for (MPI_Datatype &t : recvTypes)
+      release(t);
   }
 };
 
@@ -476,30 +478,28 @@ parc_rt_status_t parc_rt_all_gather_rows_start(
   }
   // Every rank's columns land in place: its leading takes of each row are a
   // strided send type and, at their column in recv, a strided receive type.
-  // Against a contiguous gather and a row-by-row copy after it, this cut
-  // GPT-2's LM-head gather (2 x 12.9 MB) from 9.5 to 6.2 ms on rank 0
-  // (--trace), with pollUntil yielding while MPI moves the fragments.
+  // Faster than a contiguous gather and a row-by-row copy after it once
+  // pollUntil yields while MPI moves the fragments (README, Benchmarks).
   const int n = comm->size;
   const int64_t e = parc_rt_dtype_size(dtype);
+  if (placement.recvRow > kMaxCount / e)
+    return fail(PARC_RT_UNSUPPORTED, "%s: a gathered row exceeds %d bytes",
+                r->what.c_str(), INT_MAX);
   auto strided = [&](int64_t take, int64_t stride, MPI_Datatype &out) {
     int rc = MPI_Type_vector(int(placement.rows), int(take), int(stride), t,
                              &out);
     return rc == MPI_SUCCESS ? MPI_Type_commit(&out) : rc;
   };
-  if (placement.recvRow > kMaxCount / e)
-    return fail(PARC_RT_UNSUPPORTED, "%s: a gathered row exceeds %d bytes",
-                r->what.c_str(), INT_MAX);
+  r->sendTypes.assign(size_t(n), MPI_DATATYPE_NULL);
+  r->recvTypes.assign(size_t(n), MPI_DATATYPE_NULL);
+  int rc = strided(placement.takes[size_t(comm->rank)], placement.rowCount,
+                   r->sendTypes.front());
+  std::fill(r->sendTypes.begin() + 1, r->sendTypes.end(), r->sendTypes.front());
   // MPI reads the arrays until completion: send counts and displacements,
   // then receive counts and displacements (bytes, as alltoallw takes them).
   r->counts.assign(size_t(4 * n), 0);
-  r->sendTypes.assign(size_t(n), MPI_DATATYPE_NULL);
-  r->recvTypes.assign(size_t(n), MPI_DATATYPE_NULL);
-  MPI_Datatype sendType = MPI_DATATYPE_NULL;
-  int rc = strided(placement.takes[size_t(comm->rank)], placement.rowCount,
-                   sendType);
   int *c = r->counts.data();
   for (int q = 0, column = 0; q < n && rc == MPI_SUCCESS; ++q) {
-    r->sendTypes[size_t(q)] = sendType;
     c[q] = c[2 * n + q] = 1;
     c[3 * n + q] = int(column * e);
     rc = strided(placement.takes[size_t(q)], placement.recvRow,
