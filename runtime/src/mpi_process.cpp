@@ -25,6 +25,10 @@ parc_rt_status_t startMpi(int *argc, char ***argv, bool &ownsMpi,
   if (finalized)
     return fail(PARC_RT_COMM_ERROR, "init: MPI was already finalized");
   if (!initialized) {
+    // Open MPI's libnbc reduces by binomial tree below 4 ranks or in place,
+    // so every byte crosses twice; the ring halves tensor-parallel
+    // all-reduce time (README, Benchmarks). The user's setting wins.
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
     // FUNNELED: kernels may use OpenMP threads, but only the thread that
     // called init talks to MPI.
     int provided = 0;

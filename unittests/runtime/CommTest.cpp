@@ -9,6 +9,11 @@
 #include "MoeReference.h"
 #include "TestUtil.h"
 
+// The C API only, as the runtime uses it (mpi_process.h).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -152,6 +157,27 @@ TEST(Comm, AllReduceSumMaxMin) {
                                   PARC_RT_REDUCE_MIN));
   for (int i = 0; i < n; ++i)
     EXPECT_EQ(z[i], i + 1);
+}
+
+// parc_rt_init picks Open MPI's ring for non-blocking all-reduce
+// (mpi_process.cpp); read back through MPI's tool interface, the setting
+// MPI itself uses.
+TEST(Comm, AllReduceRunsAsARing) {
+#ifdef OPEN_MPI
+  int provided = 0, index = -1, count = 0, algorithm = -1;
+  ASSERT_EQ(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), MPI_SUCCESS);
+  ASSERT_EQ(MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index),
+            MPI_SUCCESS);
+  MPI_T_cvar_handle handle;
+  ASSERT_EQ(MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count),
+            MPI_SUCCESS);
+  EXPECT_EQ(MPI_T_cvar_read(handle, &algorithm), MPI_SUCCESS);
+  EXPECT_EQ(algorithm, 1) << "1 is libnbc's ring";
+  MPI_T_cvar_handle_free(&handle);
+  MPI_T_finalize();
+#else
+  GTEST_SKIP() << "the ring setting is Open MPI's";
+#endif
 }
 
 TEST(Comm, AllReduceHalfTypesAndBool) {
