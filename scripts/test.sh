@@ -46,13 +46,14 @@ passed=$((passed + ${lit_pass:-0})) failed=$((failed + lit_fail))
 echo "== ctest"
 ctest --test-dir build --output-on-failure >"$log/ctest.txt" 2>&1
 summary=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log/ctest.txt" || true)
+ctest_skip='^\s*[0-9]+ - .*\(Skipped\)$' # a line of CTest's "did not run" list
 if [ -n "$summary" ]; then
   total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
   bad=$(sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/' <<<"$summary")
   passed=$((passed + total - bad)) failed=$((failed + bad))
   # CTest leaves a skipped test (exit 77, e.g. CUDA without a GPU) out of
   # "out of N"; count it here.
-  ctest_skipped=$(grep -cE '^\s*[0-9]+ - .*\(Skipped\)$' "$log/ctest.txt" || true)
+  ctest_skipped=$(grep -cE "$ctest_skip" "$log/ctest.txt" || true)
   skipped=$((skipped + ctest_skipped))
   echo "$summary"; grep -E '\*\*\*Failed|Not Run' "$log/ctest.txt" || true
 elif ! grep -q 'No tests were found' "$log/ctest.txt"; then
@@ -136,7 +137,7 @@ counted fuzz env PARC_FUZZ_SEED=1 PARC_FUZZ_RUNS=15000 bench/fuzz.sh 300
 
 if [ "$skipped" -gt 0 ]; then
   grep -E '^UNSUPPORTED:' "$log/lit.txt" || true
-  grep -E '\(Skipped\)$' "$log/ctest.txt" || true
+  grep -E "$ctest_skip" "$log/ctest.txt" || true
   echo "$passed passed, $failed failed, $skipped skipped"
 else
   echo "$passed passed, $failed failed"

@@ -9,10 +9,7 @@
 #include "MoeReference.h"
 #include "TestUtil.h"
 
-// The C API only, as the runtime uses it (mpi_process.h).
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+#include "mpi_process.h" // <mpi.h>, the C API only
 
 #include <algorithm>
 #include <chrono>
