@@ -3,7 +3,11 @@
 # (12 layers, hidden 768, seq 128) compiled with --tp 1 and --tp 2 and timed
 # side by side, one kernel thread per rank, alternating so machine noise hits
 # both alike. Prints the medians and the speed-ups TP=1 / TP=2 and TP=1 /
-# TP=2 with --sp (target on 2 cores: >= 1.9). Usage: bench/tp_speedup.sh [RUNS]
+# TP=2 with --sp (target on 2 cores: >= 1.9), and the machine's own ceiling
+# for them: two TP=1 runs at once, one per core, show what sharing the
+# memory system and the clock costs with no communication at all
+# (ceiling = 2 x TP=1 alone / TP=1 beside another). Usage:
+# bench/tp_speedup.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -22,23 +26,33 @@ done
 build/bin/parc compile "$work/gpt2_small.onnx" --input-shape input_ids=1x128 \
   --tp 2 --sp -o "$work/tp2sp" --quiet
 
+p50() {
+  build/bin/parc-run "$work/tp$1" --input "input_ids=$work/input_ids.npy" \
+    --repeat "$runs" --warmup 2 --kernel-threads 1 | sed -nE 's/.*p50=([0-9.]+).*/\1/p'
+}
 declare -A ms
 for round in 1 2 3; do
   for tp in 1 2 2sp; do
-    ms[$tp]+="$(build/bin/parc-run "$work/tp$tp" --input "input_ids=$work/input_ids.npy" \
-      --repeat "$runs" --warmup 2 --kernel-threads 1 | sed -nE 's/.*p50=([0-9.]+).*/\1/p') "
+    ms[$tp]+="$(p50 "$tp") "
   done
+  p50 1 >"$work/beside.txt" &
+  ms[pair]+="$(p50 1) "
+  wait
+  ms[pair]+="$(cat "$work/beside.txt") "
 done
-/usr/bin/python3 - "${ms[1]}" "${ms[2]}" "${ms[2sp]}" <<'PY'
+/usr/bin/python3 - "${ms[1]}" "${ms[2]}" "${ms[2sp]}" "${ms[pair]}" <<'PY'
 import statistics, sys
-one = [float(x) for x in sys.argv[1].split()]
-two = [float(x) for x in sys.argv[2].split()]
-sp = [float(x) for x in sys.argv[3].split()]
+one, two, sp, pair = ([float(x) for x in arg.split()] for arg in sys.argv[1:5])
 a, b, c = statistics.median(one), statistics.median(two), statistics.median(sp)
+d = statistics.median(pair)
+rounds = lambda xs: ', '.join(f'{x:.1f}' for x in xs)
 print("gpt2-small-shaped, seq 128, 1 thread per rank, median of 3 rounds:")
-print(f"  tp=1 {a:9.2f} ms   (rounds: {', '.join(f'{x:.1f}' for x in one)})")
-print(f"  tp=2 {b:9.2f} ms   (rounds: {', '.join(f'{x:.1f}' for x in two)})")
-print(f"  tp=2 --sp {c:9.2f} ms   (rounds: {', '.join(f'{x:.1f}' for x in sp)})")
+print(f"  tp=1 {a:9.2f} ms   (rounds: {rounds(one)})")
+print(f"  tp=2 {b:9.2f} ms   (rounds: {rounds(two)})")
+print(f"  tp=2 --sp {c:9.2f} ms   (rounds: {rounds(sp)})")
+print(f"  tp=1 beside another tp=1 {d:9.2f} ms   (both runs of each round: {rounds(pair)})")
 print(f"  speed-up tp=1/tp=2 = {a / b:.2f}  (target >= 1.9 on 2 cores)")
 print(f"  speed-up tp=1/tp=2 --sp = {a / c:.2f}")
+print(f"  ceiling 2 x tp=1 / tp=1 beside another = {2 * a / d:.2f}; "
+      f"tp=2 reaches {a / b / (2 * a / d):.0%} of it")
 PY

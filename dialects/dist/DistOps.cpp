@@ -397,6 +397,12 @@ static LogicalResult checkComm(AllReduceStartOp op, std::optional<int64_t>) {
 
 template <typename OpT>
 static LogicalResult checkGather(OpT op, std::optional<int64_t> groupSize) {
+  if (std::optional<int64_t> root = op.getRoot();
+      root && (*root < 0 || (groupSize && *root >= *groupSize)))
+    return op.emitOpError()
+           << "root " << *root << " is not a member of the "
+           << (groupSize ? std::to_string(*groupSize) + "-member " : "")
+           << "group";
   return verifyGather(op, op.getInput().getType(), op.getResult().getType(),
                       op.getGatherAxis(), optionalSizes(op.getSizesAttr()),
                       groupSize);

@@ -225,18 +225,25 @@ def Dist_AllGatherOp : Dist_CommOp<"all_gather"> {
     vocabulary gathered without its padding is the typical case.
     The other dimensions and the element type are unchanged.
 
+    With `root`, only that group member (in group order) receives the
+    result; on the others it is undefined. dist-comm sets root 0 on a gather
+    read only by the function's return: the outputs are kept by the output
+    rank alone, which is member 0 of each of its groups.
+
     ```mlir
     %y = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<8x16xf32> -> tensor<8x64xf32>
     %z = dist.all_gather %u on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [3, 3, 2, 2] : tensor<3x8xf32> -> tensor<10x8xf32>
+    %w = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 1 root = 0 : tensor<8x16xf32> -> tensor<8x64xf32>
     ```
   }];
   let arguments = !con(commonArgs, (ins Dist_Tensor:$input,
                        Dist_TensorAxisAttr:$gather_axis,
-                       OptionalAttr<DenseI64ArrayAttr>:$sizes));
+                       OptionalAttr<DenseI64ArrayAttr>:$sizes,
+                       OptionalAttr<I64Attr>:$root));
   let results = (outs Dist_Tensor:$result);
   let assemblyFormat = "$input " # meshFormat #
-    " `gather_axis` `=` $gather_axis (`sizes` `=` $sizes^)? attr-dict `:`"
-    " type($input) `->` type($result)";
+    " `gather_axis` `=` $gather_axis (`sizes` `=` $sizes^)?"
+    " (`root` `=` $root^)? attr-dict `:` type($input) `->` type($result)";
 }
 
 def Dist_ReduceScatterOp : Dist_CommOp<"reduce_scatter"> {
@@ -431,11 +438,13 @@ def Dist_AllGatherStartOp : Dist_CommOp<"all_gather_start"> {
   }];
   let arguments = !con(commonArgs, (ins Dist_Tensor:$input,
                        Dist_TensorAxisAttr:$gather_axis,
-                       OptionalAttr<DenseI64ArrayAttr>:$sizes));
+                       OptionalAttr<DenseI64ArrayAttr>:$sizes,
+                       OptionalAttr<I64Attr>:$root));
   let results = (outs Dist_AsyncTensor:$result);
   let assemblyFormat = "$input " # meshFormat #
-    " `gather_axis` `=` $gather_axis (`sizes` `=` $sizes^)? attr-dict `:`"
-    " type($input) `->` qualified(type($result))";
+    " `gather_axis` `=` $gather_axis (`sizes` `=` $sizes^)?"
+    " (`root` `=` $root^)? attr-dict `:` type($input) `->`"
+    " qualified(type($result))";
 }
 
 def Dist_ReduceScatterStartOp : Dist_CommOp<"reduce_scatter_start"> {

@@ -143,9 +143,10 @@ def RT_EntryMoeCombine : RT_Entry<"parc_rt_moe_combine", Status,
 def RT_EntryAllReduce : RT_Entry<"parc_rt_all_reduce", Status,
     [Comm, In, Out, I64, DType, "parc_rt_reduce_op_t"], 1>;
 // Gathers along any dim: rows before it, elements from it on; per rank the
-// leading elements of each row kept (uneven), or null.
+// leading elements of each row kept (uneven), or null; to every rank (-1)
+// or to one.
 def RT_EntryAllGatherRows : RT_Entry<"parc_rt_all_gather_rows", Status,
-    [Comm, In, Out, I64, I64, Dims, DType], 1>;
+    [Comm, In, Out, I64, I64, Dims, "int", DType], 1>;
 def RT_EntryReduceScatter : RT_Entry<"parc_rt_reduce_scatter", Status,
     [Comm, In, Out, I64, DType, "parc_rt_reduce_op_t"], 1>;
 def RT_EntryLocalChunk : RT_Entry<"parc_rt_local_chunk", Status,
@@ -471,7 +472,8 @@ let family = RT_FamilyCollective in {
 def RT_KernelAllReduce : RT_Collective<"all_reduce", RT_EntryAllReduce,
     [RT_Opt<"reduction", RT_Reduction>]>;
 def RT_KernelAllGather : RT_Collective<"all_gather", RT_EntryAllGatherRows,
-    [RT_Opt<"gather_axis", RT_I64>, RT_Opt<"sizes", RT_I64Array>]>;
+    [RT_Opt<"gather_axis", RT_I64>, RT_Opt<"sizes", RT_I64Array>,
+     RT_Opt<"root", RT_I64>]>;
 def RT_KernelReduceScatter : RT_Collective<"reduce_scatter",
     RT_EntryReduceScatter,
     [RT_Opt<"scatter_axis", RT_I64>, RT_Opt<"reduction", RT_Reduction>,

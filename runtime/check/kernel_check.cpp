@@ -809,17 +809,22 @@ void collectives(Check &c, parc_rt_context_t *ctx) {
     Tensor x = c.random(PARC_RT_BF16, {3, 5});
     o.push_back(c.output(PARC_RT_BF16, {3, int64_t(size) * 5}));
     return parc_rt_all_gather_rows(world, x.device, o[0].device, 3, 5, nullptr,
-                                   PARC_RT_BF16);
+                                   -1, PARC_RT_BF16);
   });
-  // A padded vocabulary's gather: the last rank's padding (2 of 5) dropped.
-  c.run("all_gather_rows_uneven_f32", [&](std::vector<Tensor> &o) {
-    Tensor x = c.random(PARC_RT_F32, {3, 5});
-    std::vector<int64_t> takes(size_t(size), 5);
-    takes.back() = 3;
-    o.push_back(c.output(PARC_RT_F32, {3, int64_t(size) * 5 - 2}));
-    return parc_rt_all_gather_rows(world, x.device, o[0].device, 3, 5,
-                                   takes.data(), PARC_RT_F32);
-  });
+  // A padded vocabulary's gather: the last rank's padding (2 of 5) dropped;
+  // to every rank, then to the last alone (a logits head's gather to the
+  // output rank: the others' output keeps its 7s).
+  for (int root : {-1, size - 1})
+    c.run(root < 0 ? "all_gather_rows_uneven_f32"
+                   : "all_gather_rows_uneven_to_root_f32",
+          [&](std::vector<Tensor> &o) {
+            Tensor x = c.random(PARC_RT_F32, {3, 5});
+            std::vector<int64_t> takes(size_t(size), 5);
+            takes.back() = 3;
+            o.push_back(c.output(PARC_RT_F32, {3, int64_t(size) * 5 - 2}));
+            return parc_rt_all_gather_rows(world, x.device, o[0].device, 3, 5,
+                                           takes.data(), root, PARC_RT_F32);
+          });
   c.run("broadcast_f32", [&](std::vector<Tensor> &o) {
     Tensor x = c.random(PARC_RT_F32, {33});
     o.push_back(x);

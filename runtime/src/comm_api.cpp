@@ -134,17 +134,17 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
                                           parc_rt_dtype_t dtype,
                                           parc_rt_request_t **out_request) {
   return parc_rt_all_gather_rows_start(comm, send, recv, 1, send_count,
-                                       nullptr, dtype, out_request);
+                                       nullptr, -1, dtype, out_request);
 }
 
 parc_rt_status_t parc_rt_all_gather_rows(parc_rt_comm_t *comm,
                                          const void *send, void *recv,
                                          int64_t rows, int64_t row_count,
-                                         const int64_t *row_takes,
+                                         const int64_t *row_takes, int root,
                                          parc_rt_dtype_t dtype) {
   return blocking([&](parc_rt_request_t **r) {
     return parc_rt_all_gather_rows_start(comm, send, recv, rows, row_count,
-                                         row_takes, dtype, r);
+                                         row_takes, root, dtype, r);
   });
 }
 

@@ -128,6 +128,9 @@ struct RowPlacement {
   int64_t rows = 1, rowCount = 0;
   std::vector<int64_t> takes; // one per rank, each in [0, rowCount]
   int64_t recvRow = 0;        // their sum
+  int root = -1;              // the one rank that receives; -1: every rank
+  /// Whether rank `rank` receives the gathered rows.
+  bool receives(int rank) const { return root < 0 || rank == root; }
   /// Whether recv is the ranks' blocks back to back, as MPI and NCCL write.
   bool direct() const {
     return recvRow == rowCount * int64_t(takes.size()) &&
@@ -135,13 +138,19 @@ struct RowPlacement {
   }
 };
 
-/// Checks all_gather_rows' shape and sets `placement` and `count` (elements
-/// per rank). At least one row; a negative rowCount is left to
+/// Checks all_gather_rows' shape and root and sets `placement` and `count`
+/// (elements per rank). At least one row; a negative rowCount is left to
 /// checkCollective's message, which the one-row (leading-dim) gather shares.
 inline parc_rt_status_t planRows(int64_t rows, int64_t rowCount,
-                                 const int64_t *rowTakes, int size,
+                                 const int64_t *rowTakes, int root, int size,
                                  int64_t maxCount, RowPlacement &placement,
                                  int64_t &count) {
+  if (root < -1 || root >= size)
+    return fail(PARC_RT_INVALID_ARGUMENT,
+                "all_gather: root %d is neither -1 (every rank) nor a rank of "
+                "the group of %d",
+                root, size);
+  placement.root = root;
   if (rows < 1 || (rowCount > 0 && rowCount > maxCount / rows))
     return fail(rows < 1 ? PARC_RT_INVALID_ARGUMENT : PARC_RT_UNSUPPORTED,
                 "all_gather: %lld rows of %lld elements: rows must be at least "

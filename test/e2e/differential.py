@@ -22,8 +22,9 @@ per layer two all-reduces of batch·seq·hidden elements (SP: two all-gathers
 and two reduce-scatters in their place, the same bytes, plus one all-gather
 of the final batch·seq·hidden activation), one all-reduce (SP:
 reduce-scatter) of the vocabulary-parallel token embedding's batch·seq·hidden
-lookups, plus the vocabulary-parallel LM head's all-gather of
-batch·seq·vocab for decoders. Their per-rank weight
+lookups, plus for decoders the vocabulary-parallel LM head's gather of
+batch·seq·vocab to the output rank alone (the only rank that keeps the
+outputs: each other rank sends its 1/N part once, S/N). Their per-rank weight
 bytes must equal shardable/N + replicated, with the shardable bytes summed
 here from the ONNX initializers of the model's linears and the replicated
 bytes those of the single-rank compile less the shardable ones.
@@ -114,11 +115,13 @@ def megatron_comm_bytes(c, tp, elem_bytes, sp, embedding=True, lm_head=True):
     c["hidden"]] activations: per layer one all-reduce after attention and
     one after the MLP (SP: all-gather + reduce-scatter each), the
     vocabulary-parallel token embedding's lookups reduced once, decoders'
-    LM head all-gathering batch·seq·vocab, and SP gathering the final
-    activation."""
+    LM head gathering batch·seq·vocab to the output rank, and SP gathering
+    the final activation."""
     act = c["batch"] * c["seq"] * c["hidden"] * elem_bytes
     all_reduce = lambda s: 2 * (tp - 1) * s // tp
     gather = scatter = lambda s: (tp - 1) * s // tp
+    # To one rank: the busiest sender is any other rank, with its one part.
+    gather_to_output_rank = lambda s: s // tp
     per_layer = 2 * (gather(act) + scatter(act)) if sp else 2 * all_reduce(act)
     total = c["layers"] * per_layer + sp * gather(act)
     if embedding:
@@ -126,7 +129,7 @@ def megatron_comm_bytes(c, tp, elem_bytes, sp, embedding=True, lm_head=True):
         # the sequence).
         total += scatter(act) if sp else all_reduce(act)
     if lm_head:
-        total += gather(c["batch"] * c["seq"] * c["vocab"] * elem_bytes)
+        total += gather_to_output_rank(c["batch"] * c["seq"] * c["vocab"] * elem_bytes)
     return total
 
 

@@ -1075,7 +1075,8 @@ void Compilation::countCommBytes(func::FuncOp program, ProgramInfo &info) const 
     if (callee == "all_reduce")
       sent = 2 * (g - 1) * in / g;
     else if (callee == "all_gather")
-      sent = (g - 1) * in;
+      // To a root, a rank sends its block once (the root sends none).
+      sent = op->hasAttr("root") ? in : (g - 1) * in;
     else if (callee == "reduce_scatter" || callee == "all_to_all")
       sent = (g - 1) * in / g; // every block but its own
     else

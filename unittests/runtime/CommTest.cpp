@@ -224,14 +224,14 @@ TEST(Comm, AllGatherRowsInterleavesRows) {
     for (int i = 0; i < n; ++i)
       x[size_t(o * n + i)] = 100 * r + 10 * o + i;
   ASSERT_RT_OK(parc_rt_all_gather_rows(world(), x.data(), y.data(), rows, n,
-                                       nullptr, PARC_RT_I32));
+                                       nullptr, -1, PARC_RT_I32));
   for (int o = 0; o < rows; ++o)
     for (int q = 0; q < p; ++q)
       for (int i = 0; i < n; ++i)
         EXPECT_EQ(y[size_t((o * p + q) * n + i)], 100 * q + 10 * o + i)
             << "row " << o << " rank " << q << " element " << i;
   EXPECT_RT_ERROR(parc_rt_all_gather_rows(world(), x.data(), y.data(), 0, n,
-                                          nullptr, PARC_RT_I32),
+                                          nullptr, -1, PARC_RT_I32),
                   PARC_RT_INVALID_ARGUMENT, "all_gather: 0 rows of 2 elements");
 }
 
@@ -249,7 +249,7 @@ TEST(Comm, AllGatherRowsKeepsLeadingTakes) {
       for (int i = 0; i < n; ++i)
         x[size_t(o * n + i)] = 100 * r + 10 * o + i;
     ASSERT_RT_OK(parc_rt_all_gather_rows(world(), x.data(), y.data(), rows, n,
-                                         takes.data(), PARC_RT_I32));
+                                         takes.data(), -1, PARC_RT_I32));
     int64_t j = 0;
     for (int o = 0; o < rows; ++o)
       for (int q = 0; q < p; ++q)
@@ -262,9 +262,44 @@ TEST(Comm, AllGatherRowsKeepsLeadingTakes) {
   takes[0] = 3;
   int32_t x[2] = {}, y[16] = {};
   EXPECT_RT_ERROR(parc_rt_all_gather_rows(world(), x, y, 1, n, takes.data(),
-                                          PARC_RT_I32),
+                                          -1, PARC_RT_I32),
                   PARC_RT_INVALID_ARGUMENT,
                   "all_gather: rank 0's row take 3 is outside [0, 2]");
+}
+
+// To one root, every rank in turn: it holds what the all-gather gives
+// (rows interleaved, rank q's leading q % 3 + 1 of 3 kept; one row too, the
+// MPI_Gather form), every other rank's recv is untouched.
+TEST(Comm, AllGatherRowsToRootFillsOnlyTheRoot) {
+  const int n = 3, p = size(), r = rank();
+  std::vector<int64_t> takes(p);
+  int64_t kept = 0;
+  for (int q = 0; q < p; ++q)
+    kept += takes[q] = q % 3 + 1;
+  for (int root = 0; root < p; ++root)
+    for (int rows : {1, 4})
+      for (const int64_t *t : {(const int64_t *)nullptr,
+                               (const int64_t *)takes.data()}) {
+        const int64_t row = t ? kept : int64_t(n) * p;
+        std::vector<int32_t> x(size_t(rows * n)), y(size_t(rows * row), -1);
+        for (int o = 0; o < rows; ++o)
+          for (int i = 0; i < n; ++i)
+            x[size_t(o * n + i)] = 100 * r + 10 * o + i;
+        ASSERT_RT_OK(parc_rt_all_gather_rows(world(), x.data(), y.data(),
+                                             rows, n, t, root, PARC_RT_I32));
+        int64_t j = 0;
+        for (int o = 0; o < rows; ++o)
+          for (int q = 0; q < p; ++q)
+            for (int i = 0; i < (t ? t[q] : n); ++i, ++j)
+              EXPECT_EQ(y[size_t(j)], r == root ? 100 * q + 10 * o + i : -1)
+                  << "root " << root << ", " << rows << " rows"
+                  << (t ? ", uneven" : "") << ": row " << o << " rank " << q
+                  << " element " << i;
+      }
+  int32_t x[2] = {}, y[64] = {};
+  EXPECT_RT_ERROR(parc_rt_all_gather_rows(world(), x, y, 1, 2, nullptr, p,
+                                          PARC_RT_I32),
+                  PARC_RT_INVALID_ARGUMENT, "all_gather: root");
 }
 
 TEST(Comm, ReduceScatterSums) {

@@ -755,7 +755,8 @@ LogicalResult Emitter::commCall(Operation *op, rt::Kernel kind, ValueRange ins,
   }
   if (kind == K::AllGather) {
     // Rows: the input's dims before the gathered one; each row's elements:
-    // the rest, of which an uneven gather keeps sizes[q] slices per rank.
+    // the rest, of which an uneven gather keeps sizes[q] slices per rank;
+    // then the one receiving rank, or -1 for all.
     MemRefType in = memrefOf(ins[0]);
     auto axis = op->getAttrOfType<IntegerAttr>("gather_axis");
     int64_t a = axis ? axis.getInt() : 0, rows = 1;
@@ -773,7 +774,8 @@ LogicalResult Emitter::commCall(Operation *op, rt::Kernel kind, ValueRange ins,
     } else {
       call.text("nullptr");
     }
-    call.text(dtype(ins[0]));
+    auto root = op->getAttrOfType<IntegerAttr>("root");
+    call.lit(root ? root.getInt() : -1).text(dtype(ins[0]));
     return success();
   }
   if (kind != K::AllReduce && kind != K::ReduceScatter &&

@@ -6,7 +6,8 @@
 // whole is an all-gather, one re-split on another dim an all-to-all; a
 // replicated value becomes split by a local slice, with no communication.
 // An all-gather read only through a leading slice along its axis (a padded
-// output head's padding dropped) gathers just what the slice keeps.
+// output head's padding dropped) gathers just what the slice keeps; one read
+// only as an output goes to the output rank alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,7 +55,7 @@ FailureOr<Value> lower(dist::ReshardOp op, int64_t tp) {
         .getResult();
   if (a && !c)
     return dist::AllGatherOp::create(b, loc, type, mesh, axes, in, axis(*a),
-                                     DenseI64ArrayAttr())
+                                     DenseI64ArrayAttr(), IntegerAttr())
         .getResult();
   if (a && c && *a != *c)
     return dist::AllToAllOp::create(b, loc, type, mesh, axes, in, axis(*c),
@@ -91,10 +92,24 @@ void gatherOnlyKept(dist::AllGatherOp gather) {
   auto only = dist::AllGatherOp::create(
       b, gather.getLoc(), slice.getType(), gather.getMeshAttr(),
       gather.getMeshAxesAttr(), gather.getInput(), gather.getGatherAxisAttr(),
-      b.getDenseI64ArrayAttr(sizes));
+      b.getDenseI64ArrayAttr(sizes), IntegerAttr());
   slice.replaceAllUsesWith(only.getResult());
   slice.erase();
   gather.erase();
+}
+
+/// A gather read only by the function's return goes to member 0 alone:
+/// only the output rank keeps the outputs (writes them, chooses the next
+/// token), and it is member 0 of its every group (tools/parc's
+/// output_rank: the last stage's first rank). The others neither receive
+/// nor copy the gathered tensor, the logits of a vocabulary-parallel head
+/// the typical case.
+void gatherOnlyToOutputRank(dist::AllGatherOp gather) {
+  if (!gather->use_empty() &&
+      llvm::all_of(gather->getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp>(user);
+      }))
+    gather.setRootAttr(OpBuilder(gather).getI64IntegerAttr(0));
 }
 
 struct DistCommPass : dist::impl::DistCommBase<DistCommPass> {
@@ -114,6 +129,7 @@ struct DistCommPass : dist::impl::DistCommBase<DistCommPass> {
     module.walk([&](dist::AllGatherOp op) { gathers.push_back(op); });
     for (dist::AllGatherOp gather : gathers)
       gatherOnlyKept(gather);
+    module.walk(gatherOnlyToOutputRank);
     LLVM_DEBUG(llvm::dbgs() << "dist-comm: " << reshards.size()
                             << " reshard(s) lowered\n");
   }

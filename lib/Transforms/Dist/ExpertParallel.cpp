@@ -149,7 +149,7 @@ struct DistExpertParallelPass
         logits, moe.getTopKAttr(), moe.getNormalizeAttr());
     Value counts = dist::AllGatherOp::create(
         b, loc, tensor({p * e}, i64), mesh, axes, route.getCounts(),
-        b.getI64IntegerAttr(0), DenseI64ArrayAttr());
+        b.getI64IntegerAttr(0), DenseI64ArrayAttr(), IntegerAttr());
     auto permute = dist::MoePermuteOp::create(
         b, loc,
         TypeRange{tensor({s * k, h}, f32), tensor({p}, i64), tensor({p, l}, i64),
@@ -182,7 +182,7 @@ struct DistExpertParallelPass
     }
     Value y = dist::AllGatherOp::create(b, loc, tensor({t, h}, et), mesh, axes,
                                         mine, b.getI64IntegerAttr(0),
-                                        DenseI64ArrayAttr());
+                                        DenseI64ArrayAttr(), IntegerAttr());
     if (xType.getRank() != 2)
       y = nn::ReshapeOp::create(b, loc, xType, y);
     moe.replaceAllUsesWith(y);

@@ -511,7 +511,7 @@ bool Overlapper::gatherProducts(dist::AllGatherOp gather, int64_t c) {
     started.push_back(dist::AllGatherStartOp::create(
         b, loc, dist::AsyncType::get(b.getContext(), withDims(xt, shape)),
         gather.getMeshAttr(), gather.getMeshAxesAttr(), piece,
-        gather.getGatherAxisAttr(), DenseI64ArrayAttr()));
+        gather.getGatherAxisAttr(), DenseI64ArrayAttr(), IntegerAttr()));
   }
   b.setInsertionPoint(first);
   SmallVector<SmallVector<Value>> slots(products.size());

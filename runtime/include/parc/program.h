@@ -78,7 +78,9 @@ typedef enum parc_rt_input_role_t {
 /* The program's main: parses
  *   --weights-dir=DIR   (reads DIR/rank<world rank>.safetensors)
  *   --input=NAME=PATH   (.npy, one per program input)
- *   --output-dir=DIR    (rank --output-rank writes one .npy per output)
+ *   --output-dir=DIR    (rank --output-rank writes one .npy per output;
+ *                        R must be the manifest's output_rank, the one
+ *                        rank that dist-comm gathers the outputs to)
  *   --output-file=NAME=FILE  (the file of output NAME in DIR, as the
  *                        manifest records it; default: the same escaping
  *                        of NAME, see src/io/formats.h)

@@ -180,16 +180,19 @@ parc_rt_status_t parc_rt_all_gather_start(parc_rt_comm_t *comm,
  * when not null, holds one count per rank (each in [0, row_count]): recv
  * keeps only the leading row_takes[q] elements of rank q's rows (a padded
  * part's padding dropped), so a recv row holds their sum, not
- * size * row_count. rows == 1 without row_takes is parc_rt_all_gather. */
+ * size * row_count. root -1: every rank receives; a comm rank: only it
+ * does (the others' recv is left as it was), which moves size - 1 blocks,
+ * not size * (size - 1). rows == 1 without row_takes, root -1, is
+ * parc_rt_all_gather. */
 parc_rt_status_t parc_rt_all_gather_rows(parc_rt_comm_t *comm,
                                          const void *send, void *recv,
                                          int64_t rows, int64_t row_count,
-                                         const int64_t *row_takes,
+                                         const int64_t *row_takes, int root,
                                          parc_rt_dtype_t dtype);
 parc_rt_status_t parc_rt_all_gather_rows_start(
     parc_rt_comm_t *comm, const void *send, void *recv, int64_t rows,
-    int64_t row_count, const int64_t *row_takes, parc_rt_dtype_t dtype,
-    parc_rt_request_t **out_request);
+    int64_t row_count, const int64_t *row_takes, int root,
+    parc_rt_dtype_t dtype, parc_rt_request_t **out_request);
 
 /* send holds size * recv_count elements; rank r receives block r of the
  * element-wise reduction (op: SUM, MAX or MIN). */

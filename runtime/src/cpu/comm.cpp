@@ -460,20 +460,22 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
 
 parc_rt_status_t parc_rt_all_gather_rows_start(
     parc_rt_comm_t *comm, const void *send, void *recv, int64_t rows,
-    int64_t row_count, const int64_t *row_takes, parc_rt_dtype_t dtype,
-    parc_rt_request_t **out_request) {
+    int64_t row_count, const int64_t *row_takes, int root,
+    parc_rt_dtype_t dtype, parc_rt_request_t **out_request) {
   RowPlacement placement;
   int64_t count = 0;
   if (comm) // a null one is newCollective's error
-    PARC_RT_RETURN_IF_ERROR(planRows(rows, row_count, row_takes, comm->size,
-                                     kMaxCount, placement, count));
+    PARC_RT_RETURN_IF_ERROR(planRows(rows, row_count, row_takes, root,
+                                     comm->size, kMaxCount, placement, count));
   std::unique_ptr<parc_rt_request_t> r;
   PARC_RT_RETURN_IF_ERROR(newCollective("all_gather", comm, send, recv, count,
                                         dtype, nullptr, out_request, r));
   MPI_Datatype t = mpiType(dtype);
   if (placement.direct()) {
-    int rc = MPI_Iallgather(send, int(count), t, recv, int(count), t,
-                            comm->comm, &r->request);
+    int rc = root < 0 ? MPI_Iallgather(send, int(count), t, recv, int(count),
+                                       t, comm->comm, &r->request)
+                      : MPI_Igather(send, int(count), t, recv, int(count), t,
+                                    root, comm->comm, &r->request);
     return started(rc, std::move(r), out_request);
   }
   // Every rank's columns land in place: its leading takes of each row are a
@@ -497,10 +499,12 @@ parc_rt_status_t parc_rt_all_gather_rows_start(
   std::fill(r->sendTypes.begin() + 1, r->sendTypes.end(), r->sendTypes.front());
   // MPI reads the arrays until completion: send counts and displacements,
   // then receive counts and displacements (bytes, as alltoallw takes them).
+  // With a root, a rank sends only to it and only it receives.
   r->counts.assign(size_t(4 * n), 0);
   int *c = r->counts.data();
   for (int q = 0, column = 0; q < n && rc == MPI_SUCCESS; ++q) {
-    c[q] = c[2 * n + q] = 1;
+    c[q] = placement.receives(q);
+    c[2 * n + q] = placement.receives(comm->rank);
     c[3 * n + q] = int(column * e);
     rc = strided(placement.takes[size_t(q)], placement.recvRow,
                  r->recvTypes[size_t(q)]);

@@ -500,13 +500,13 @@ parc_rt_status_t parc_rt_all_reduce_start(parc_rt_comm_t *comm,
 
 parc_rt_status_t parc_rt_all_gather_rows_start(
     parc_rt_comm_t *comm, const void *send, void *recv, int64_t rows,
-    int64_t row_count, const int64_t *row_takes, parc_rt_dtype_t dtype,
-    parc_rt_request_t **out_request) {
+    int64_t row_count, const int64_t *row_takes, int root,
+    parc_rt_dtype_t dtype, parc_rt_request_t **out_request) {
   RowPlacement p;
   int64_t count = 0;
   if (comm) // a null one is startCollective's error
-    PARC_RT_RETURN_IF_ERROR(
-        planRows(rows, row_count, row_takes, comm->size, kMaxCount, p, count));
+    PARC_RT_RETURN_IF_ERROR(planRows(rows, row_count, row_takes, root,
+                                     comm->size, kMaxCount, p, count));
   if (comm && !comm->nccl && !p.direct())
     return fail(PARC_RT_UNSUPPORTED,
                 "all_gather: a one-rank group without NCCL keeps whole rows "
@@ -515,20 +515,35 @@ parc_rt_status_t parc_rt_all_gather_rows_start(
       "all_gather", comm, send, recv, count, dtype, nullptr, out_request,
       [&](ncclComm_t nccl, cudaStream_t stream) {
         const ncclDataType_t type = ncclTypeOf(dtype);
-        if (p.direct())
-          return ncclAllGather(send, recv, size_t(count), type, nccl, stream);
-        // NCCL gathers whole blocks: rank-major into stream-ordered scratch,
-        // then each rank's rows (their kept part) to their place in recv.
         const size_t e = parc_rt_dtype_size(dtype),
                      block = size_t(count) * e;
+        // The ranks' blocks back to back at `to`: all of them on every rank,
+        // or with a root, sent to it alone (NCCL has no gather).
+        auto gatherBlocks = [&](void *to) {
+          if (root < 0)
+            return ncclAllGather(send, to, size_t(count), type, nccl, stream);
+          ncclResult_t result = ncclGroupStart();
+          if (result != ncclSuccess)
+            return result;
+          ncclSend(send, size_t(count), type, root, nccl, stream);
+          for (int q = 0; comm->rank == root && q < comm->size; ++q)
+            ncclRecv(static_cast<char *>(to) + size_t(q) * block,
+                     size_t(count), type, q, nccl, stream);
+          return ncclGroupEnd();
+        };
+        if (p.direct())
+          return gatherBlocks(recv);
+        // NCCL gathers whole blocks: rank-major into stream-ordered scratch,
+        // then each rank's rows (their kept part) to their place in recv.
         void *stacked = nullptr;
         if (cudaMallocAsync(&stacked, block * p.takes.size(), stream) !=
             cudaSuccess)
           return ncclUnhandledCudaError;
-        ncclResult_t result =
-            ncclAllGather(send, stacked, size_t(count), type, nccl, stream);
+        ncclResult_t result = gatherBlocks(stacked);
         size_t column = 0;
-        for (size_t q = 0; result == ncclSuccess && q < p.takes.size(); ++q) {
+        for (size_t q = 0; result == ncclSuccess && p.receives(comm->rank) &&
+                           q < p.takes.size();
+             ++q) {
           if (p.takes[q] > 0 &&
               cudaMemcpy2DAsync(static_cast<char *>(recv) + column,
                                 size_t(p.recvRow) * e,

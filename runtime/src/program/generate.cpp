@@ -535,6 +535,8 @@ public:
                   root, parc_rt_comm_size(world));
     return deviceAlloc(bytes, "token agreement", &ids);
   }
+  /// Whether this rank's tokens are the agreed ones.
+  bool chooses() const { return parc_rt_comm_rank(world) == root; }
   /// Starts sending the chooser's `next`; finish() waits for it. A group's
   /// agreement is in flight while other groups compute (every rank starts
   /// and finishes the groups' agreements in one order).
@@ -619,7 +621,8 @@ struct Generation {
                                const StepBuffers &b, Group &g, int64_t t) {
     if (t + 1 < g.rows.shortest)
       return PARC_RT_OK;
-    if (f->num_outputs > 0) {
+    // Only the chooser's logits are whole (dist-comm gathers them to it).
+    if (f->num_outputs > 0 && g.agreement.chooses()) {
       PARC_RT_RETURN_IF_ERROR(readLogits(f, b, g.rows.batch, logits));
       pickNext(logits, sampler, g.next);
       if (writer && !o.logitsPath.empty())

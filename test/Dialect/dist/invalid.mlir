@@ -576,6 +576,23 @@ func.func @all_gather_two_axes(%x: tensor<8x16xf32>) -> tensor<8x64xf32> {
 // -----
 
 dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @all_gather_root_range(%x: tensor<8x16xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{'dist.all_gather' op root 4 is not a member of the 4-member group}}
+  %0 = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 1 root = 4 : tensor<8x16xf32> -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
+func.func @all_gather_start_negative_root(%x: tensor<8x16xf32>) -> !dist.async<tensor<8x64xf32>> {
+  // expected-error @+1 {{'dist.all_gather_start' op root -1 is not a member of the group}}
+  %0 = dist.all_gather_start %x on @mesh mesh_axes = ["tp"] gather_axis = 1 root = -1 : tensor<8x16xf32> -> !dist.async<tensor<8x64xf32>>
+  return %0 : !dist.async<tensor<8x64xf32>>
+}
+// -----
+
+dist.mesh @mesh(shape = 2x4, axes = ["pp", "tp"])
 func.func @all_gather_axis_range(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   // expected-error @+1 {{'dist.all_gather' op gather_axis 2 is out of range for rank 2}}
   %0 = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 2 : tensor<8x16xf32> -> tensor<8x16xf32>

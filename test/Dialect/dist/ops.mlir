@@ -70,6 +70,8 @@ func.func @collectives(%x: tensor<8x16xf32>, %u: tensor<3x8xf32>, %v: tensor<10x
   %2 = dist.all_gather %x on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<8x16xf32> -> tensor<8x64xf32>
   // CHECK: dist.all_gather %[[U]] on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [3, 3, 2, 2] : tensor<3x8xf32> -> tensor<10x8xf32>
   %3 = dist.all_gather %u on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [3, 3, 2, 2] : tensor<3x8xf32> -> tensor<10x8xf32>
+  // CHECK: dist.all_gather %[[U]] on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [3, 3, 2, 2] root = 3 : tensor<3x8xf32> -> tensor<10x8xf32>
+  %root = dist.all_gather %u on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [3, 3, 2, 2] root = 3 : tensor<3x8xf32> -> tensor<10x8xf32>
   // CHECK: dist.reduce_scatter %[[X]] on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<8x16xf32> -> tensor<2x16xf32>
   %4 = dist.reduce_scatter %x on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<8x16xf32> -> tensor<2x16xf32>
   // CHECK: dist.reduce_scatter %[[V]] on @mesh mesh_axes = ["tp"] scatter_axis = 0 reduction = min sizes = [3, 3, 2, 2] : tensor<10x8xf32> -> tensor<2x8xf32>

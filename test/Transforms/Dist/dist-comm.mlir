@@ -23,7 +23,7 @@ func.func @partial_to_sequence(%x: tensor<2x4x8xf32>) -> tensor<2x2x8xf32> {
 // -----
 
 // CHECK-LABEL: func.func @split_to_replicated
-// CHECK: dist.all_gather %arg0 on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x1x8xf32> -> tensor<2x4x8xf32>
+// CHECK: dist.all_gather %arg0 on @mesh mesh_axes = ["tp"] gather_axis = 1 root = 0 : tensor<2x1x8xf32> -> tensor<2x4x8xf32>
 dist.mesh @mesh(shape = 4, axes = ["tp"])
 func.func @split_to_replicated(%x: tensor<2x1x8xf32>) -> tensor<2x4x8xf32> {
   %y = dist.reshard %x from <@mesh, [[], ["tp"]]> to <@mesh, []> : tensor<2x1x8xf32> -> tensor<2x4x8xf32>
@@ -74,7 +74,7 @@ func.func @unchanged(%x: tensor<2x2x8xf32>) -> tensor<2x2x8xf32> {
 // CHECK: dist.reduce_scatter %{{.*}} scatter_axis = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: dist.all_gather %{{.*}} gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 // CHECK: dist.reduce_scatter %{{.*}} scatter_axis = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
-// CHECK: %[[OUT:.*]] = dist.all_gather %{{.*}} gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
+// CHECK: %[[OUT:.*]] = dist.all_gather %{{.*}} gather_axis = 1 root = 0 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 // CHECK-NOT: dist.reshard
 // CHECK: return %[[OUT]]
 module {
@@ -138,7 +138,7 @@ module {
 // A gather read only through a leading slice of its axis gathers just that
 // part: 4 members of 4 rows keeping 10 rows contribute 4, 4, 2 and 0.
 // CHECK-LABEL: func.func @gather_then_leading_slice
-// CHECK: %[[G:.*]] = dist.all_gather %arg0 on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [4, 4, 2, 0] : tensor<4x8xf32> -> tensor<10x8xf32>
+// CHECK: %[[G:.*]] = dist.all_gather %arg0 on @mesh mesh_axes = ["tp"] gather_axis = 0 sizes = [4, 4, 2, 0] root = 0 : tensor<4x8xf32> -> tensor<10x8xf32>
 // CHECK-NOT: nn.slice
 // CHECK: return %[[G]]
 dist.mesh @mesh(shape = 4, axes = ["tp"])
@@ -164,4 +164,24 @@ func.func @gather_then_other_slices(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>) ->
   %v = dist.reshard %w from <@mesh, [["tp"]]> to <@mesh, []> : tensor<4x8xf32> -> tensor<16x8xf32>
   %u = nn.slice %v {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<16x8xf32> -> tensor<10x4xf32>
   return %z, %u : tensor<10x8xf32>, tensor<10x4xf32>
+}
+
+// -----
+
+// Only a gather whose every reader is the return goes to the output rank
+// (member 0) alone; one that an op reads too, or that only an op reads,
+// reaches every member.
+// CHECK-LABEL: func.func @gather_to_the_output_rank
+// CHECK: %[[A:.*]] = dist.all_gather %arg0 on @mesh mesh_axes = ["tp"] gather_axis = 0 root = 0 :
+// CHECK: %[[B:.*]] = dist.all_gather %arg1 on @mesh mesh_axes = ["tp"] gather_axis = 0 :
+// CHECK: %[[C:.*]] = dist.all_gather %arg2 on @mesh mesh_axes = ["tp"] gather_axis = 0 :
+// CHECK: %[[D:.*]] = nn.add %[[B]], %[[C]]
+// CHECK: return %[[A]], %[[A]], %[[B]], %[[D]]
+dist.mesh @mesh(shape = 2, axes = ["tp"])
+func.func @gather_to_the_output_rank(%x: tensor<2x8xf32>, %w: tensor<2x8xf32>, %v: tensor<2x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %a = dist.reshard %x from <@mesh, [["tp"]]> to <@mesh, []> : tensor<2x8xf32> -> tensor<4x8xf32>
+  %b = dist.reshard %w from <@mesh, [["tp"]]> to <@mesh, []> : tensor<2x8xf32> -> tensor<4x8xf32>
+  %c = dist.reshard %v from <@mesh, [["tp"]]> to <@mesh, []> : tensor<2x8xf32> -> tensor<4x8xf32>
+  %d = nn.add %b, %c : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a, %a, %b, %d : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }

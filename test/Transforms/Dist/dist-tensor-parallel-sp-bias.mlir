@@ -9,7 +9,7 @@
 // CHECK: %[[P:.*]] = nn.linear {{.*}} : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
 // CHECK: %[[S:.*]] = dist.reduce_scatter %[[P]] on @mesh mesh_axes = ["tp"] scatter_axis = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
 // CHECK: %[[B:.*]] = nn.add %[[S]], %{{.*}} : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
-// CHECK: %[[G:.*]] = dist.all_gather %[[B]] on @mesh mesh_axes = ["tp"] gather_axis = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+// CHECK: %[[G:.*]] = dist.all_gather %[[B]] on @mesh mesh_axes = ["tp"] gather_axis = 0 root = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
 // CHECK: return %[[G]] : tensor<4x2xf32>
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x2xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x6xf32>

@@ -15,7 +15,7 @@
 // CHECK: %[[R:.*]] = nn.add %[[S]], %[[X]] : (tensor<2x2x8xf32>, tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
 // CHECK: %[[M:.*]] = nn.reduce_mean %[[R]] {{.*}} : tensor<2x2x8xf32> -> tensor<2x2x1xf32>
 // CHECK: %[[D:.*]] = nn.sub %[[R]], %[[M]] : (tensor<2x2x8xf32>, tensor<2x2x1xf32>) -> tensor<2x2x8xf32>
-// CHECK: %[[G:.*]] = dist.all_gather %[[D]] on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
+// CHECK: %[[G:.*]] = dist.all_gather %[[D]] on @mesh mesh_axes = ["tp"] gather_axis = 1 root = 0 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 // CHECK: return %[[G]]
 func.func @main(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x16xf32>

@@ -25,7 +25,7 @@
 // CHECK: %[[ZS:.*]] = dist.reduce_scatter %[[Z]] {{.*}} scatter_axis = 1 : tensor<2x4x8xf32> -> tensor<2x2x8xf32>
 // CHECK: %[[ZB:.*]] = nn.add %[[ZS]], %{{.*}}
 // CHECK: %[[OUT:.*]] = nn.add %[[H]], %[[ZB]] : (tensor<2x2x8xf32>, tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
-// CHECK: %[[G:.*]] = dist.all_gather %[[OUT]] {{.*}} gather_axis = 1 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
+// CHECK: %[[G:.*]] = dist.all_gather %[[OUT]] {{.*}} gather_axis = 1 root = 0 : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
 // CHECK: return %[[G]]
 
 // With explain, every resharding is named with the ONNX nodes on both sides

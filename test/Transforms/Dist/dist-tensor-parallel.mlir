@@ -70,7 +70,7 @@ func.func @main(%x: tensor<3x8xf32>) -> tensor<3x8xf32> {
 // CHECK: nn.layer_norm %{{.*}} : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
 // CHECK: %[[W:.*]] = dist.local_part %{{.*}} to <@mesh, {{\[\[}}], ["tp"]]> : tensor<16x8xf32> -> tensor<16x4xf32>
 // CHECK: %[[Y:.*]] = nn.linear %{{.*}}, %[[W]] : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
-// CHECK: %[[G:.*]] = dist.all_gather %[[Y]] on @mesh mesh_axes = ["tp"] gather_axis = 1 : tensor<4x4xf32> -> tensor<4x8xf32>
+// CHECK: %[[G:.*]] = dist.all_gather %[[Y]] on @mesh mesh_axes = ["tp"] gather_axis = 1 root = 0 : tensor<4x4xf32> -> tensor<4x8xf32>
 // CHECK: return %[[G]]
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %w1 = arith.constant dense<0.5> : tensor<8x16xf32>

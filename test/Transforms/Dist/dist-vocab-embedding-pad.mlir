@@ -41,7 +41,7 @@ func.func @main(%ids: tensor<2x4xi64>) -> tensor<2x4x4xf32> {
 // CHECK: nn.gather %[[T]], %{{.*}} : (tensor<2x4xf32>, tensor<2x4xi64>) -> tensor<2x4x4xf32>
 // CHECK-NOT: dist.local_part %{{.*}} : tensor<8x4xf32>
 // CHECK: nn.linear %{{.*}}, %[[T]] {transpose_weight = true} : (tensor<2x4x4xf32>, tensor<2x4xf32>) -> tensor<2x4x2xf32>
-// CHECK: dist.all_gather %{{.*}} gather_axis = 2 sizes = [2, 2, 2, 0] : tensor<2x4x2xf32> -> tensor<2x4x6xf32>
+// CHECK: dist.all_gather %{{.*}} gather_axis = 2 sizes = [2, 2, 2, 0] root = 0 : tensor<2x4x2xf32> -> tensor<2x4x6xf32>
 // CHECK-NOT: nn.slice
 func.func @main(%ids: tensor<2x4xi64>) -> tensor<2x4x6xf32> {
   %table = arith.constant dense<0.5> : tensor<6x4xf32>

@@ -43,7 +43,7 @@
 // CHECK: %[[S:.*]] = dist.all_reduce %[[P]] on @mesh mesh_axes = ["tp"] : tensor<2x4x4xf32>
 // CHECK: %[[N:.*]] = nn.layer_norm %[[S]]
 // CHECK: nn.linear %[[N]], %[[T]] {transpose_weight = true} : (tensor<2x4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x4xf32>
-// CHECK: dist.all_gather %{{.*}} gather_axis = 2 : tensor<2x4x4xf32> -> tensor<2x4x8xf32>
+// CHECK: dist.all_gather %{{.*}} gather_axis = 2 root = 0 : tensor<2x4x4xf32> -> tensor<2x4x8xf32>
 
 // SP: dist.reduce_scatter %{{.*}} scatter_axis = 1 : tensor<2x4x4xf32> -> tensor<2x2x4xf32>
 // SP-NEXT: nn.layer_norm {{.*}} -> tensor<2x2x4xf32>
