@@ -526,12 +526,13 @@ parc_rt_status_t parc_rt_all_gather_rows_start(
           if (result != ncclSuccess)
             return result;
           ncclSend(send, size_t(count), type, root, nccl, stream);
-          for (int q = 0; comm->rank == root && q < comm->size; ++q)
+          for (int q = 0; p.receives(comm->rank) && q < comm->size; ++q)
             ncclRecv(static_cast<char *>(to) + size_t(q) * block,
                      size_t(count), type, q, nccl, stream);
           return ncclGroupEnd();
         };
-        if (p.direct())
+        // A rank that only sends needs no scratch and places nothing.
+        if (p.direct() || !p.receives(comm->rank))
           return gatherBlocks(recv);
         // NCCL gathers whole blocks: rank-major into stream-ordered scratch,
         // then each rank's rows (their kept part) to their place in recv.
@@ -541,9 +542,7 @@ parc_rt_status_t parc_rt_all_gather_rows_start(
           return ncclUnhandledCudaError;
         ncclResult_t result = gatherBlocks(stacked);
         size_t column = 0;
-        for (size_t q = 0; result == ncclSuccess && p.receives(comm->rank) &&
-                           q < p.takes.size();
-             ++q) {
+        for (size_t q = 0; result == ncclSuccess && q < p.takes.size(); ++q) {
           if (p.takes[q] > 0 &&
               cudaMemcpy2DAsync(static_cast<char *>(recv) + column,
                                 size_t(p.recvRow) * e,
