@@ -505,14 +505,11 @@ parc_rt_status_t parc_rt_all_gather_rows_start(
   // Benchmarks).
   r->counts.assign(size_t(4 * n), 0);
   int *c = r->counts.data();
-  int64_t ownColumn = 0;
   for (int q = 0, column = 0; q < n && rc == MPI_SUCCESS; ++q) {
     const bool peer = q != comm->rank;
     c[q] = peer && placement.receives(q);
     c[2 * n + q] = peer && placement.receives(comm->rank);
     c[3 * n + q] = int(column * e);
-    if (!peer)
-      ownColumn = column;
     rc = strided(placement.takes[size_t(q)], placement.recvRow,
                  r->recvTypes[size_t(q)]);
     column += int(placement.takes[size_t(q)]);
@@ -521,12 +518,13 @@ parc_rt_status_t parc_rt_all_gather_rows_start(
     rc = MPI_Ialltoallw(send, c, c + n, r->sendTypes.data(), recv, c + 2 * n,
                         c + 3 * n, r->recvTypes.data(), comm->comm,
                         &r->request);
-  // After the start, so that peers may read this rank's rows meanwhile.
+  // After the start, so that peers may read this rank's rows meanwhile; at
+  // the displacement MPI would have written them to.
   if (rc == MPI_SUCCESS && placement.receives(comm->rank)) {
     const size_t rowBytes = size_t(placement.takes[size_t(comm->rank)] * e);
+    char *own = static_cast<char *>(recv) + c[3 * n + comm->rank];
     for (int64_t i = 0; i < placement.rows && rowBytes; ++i)
-      std::memcpy(static_cast<char *>(recv) +
-                      (i * placement.recvRow + ownColumn) * e,
+      std::memcpy(own + i * placement.recvRow * e,
                   static_cast<const char *>(send) + i * placement.rowCount * e,
                   rowBytes);
   }
