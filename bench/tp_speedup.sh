@@ -9,11 +9,17 @@
 # (ceiling = 2 x TP=1 alone / TP=1 beside another). The pair is pinned to
 # cores 0 and 1: a TP=2 forward waits for its slower rank at every
 # collective, so the lock-step ceiling takes the slower core of each round
-# (the cores of a VM need not run at one speed). Usage:
-# bench/tp_speedup.sh [RUNS]
+# (the cores of a VM need not run at one speed). Each ratio is taken within
+# a round, from runs seconds apart, and the median over the rounds is
+# printed with their range: a shared machine drifts more between rounds
+# than within one. Usage:
+# bench/tp_speedup.sh [RUNS] [ROUNDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
+rounds=${2:-5}
+[[ $runs =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]] ||
+  { echo "tp_speedup: RUNS and ROUNDS must be positive integers" >&2; exit 1; }
 [ "$(nproc)" -ge 2 ] || { echo "tp_speedup: needs 2 cores, this machine has $(nproc)" >&2; exit 1; }
 work=build/bench/gpt2_small
 mkdir -p "$work"
@@ -36,7 +42,7 @@ p50() {
     --repeat "$runs" --warmup 2 --kernel-threads 1 | sed -nE 's/.*p50=([0-9.]+).*/\1/p'
 }
 declare -A ms
-for round in 1 2 3; do
+for ((round = 0; round < rounds; ++round)); do
   for tp in 1 2 2sp; do
     ms[$tp]+="$(p50 "$tp") "
   done
@@ -45,22 +51,31 @@ for round in 1 2 3; do
   wait
   ms[core1]+="$(cat "$work/beside.txt") "
 done
-/usr/bin/python3 - "${ms[1]}" "${ms[2]}" "${ms[2sp]}" "${ms[core0]}" "${ms[core1]}" <<'PY'
+/usr/bin/python3 - "${ms[1]}" "${ms[2]}" "${ms[2sp]}" "${ms[core0]}" "${ms[core1]}" "$runs" <<'PY'
 import statistics, sys
 one, two, sp, core0, core1 = ([float(x) for x in arg.split()] for arg in sys.argv[1:6])
-a, b, c = statistics.median(one), statistics.median(two), statistics.median(sp)
-d = statistics.median(core0 + core1)
-slower = statistics.median(max(x, y) for x, y in zip(core0, core1))
-rounds = lambda xs: ', '.join(f'{x:.1f}' for x in xs)
-print("gpt2-small-shaped, seq 128, 1 thread per rank, median of 3 rounds:")
-print(f"  tp=1 {a:9.2f} ms   (rounds: {rounds(one)})")
-print(f"  tp=2 {b:9.2f} ms   (rounds: {rounds(two)})")
-print(f"  tp=2 --sp {c:9.2f} ms   (rounds: {rounds(sp)})")
-print(f"  tp=1 beside another tp=1 {d:9.2f} ms   (core 0: {rounds(core0)}; core 1: {rounds(core1)})")
-print(f"  speed-up tp=1/tp=2 = {a / b:.2f}  (target >= 1.9 on 2 cores)")
-print(f"  speed-up tp=1/tp=2 --sp = {a / c:.2f}")
-print(f"  ceiling 2 x tp=1 / tp=1 beside another = {2 * a / d:.2f}; "
-      f"tp=2 reaches {a / b / (2 * a / d):.0%} of it")
-print(f"  lock-step ceiling 2 x tp=1 / slower core beside another = {2 * a / slower:.2f}; "
-      f"tp=2 reaches {a / b / (2 * a / slower):.0%} of it")
+n = len(one)
+# Per round: the speed-ups and the two ceilings (mean of both cores, and the
+# slower core, which a lock-step --tp 2 forward waits for).
+speedup = [a / b for a, b in zip(one, two)]
+speedup_sp = [a / c for a, c in zip(one, sp)]
+ceiling = [4 * a / (x + y) for a, x, y in zip(one, core0, core1)]
+lockstep = [2 * a / max(x, y) for a, x, y in zip(one, core0, core1)]
+med = statistics.median
+ms = lambda xs: ', '.join(f'{x:.1f}' for x in xs)
+ratio = lambda xs: f'{med(xs):.2f} (rounds {min(xs):.2f}-{max(xs):.2f})'
+share = lambda cs: f'{med(s / c for s, c in zip(speedup, cs)):.0%}'
+print(f"gpt2-small-shaped, seq 128, 1 thread per rank, {n} rounds, "
+      f"each the median forward of {sys.argv[6]} runs after warm-up:")
+print(f"  tp=1 {med(one):9.2f} ms   (rounds: {ms(one)})")
+print(f"  tp=2 {med(two):9.2f} ms   (rounds: {ms(two)})")
+print(f"  tp=2 --sp {med(sp):9.2f} ms   (rounds: {ms(sp)})")
+print(f"  tp=1 beside another tp=1 {med(core0 + core1):9.2f} ms   "
+      f"(core 0: {ms(core0)}; core 1: {ms(core1)})")
+print(f"  speed-up tp=1/tp=2 = {ratio(speedup)}  (target >= 1.9 on 2 cores)")
+print(f"  speed-up tp=1/tp=2 --sp = {ratio(speedup_sp)}")
+print(f"  ceiling 2 x tp=1 / tp=1 beside another = {ratio(ceiling)}; "
+      f"tp=2 reaches {share(ceiling)} of it")
+print(f"  lock-step ceiling 2 x tp=1 / slower core beside another = "
+      f"{ratio(lockstep)}; tp=2 reaches {share(lockstep)} of it")
 PY
