@@ -54,7 +54,6 @@ done
 /usr/bin/python3 - "${ms[1]}" "${ms[2]}" "${ms[2sp]}" "${ms[core0]}" "${ms[core1]}" "$runs" <<'PY'
 import statistics, sys
 one, two, sp, core0, core1 = ([float(x) for x in arg.split()] for arg in sys.argv[1:6])
-n = len(one)
 # Per round: the speed-ups and the two ceilings (mean of both cores, and the
 # slower core, which a lock-step --tp 2 forward waits for).
 speedup = [a / b for a, b in zip(one, two)]
@@ -62,16 +61,16 @@ speedup_sp = [a / c for a, c in zip(one, sp)]
 ceiling = [4 * a / (x + y) for a, x, y in zip(one, core0, core1)]
 lockstep = [2 * a / max(x, y) for a, x, y in zip(one, core0, core1)]
 med = statistics.median
-ms = lambda xs: ', '.join(f'{x:.1f}' for x in xs)
+listed = lambda xs: ', '.join(f'{x:.1f}' for x in xs)
 ratio = lambda xs: f'{med(xs):.2f} (rounds {min(xs):.2f}-{max(xs):.2f})'
 share = lambda cs: f'{med(s / c for s, c in zip(speedup, cs)):.0%}'
-print(f"gpt2-small-shaped, seq 128, 1 thread per rank, {n} rounds, "
+print(f"gpt2-small-shaped, seq 128, 1 thread per rank, {len(one)} rounds, "
       f"each the median forward of {sys.argv[6]} runs after warm-up:")
-print(f"  tp=1 {med(one):9.2f} ms   (rounds: {ms(one)})")
-print(f"  tp=2 {med(two):9.2f} ms   (rounds: {ms(two)})")
-print(f"  tp=2 --sp {med(sp):9.2f} ms   (rounds: {ms(sp)})")
+print(f"  tp=1 {med(one):9.2f} ms   (rounds: {listed(one)})")
+print(f"  tp=2 {med(two):9.2f} ms   (rounds: {listed(two)})")
+print(f"  tp=2 --sp {med(sp):9.2f} ms   (rounds: {listed(sp)})")
 print(f"  tp=1 beside another tp=1 {med(core0 + core1):9.2f} ms   "
-      f"(core 0: {ms(core0)}; core 1: {ms(core1)})")
+      f"(core 0: {listed(core0)}; core 1: {listed(core1)})")
 print(f"  speed-up tp=1/tp=2 = {ratio(speedup)}  (target >= 1.9 on 2 cores)")
 print(f"  speed-up tp=1/tp=2 --sp = {ratio(speedup_sp)}")
 print(f"  ceiling 2 x tp=1 / tp=1 beside another = {ratio(ceiling)}; "
